@@ -1,0 +1,40 @@
+# Two entry points work on a fresh machine: `make demo` and `make test`. Both create .venv first.
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXTRAS := torch,index,llm,plot,dev
+
+.PHONY: demo test lint venv browser bench-capture clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first and pinned: the CPU build lies on disk; a resolver must never pull a CUDA build.
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Debian's chromium, for the HTML report test (a real headless browser).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium missing and not root: the browser test will skip"; fi; }
+
+demo: $(STAMP)
+	$(BIN)/python -m irscope.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: $(STAMP) browser
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+bench-capture: $(STAMP)
+	$(BIN)/python bench/tools/capture_overhead.py
+
+clean:
+	rm -rf $(VENV) out

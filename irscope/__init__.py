@@ -1,0 +1,16 @@
+"""irscope: what Triton's compiler does to a kernel, pass by pass, as evidence.
+
+    import irscope
+    traj = irscope.capture(kernel, "*fp32", "*fp32", 4096, BLOCK=1024, target="cuda:90", out_dir="dump")
+    traj = irscope.load("dump")
+"""
+
+__version__ = "0.1.0"
+
+from irscope.capture import CompileError, TensorSpec, capture, record  # noqa: E402
+from irscope.store import load, save  # noqa: E402
+from irscope.targets import Target, parse_target  # noqa: E402
+from irscope.trajectory import Snapshot, Trajectory  # noqa: E402
+
+__all__ = ["CompileError", "Snapshot", "Target", "TensorSpec", "Trajectory", "capture", "load", "parse_target",
+           "record", "save"]
