@@ -1,0 +1,1 @@
+"""One module per suite operator, each defining OPERATOR (bench.operator.Operator)."""

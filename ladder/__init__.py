@@ -1,0 +1,1 @@
+"""ladder: the hierarchical diagnosis and optimization loop (L1 pattern triage → L4 compiler source)."""

@@ -1,0 +1,1 @@
+"""patterns: pattern cards (data), matcher, mechanical appliers and retrospective synthesis."""
