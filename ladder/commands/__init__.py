@@ -1,0 +1,1 @@
+"""`ladder` subcommands: one module each, defining COMMAND (ladder.commands.base.Command)."""
