@@ -11,17 +11,17 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"
 
-import argparse  # noqa: E402
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from pathlib import Path  # noqa: E402
-from types import ModuleType  # noqa: E402
+import argparse
+import importlib.util
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
 
-from bench.compare import compare  # noqa: E402
-from bench.operator import Operator, all_operators  # noqa: E402
+from bench.compare import compare
+from bench.operator import Operator, all_operators
 
 
 def load_module(path: Path, name: str) -> ModuleType:

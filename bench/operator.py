@@ -50,7 +50,7 @@ class Operator:
     number: int  # 1..37, SUITE.md order
     name: str  # module name, e.g. "softmax"
     source: str  # "KernelBench L1-23", "seed paper", …
-    category: str  # elementwise | row-reduction | axis-reduction | index-reduction | loss | scan | window | gemm | gemm-epilogue
+    category: str  # elementwise, row-reduction, index-reduction, loss, scan, window, gemm, gemm-epilogue, …
     dtype: str  # "fp32" or "bf16": the dtype contract of inputs and outputs (index outputs are int64)
     cases: Sequence[Case]  # exactly 5, SUITE.md
     small_cases: Sequence[Case]  # tiny shapes for CPU CI under TRITON_INTERPRET=1

@@ -7,10 +7,10 @@
 
 __version__ = "0.1.0"
 
-from irscope.capture import CompileError, TensorSpec, capture, record  # noqa: E402
-from irscope.store import load, save  # noqa: E402
-from irscope.targets import Target, parse_target  # noqa: E402
-from irscope.trajectory import Snapshot, Trajectory  # noqa: E402
+from irscope.capture import CompileError, TensorSpec, capture, record
+from irscope.store import load, save
+from irscope.targets import Target, parse_target
+from irscope.trajectory import Snapshot, Trajectory
 
 __all__ = ["CompileError", "Snapshot", "Target", "TensorSpec", "Trajectory", "capture", "load", "parse_target",
            "record", "save"]

@@ -59,7 +59,7 @@ class DirectoryWriter(SnapshotListener):
         for stale in ("trajectory.json", JOURNAL):
             (self.root / stale).unlink(missing_ok=True)
         self._files_by_sha: dict[str, str] = {}
-        self._journal = open(self.root / JOURNAL, "a")
+        self._journal = open(self.root / JOURNAL, "a")  # noqa: SIM115 - appended to until finish()
 
     def snapshot_added(self, snap: Snapshot) -> None:
         rel = self._files_by_sha.get(snap.sha1)

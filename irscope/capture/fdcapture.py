@@ -19,7 +19,7 @@ class FdCapture:
         self.fd = fd
         self.echo = echo  # re-emit to the real descriptor, so the user still sees compiler output
         self.limit = limit
-        self._tmp = tempfile.TemporaryFile(buffering=0)
+        self._tmp = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - lives across many redirects; close()
         self._saved: int | None = None
 
     @contextmanager

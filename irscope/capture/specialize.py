@@ -151,9 +151,11 @@ def unwrap_kernel(kernel: Any, config: int = 0) -> tuple[JITFunction, dict[str, 
     return obj, config_kwargs, heuristics
 
 
-_OPTION_NAMES = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
-                 "debug", "sanitize_overflow", "instrumentation_mode", "ir_override", "arch", "matrix_instr_nonkdim",
-                 "waves_per_eu", "kpack", "ptx_options", "extern_libs", "supported_fp8_dtypes", "default_dot_input_precision"}  # fmt: skip
+_OPTION_NAMES = {
+    "num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "debug",
+    "sanitize_overflow", "instrumentation_mode", "ir_override", "arch", "matrix_instr_nonkdim", "waves_per_eu",
+    "kpack", "ptx_options", "extern_libs", "supported_fp8_dtypes", "default_dot_input_precision",
+}  # fmt: skip
 
 
 def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any], target: str | Target = "cuda:90",
