@@ -93,7 +93,7 @@ def _attr_path(node: ast.AST) -> str:
     return ""
 
 
-class _Module:
+class ModuleNames:
     """Name resolution shared by the kernel and host analyses."""
 
     def __init__(self, tree: ast.Module):
@@ -150,10 +150,10 @@ def _is_constexpr(arg: ast.arg) -> bool:
     return arg.annotation is not None and _attr_path(arg.annotation).endswith("constexpr")
 
 
-class _Kernel:
+class KernelAnalysis:
     """One @triton.jit function: definitions, taint and the features it shows."""
 
-    def __init__(self, fn: ast.FunctionDef, mod: _Module):
+    def __init__(self, fn: ast.FunctionDef, mod: ModuleNames):
         self.fn, self.mod = fn, mod
         self.params = [a.arg for a in fn.args.args]
         self.constexprs = [a.arg for a in fn.args.args if _is_constexpr(a)]
@@ -297,6 +297,16 @@ class _Kernel:
         return [lp for lp in self.loops if any(n is node for n in ast.walk(lp))]
 
 
+def tile_rank_of(fn: ast.AST) -> int:
+    """Largest rank of the `x[:, None]`-style broadcast subscripts in a kernel (1 when there are none)."""
+    rank = 1
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and any(
+                isinstance(e, ast.Constant) and e.value is None for e in node.slice.elts):
+            rank = max(rank, len(node.slice.elts))
+    return rank
+
+
 def _int_value(expr: ast.expr | None, env: dict[str, int]) -> int | None:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
         return expr.value
@@ -348,7 +358,7 @@ def find_launches(tree: ast.Module, kernel_names: set[str]) -> list[Launch]:
     return launches
 
 
-def jit_functions(tree: ast.Module, mod: _Module) -> list[tuple[ast.FunctionDef, list[str]]]:
+def jit_functions(tree: ast.Module, mod: ModuleNames) -> list[tuple[ast.FunctionDef, list[str]]]:
     out = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -379,7 +389,7 @@ def extract(source: str, constexprs: dict[str, int] | None = None, filename: str
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         raise ValueError(f"{filename}:{e.lineno}: cannot parse the kernel source: {e.msg}") from e
-    mod = _Module(tree)
+    mod = ModuleNames(tree)
     jits = jit_functions(tree, mod)
     if kernel is not None:
         by_name = {f.name: f for f, _ in jits}
@@ -389,7 +399,7 @@ def extract(source: str, constexprs: dict[str, int] | None = None, filename: str
         jits = [(f, d) for f, d in jits if f.name in keep]
     out = SourceFeatures(kernels=[f.name for f, _ in jits])
     v = out.values
-    kernels = [_Kernel(f, mod) for f, _ in jits]
+    kernels = [KernelAnalysis(f, mod) for f, _ in jits]
     names = {f.name for f, _ in jits}
     launches = find_launches(tree, names)
     if kernel is not None:
@@ -468,7 +478,7 @@ def _count(out: SourceFeatures, name: str, nodes: list[ast.AST]) -> None:
         out.note(name, getattr(n, "lineno", None))
 
 
-def _kernel_features(kernels: list[_Kernel], mod: _Module, consts: dict[str, int], out: SourceFeatures) -> None:
+def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: dict[str, int], out: SourceFeatures) -> None:
     by: dict[str, list[ast.AST]] = {}
 
     def add(name: str, node: ast.AST) -> None:
@@ -558,10 +568,9 @@ def _kernel_features(kernels: list[_Kernel], mod: _Module, consts: dict[str, int
                 lo = call.args[0] if call.args else _kw(call, "start")
                 a, b = _int_value(lo, consts), _int_value(hi, consts)
                 extents.append((1, b - a if a is not None and b is not None else None))
+        if tile_rank_of(k.fn) > 1:
+            max_rank = max(max_rank, tile_rank_of(k.fn))
         for node in ast.walk(k.fn):
-            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and any(
-                    isinstance(e, ast.Constant) and e.value is None for e in node.slice.elts):
-                max_rank = max(max_rank, len(node.slice.elts))
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to" \
                     and node.args and _attr_path(node.args[0]).endswith("int64") \
                     and (k.mentions(node.func.value, k.pid) or mod.tl_call(node.func.value) == "program_id"):
@@ -578,7 +587,7 @@ def _kernel_features(kernels: list[_Kernel], mod: _Module, consts: dict[str, int
                         for a in lp.iter.args):
                 add("constexpr_trip_loop", lp)
         grouped = [a for a in k.fn.args.args if "GROUP" in a.arg.upper() and _is_constexpr(a)]
-        grouped += [n for n in ast.walk(k.fn) if isinstance(n, ast.Name) and n.id in ("group_id", "first_pid_m")]
+        grouped += [n for n in ast.walk(k.fn) if isinstance(n, ast.Name) and n.id.endswith(("group_id", "first_pid_m"))]
         for g in grouped:
             add("has_grouped_order", g)
         passes = max([passes] + [len(loops) for loops in reads.values()])

@@ -1,0 +1,196 @@
+"""Subprocess side of the candidate check (run by patterns.appliers.check, never imported by it).
+
+    python -m patterns.appliers.checkrun interpret REQUEST.json RESULT.json
+    python -m patterns.appliers.checkrun compile REQUEST.json RESULT.json
+
+`interpret`: for each candidate module run `forward` under Triton's interpreter on the operator's small cases
+(every autotune config in turn), compare with the operator's oracle and record every kernel launch with its
+arguments as specs (dtype, shape, address alignment). `compile`: compile each distinct launch specialization for
+the target with Triton's real compiler. Two processes, because the interpreter patches triton.language globally
+and a compile in the same process would see the patched functions.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+# triton.jit reads TRITON_INTERPRET when it decorates, and triton.language decorates its own jit helpers
+# (tl.sigmoid, tl.cdiv, …) on import: the mode must be fixed before triton is imported.
+os.environ["TRITON_INTERPRET"] = "1" if sys.argv[1:2] == ["interpret"] else "0"
+
+from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+from triton.runtime.jit import JITFunction  # noqa: E402
+
+_launches: list[dict] = []
+_original_run = InterpretedFunction.run
+
+
+def _spec(v: Any) -> Any:
+    """A launch argument as JSON: tensors by dtype, shape and address alignment (what specialization sees)."""
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+        ptr = v.data_ptr()
+        align = 16 if ptr % 16 == 0 else ptr & -ptr
+        return {"tensor": str(v.dtype).removeprefix("torch."), "shape": list(v.shape), "align": align}
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    raise TypeError(f"cannot record launch argument of type {type(v).__name__}")
+
+
+def _recording_run(self: InterpretedFunction, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+    _launches.append({"kernel": self.fn.__name__, "args": [_spec(a) for a in args],
+                      "kwargs": {k: _spec(v) for k, v in kwargs.items()}})
+    return _original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+
+def _import(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _autotuners(mod: ModuleType) -> list[Autotuner]:
+    return [v for v in vars(mod).values() if isinstance(v, Autotuner)]
+
+
+def _correctness(mod: ModuleType, op: Any, kinds: list[str]) -> list[dict]:
+    import torch
+
+    from bench.compare import compare
+
+    tuners = _autotuners(mod)
+    all_configs = [list(t.configs) for t in tuners]
+    rounds = max((len(c) for c in all_configs), default=1)
+    runs = []
+    try:
+        for r in range(rounds):
+            for t, cfgs in zip(tuners, all_configs):  # one config at a time: no benchmarker on the interpreter
+                t.configs = [cfgs[r % len(cfgs)]]
+                t.cache.clear()
+            for case in op.small_cases:
+                for kind in kinds:
+                    inputs = op.make_inputs(case, 0, "cpu", kind)
+                    before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                    t0 = time.perf_counter()
+                    try:
+                        out = mod.forward(*inputs)
+                        verdict = compare(out, op.oracle(*before), op.tolerance)
+                        ok, detail = verdict.ok, verdict.detail
+                        if any(isinstance(a, torch.Tensor) and not a.equal(b) for a, b in zip(inputs, before)):
+                            ok, detail = False, "an input was modified"
+                    except Exception:
+                        ok, detail = False, traceback.format_exc(limit=3)
+                    runs.append({"case": case.label(), "kind": kind, "config": r, "ok": ok, "detail": detail,
+                                 "seconds": round(time.perf_counter() - t0, 3)})  # fmt: skip
+    finally:
+        for t, cfgs in zip(tuners, all_configs):
+            t.configs = cfgs
+    return runs
+
+
+def _unwrap(obj: Any) -> Any:
+    while isinstance(obj, Autotuner | Heuristics):
+        obj = obj.fn
+    return obj
+
+
+def _arg(v: Any) -> Any:
+    from irscope.capture import TensorSpec
+
+    if isinstance(v, dict) and "tensor" in v:
+        return TensorSpec(v["tensor"], tuple(v["shape"]), v["align"])
+    return v
+
+
+def _compile_launches(path: Path, name: str, launches: list[dict], target: str) -> list[dict]:
+    import triton
+
+    from irscope.capture import build_request
+
+    mod = _import(path, name)
+    seen: set[str] = set()
+    results = []
+    for launch in launches:
+        kname = launch["kernel"]
+        kernel = _unwrap(getattr(mod, kname, None))
+        if not isinstance(kernel, JITFunction):
+            results.append({"kernel": kname, "ok": False, "error": f"no @triton.jit {kname} at module level"})
+            continue
+        opts = {k: _arg(v) for k, v in launch["kwargs"].items() if v is not None}
+        try:
+            req = build_request(kernel, [_arg(a) for a in launch["args"]], opts, target)
+        except Exception as e:
+            results.append({"kernel": kname, "ok": False, "error": f"specialization: {e}"})
+            continue
+        key = json.dumps([kname, req.specialization.signature, req.specialization.constexprs,
+                          req.specialization.attrs, req.specialization.options], sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        t0 = time.perf_counter()
+        entry = {"kernel": kname, "arguments": req.arguments, "constexprs": req.specialization.constexprs,
+                 "num_warps": req.options.get("num_warps"), "num_stages": req.options.get("num_stages")}
+        try:
+            compiled = triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
+            entry.update(ok=True, stages=[k for k in compiled.asm if k != "source"])
+        except Exception as e:
+            entry.update(ok=False, error=f"{type(e).__name__}: {str(e)[-2000:]}")
+        entry["seconds"] = round(time.perf_counter() - t0, 3)
+        results.append(entry)
+    return results
+
+
+def interpret_one(item: dict, op: Any) -> dict:
+    path = Path(item["path"])
+    name = f"candidate_{item['id']}".replace("-", "_").replace(".", "_")
+    _launches.clear()
+    out: dict[str, Any] = {"id": item["id"]}
+    try:
+        mod = _import(path, name)
+        runs = _correctness(mod, op, list(dict.fromkeys(["random", *op.input_kinds])))
+        out.update(runs=runs, correct=all(r["ok"] for r in runs) and bool(runs), launches=list(_launches))
+    except Exception:
+        out.update(correct=False, launches=list(_launches), error=traceback.format_exc(limit=5))
+    return out
+
+
+def compile_one(item: dict, target: str) -> dict:
+    name = f"candidate_{item['id']}".replace("-", "_").replace(".", "_")
+    try:
+        compiled = _compile_launches(Path(item["path"]), name, item["launches"], target)
+        return {"id": item["id"], "compiled": compiled, "compiles": bool(compiled) and all(c["ok"] for c in compiled)}
+    except Exception:
+        return {"id": item["id"], "compiled": [], "compiles": False, "error": traceback.format_exc(limit=5)}
+
+
+def main(argv: list[str]) -> int:
+    mode, request_path, result_path = argv
+    request = json.loads(Path(request_path).read_text())
+    if mode == "interpret":
+        InterpretedFunction.run = _recording_run  # record what forward launches; the interpreter still runs it
+        from bench.operator import get_operator
+
+        op = get_operator(request["op"])
+        results = [interpret_one(item, op) for item in request["candidates"]]
+    elif mode == "compile":
+        results = [compile_one(item, request["target"]) for item in request["candidates"]]
+    else:
+        raise SystemExit(f"unknown mode {mode!r}: interpret or compile")
+    Path(result_path).write_text(json.dumps(results, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

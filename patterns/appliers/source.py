@@ -1,0 +1,148 @@
+"""A kernel module as text plus syntax tree, and precise edits that leave every other byte unchanged.
+
+`ast` positions are UTF-8 byte columns, so edits work on the encoded bytes; suite kernels carry non-ASCII
+docstrings ("·", "−") and a character-based edit would land in the wrong place.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cached_property
+
+from patterns.features import Launch, KernelAnalysis, ModuleNames, find_launches, jit_functions
+
+
+class EditError(ValueError):
+    """Edits that overlap or produce source that no longer parses."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int  # byte offsets into the UTF-8 source
+    end: int
+    text: str
+
+
+class SourceModule:
+    def __init__(self, text: str, path: str = "<kernel>"):
+        self.text, self.path = text, path
+        self.data = text.encode()
+        self.tree = ast.parse(text, filename=path)
+        self._line_starts = [0]
+        for i, b in enumerate(self.data):
+            if b == 0x0A:
+                self._line_starts.append(i + 1)
+        self.names = ModuleNames(self.tree)
+
+    # --- positions -----------------------------------------------------------------------------------------
+
+    def offset(self, lineno: int, col: int) -> int:
+        return self._line_starts[lineno - 1] + col
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+                self.offset(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]  # fmt: skip
+
+    def segment(self, node: ast.AST) -> str:
+        a, b = self.span(node)
+        return self.data[a:b].decode()
+
+    def line_of(self, node: ast.AST) -> tuple[int, int]:
+        """Byte span of the whole physical lines a statement occupies, newline included."""
+        start = self._line_starts[node.lineno - 1]  # type: ignore[attr-defined]
+        end_line = node.end_lineno  # type: ignore[attr-defined]
+        end = self._line_starts[end_line] if end_line < len(self._line_starts) else len(self.data)
+        return start, end
+
+    def indent_of(self, node: ast.AST) -> str:
+        start = self._line_starts[node.lineno - 1]  # type: ignore[attr-defined]
+        line = self.data[start:start + node.col_offset].decode()  # type: ignore[attr-defined]
+        return line if line.strip() == "" else " " * len(line)
+
+    def call_append(self, call: ast.Call, text: str) -> Edit:
+        """Insert `text` (e.g. `eviction_policy="evict_first"`) as the last argument of `call`."""
+        _, end = self.span(call)
+        close = end - 1
+        if self.data[close:close + 1] != b")":
+            raise EditError(f"{self.path}:{call.lineno}: call does not end with ')'")
+        i = close - 1
+        while i >= 0 and self.data[i:i + 1] in (b" ", b"\n", b"\t", b"\r"):
+            i -= 1
+        prev = self.data[i:i + 1]
+        if prev == b"(":
+            return Edit(close, close, text)
+        if prev == b",":
+            return Edit(i + 1, i + 1, f" {text}")
+        return Edit(i + 1, i + 1, f", {text}")
+
+    def remove_keywords(self, call: ast.Call, names: set[str]) -> list[Edit]:
+        """Delete the keywords `names` from a call together with the commas that separate them."""
+        items: list[ast.AST] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+        drop = [isinstance(n, ast.keyword) and n.arg in names for n in items]
+        missing = names - {n.arg for n in call.keywords}
+        if missing:
+            raise EditError(f"{self.path}:{call.lineno}: no keyword(s) {', '.join(sorted(missing))} to remove")
+        edits, i = [], 0
+        while i < len(items):
+            if not drop[i]:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(items) and drop[j + 1]:
+                j += 1
+            if i > 0:
+                edits.append(Edit(self.span(items[i - 1])[1], self.span(items[j])[1], ""))
+            elif j + 1 < len(items):
+                edits.append(Edit(self.span(items[i])[0], self.span(items[j + 1])[0], ""))
+            else:
+                edits.append(Edit(self.span(items[i])[0], self.span(items[j])[1], ""))
+            i = j + 1
+        return edits
+
+    # --- analyses ------------------------------------------------------------------------------------------
+
+    @cached_property
+    def jits(self) -> list[tuple[ast.FunctionDef, list[str]]]:
+        return jit_functions(self.tree, self.names)
+
+    @cached_property
+    def kernels(self) -> dict[str, KernelAnalysis]:
+        return {f.name: KernelAnalysis(f, self.names) for f, _ in self.jits}
+
+    @cached_property
+    def launches(self) -> list[Launch]:
+        return find_launches(self.tree, set(self.kernels))
+
+    def decorators(self, kernel: str) -> list[str]:
+        return next(d for f, d in self.jits if f.name == kernel)
+
+    def apply(self, edits: list[Edit]) -> str:
+        """The source with `edits` applied; raises EditError if they overlap or the result does not parse."""
+        ordered = sorted(edits, key=lambda e: (e.start, e.end))
+        for a, b in zip(ordered, ordered[1:]):
+            if b.start < a.end:
+                raise EditError(f"{self.path}: overlapping edits at bytes {a.start}-{a.end} and {b.start}-{b.end}")
+        out = bytearray(self.data)
+        for e in reversed(ordered):
+            out[e.start:e.end] = e.text.encode()
+        text = out.decode()
+        try:
+            ast.parse(text)
+        except SyntaxError as err:
+            raise EditError(f"{self.path}: the edited source does not parse: {err.msg} (line {err.lineno})") from err
+        return text
+
+
+def host_bindings(fn: ast.FunctionDef | None, name: str) -> list[ast.Assign]:
+    """Assignments to `name` in a host function."""
+    if fn is None:
+        return []
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]  # fmt: skip
+
+
+def name_loads(fn: ast.AST | None, name: str) -> list[ast.Name]:
+    if fn is None:
+        return []
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
