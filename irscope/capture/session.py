@@ -21,12 +21,12 @@ from typing import Any
 import triton
 from triton import knobs
 
-import irscope
 from irscope.backends import adapter_for
 from irscope.capture.builder import SnapshotListener, TrajectoryBuilder
 from irscope.capture.passes import recording
 from irscope.targets import Target
 from irscope.trajectory import CompileFailure, KernelInfo, Specialization, Trajectory
+from irscope.version import __version__
 
 _local = threading.local()
 
@@ -126,7 +126,7 @@ def _all_adapters() -> list[Any]:
 
 
 def versions() -> dict[str, str]:
-    out = {"irscope": irscope.__version__, "triton": triton.__version__, "python": platform.python_version()}
+    out = {"irscope": __version__, "triton": triton.__version__, "python": platform.python_version()}
     try:
         import torch
 

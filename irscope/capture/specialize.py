@@ -208,7 +208,10 @@ def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any]
         raise SpecError(f"arguments do not bind to {fn.__name__}: {e}") from e
     except Exception as e:  # the native specializer rejects unknown argument kinds
         raise SpecError(f"cannot specialize an argument of {fn.__name__}: {e}") from e
-    options, signature, constexprs, attrs = fn._pack_args(backend, kw, bound_args, specialization, options)
+    try:
+        options, signature, constexprs, attrs = fn._pack_args(backend, kw, bound_args, specialization, options)
+    except (AssertionError, ValueError, KeyError) as e:  # the backend's option checks
+        raise SpecError(f"invalid compile option for {tgt}: {e}") from e
     src = ASTSource(fn, signature, constexprs, attrs)
 
     key = str(specialization) + str(options)
