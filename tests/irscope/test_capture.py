@@ -178,7 +178,7 @@ def test_bad_arguments_are_clear():
         build_request(add_kernel, ("*fp33", "*fp32", "*fp32", 10), {"BLOCK": 64})
     with pytest.raises(SpecError, match="not a parameter"):
         build_request(add_kernel, ("*fp32", "*fp32", "*fp32", 10), {"BLOCK": 64, "BLOK": 3})
-    with pytest.raises(SpecError, match="not a @triton.jit"):
+    with pytest.raises(SpecError, match=r"not a @triton\.jit"):
         build_request(len, (), {})
 
 
