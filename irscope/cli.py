@@ -42,7 +42,7 @@ def summary_table(traj: Trajectory) -> Table:
         t.add_row(stage, str(len(snaps)), str(sum(s.changed for s in snaps)), f"{ms:.1f}")
     total = len(list(traj.passes()))
     t.add_row("total", str(total), str(len(traj.changed_passes())), f"{traj.times.get('capture_s', 0) * 1e3:.1f}",
-              style="bold")  # fmt: skip
+              style="bold")
     return t
 
 
@@ -86,11 +86,11 @@ def cmd_ls(a: argparse.Namespace) -> int:
             continue
         t.add_row(str(s.index), f"{s.stage}[{s.stage_index}]", s.pass_arg, s.pass_name or "", "●" if s.changed else "",
                   f"{s.wall_ms:.2f}", str(s.text.count("\n")), s.ir_file,
-                  style="red" if s.error else None)  # fmt: skip
+                  style="red" if s.error else None)
     console.print(t)
     if traj.error:
         err_console.print(f"[red]compile failed[/red] in {traj.error.stage} {traj.error.pass_arg or ''}: "
-                          f"{traj.error.message.splitlines()[0] if traj.error.message else ''}")  # fmt: skip
+                          f"{traj.error.message.splitlines()[0] if traj.error.message else ''}")
     return 0
 
 

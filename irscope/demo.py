@@ -29,7 +29,7 @@ def main(out_root: str = "out/demo") -> int:
         console.print(f"passes that changed the IR: {changed}")
         res = traj.resources
         console.print(f"registers {res.get('registers')}, spills {res.get('spill_store_bytes', 0)} B, shared "
-                      f"{res.get('shared_bytes')} B → {out}\n")  # fmt: skip
+                      f"{res.get('shared_bytes')} B → {out}\n")
     return 0
 
 

@@ -66,7 +66,7 @@ def time_capture(name: str, runs: int, disassemble: bool) -> tuple[list[float], 
     for _ in range(runs):
         t0 = time.perf_counter()
         traj = irscope.capture(ex.kernel, target="cuda:90", disassemble=disassemble, kernel_kwargs=ex.args,
-                               **ex.options)  # fmt: skip
+                               **ex.options)
         out.append(time.perf_counter() - t0)
         snaps, nbytes = len(traj.snapshots), sum(len(s.text) for s in traj.snapshots)
     return out, snaps, nbytes
@@ -77,7 +77,7 @@ def time_dump(name: str, runs: int) -> tuple[list[float], int]:
         dump = os.path.join(d, "dump.mlir")
         env = dict(os.environ, MLIR_ENABLE_DUMP="1", MLIR_DUMP_PATH=dump, TRITON_CACHE_DIR=d)
         proc = subprocess.run([sys.executable, "-c", _DUMP_CHILD, name, str(runs)], env=env, capture_output=True,
-                              text=True, check=True)  # fmt: skip
+                              text=True, check=True)
         size = os.path.getsize(dump) // runs
     return json.loads(proc.stdout.strip().splitlines()[-1]), size
 
@@ -102,7 +102,7 @@ def main() -> None:
             "kernel": name, "plain_ms": plain * 1e3, "capture_ir_ms": statistics.median(ir_only) * 1e3,
             "capture_sass_ms": statistics.median(full) * 1e3, "dump_ms": statistics.median(dump[1:] or dump) * 1e3,
             "snapshots": snaps, "ir_mb": nbytes / 1e6, "dump_mb": dump_bytes / 1e6,
-        })  # fmt: skip
+        })
     for r in rows:
         r["capture_ir_x"] = r["capture_ir_ms"] / r["plain_ms"]
         r["capture_sass_x"] = r["capture_sass_ms"] / r["plain_ms"]
@@ -113,10 +113,10 @@ def main() -> None:
     for r in rows:
         print(f"{r['kernel']:<12}{r['plain_ms']:>10.1f}{r['capture_ir_ms']:>12.1f}{r['capture_ir_x']:>7.2f}"
               f"{r['capture_sass_ms']:>10.1f}{r['capture_sass_x']:>7.2f}{r['dump_ms']:>10.1f}{r['dump_x']:>7.2f}"
-              f"{r['snapshots']:>7}{r['ir_mb']:>8.2f}{r['dump_mb']:>9.2f}")  # fmt: skip
+              f"{r['snapshots']:>7}{r['ir_mb']:>8.2f}{r['dump_mb']:>9.2f}")
     g = {k: geomean([r[k] for r in rows]) for k in ("capture_ir_x", "capture_sass_x", "dump_x")}
     print(f"{'geo-mean':<12}{'':>10}{'':>12}{g['capture_ir_x']:>7.2f}{'':>10}{g['capture_sass_x']:>7.2f}{'':>10}"
-          f"{g['dump_x']:>7.2f}")  # fmt: skip
+          f"{g['dump_x']:>7.2f}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": a.runs, "rows": rows, "geomean": g}, f, indent=1)

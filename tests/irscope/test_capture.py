@@ -154,7 +154,7 @@ def test_specialization_matches_the_jit():
     assert req.specialization.attrs["out_ptr"] == []  # unaligned: no divisibility, like the JIT
     assert req.specialization.attrs["x_ptr"] == [["tt.divisibility", 16]]
     spec_req = build_request(add_kernel, ("*fp32", "*fp32", TensorSpec("fp32", (4096,), align=4), 4096),
-                             {"BLOCK": 1024}, "cuda:90")  # fmt: skip
+                             {"BLOCK": 1024}, "cuda:90")
     assert spec_req.specialization.attrs == req.specialization.attrs
     meta = torch.empty(4096, device="meta")
     assert build_request(add_kernel, (meta, meta, meta, 4096), {"BLOCK": 1024}).specialization.attrs["out_ptr"]

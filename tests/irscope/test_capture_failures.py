@@ -48,7 +48,7 @@ def failing_file(tmp_path):
 def test_ptxas_failure_keeps_every_pass(failing_file, tmp_path):
     out = tmp_path / "dump"
     rc = cli_main(["dump", f"{failing_file}:bad_asm", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=128",
-                   "--out", str(out)])  # fmt: skip
+                   "--out", str(out)])
     assert rc == 1
     traj = irscope.load(out)
     assert traj.error is not None and traj.error.stage == "cubin"
@@ -79,7 +79,7 @@ def test_frontend_failure_is_reported(failing_file):
      "power of 2"),
     (["dump", "{f}:bad_asm", "--target", "tpu:1", "--out", "x"], "unknown target"),
     (["ls", "/nonexistent/dir"], "no such directory"),
-])  # fmt: skip
+])
 def test_cli_errors(args, message, failing_file, capsys, tmp_path):
     args = [a.replace("{f}", str(failing_file)) for a in args]
     args = [str(tmp_path / "x") if a == "x" else a for a in args]
