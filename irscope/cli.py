@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -94,6 +93,108 @@ def cmd_ls(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_show(a: argparse.Namespace) -> int:
+    from irscope.report import build_model, terminal
+
+    terminal.show(build_model(load(a.dir)), console)
+    return 0
+
+
+def cmd_diff(a: argparse.Namespace) -> int:
+    from irscope.compare import compare
+
+    c = compare(load(a.a), load(a.b))
+    head = f"{c.a.kernel.name} ({a.a}) → {c.b.kernel.name} ({a.b})"
+    t = Table(title=f"counters: {head}")
+    for col in ("counter", "a", "b", "Δ"):
+        t.add_column(col, justify="left" if col == "counter" else "right")
+    for d in c.counters:
+        if d.delta and (a.all or d.name.split(".")[0] in ("ttgir", "ptx", "sass", "amdgcn", "res")):
+            t.add_row(d.name, f"{d.a:g}", f"{d.b:g}", f"{d.delta:+g}", style="green" if d.delta < 0 else "red")
+    console.print(t)
+    lt = Table(title="per source line (lines aligned by their text; '-' = not in that kernel)")
+    for col in ("line a", "line b", "stage", "source", "changes (a → b)"):
+        lt.add_column(col, overflow="fold")
+    for ld in c.lines:
+        if a.all or ld.stage in ("ttgir", "ptx", "sass", "amdgcn"):
+            lt.add_row(str(ld.line_a or "-"), str(ld.line_b or "-"), ld.stage, ld.text,
+                       ", ".join(f"{k} {va}→{vb}" for k, (va, vb) in ld.counters.items()))
+    console.print(lt)
+    diffs = [p for p in c.passes if p.op != "equal"]
+    console.print("pass sequence: " + ("identical" if not diffs else
+                  "; ".join(f"{p.op}: {' '.join(p.a) or '∅'} → {' '.join(p.b) or '∅'}" for p in diffs)))
+    if c.changed_only_in_a or c.changed_only_in_b:
+        console.print(f"changed the IR only in a: {', '.join(c.changed_only_in_a) or '-'}; "
+                      f"only in b: {', '.join(c.changed_only_in_b) or '-'}")
+    return 0
+
+
+def cmd_query(a: argparse.Namespace) -> int:
+    from irscope.graph import build
+
+    traj = load(a.dir)
+    g = build(traj)
+    if a.what in ("introduced-by", "removed-by"):
+        changes = g.introduced_by(a.arg) if a.what == "introduced-by" else g.removed_by(a.arg)
+        if not changes:
+            console.print(f"no pass {'raised' if a.what == 'introduced-by' else 'lowered'} {a.arg}")
+            return 1
+        for ch in changes:
+            e = ch.edge
+            console.print(f"#{e.target} {e.stage} [bold]{e.pass_arg}[/bold] ({e.pass_name or '?'}, {e.adder or '-'}): "
+                          f"{a.arg} {ch.before} → {ch.after}")
+    elif a.what == "timeline":
+        for i, label, v in g.timeline(a.arg):
+            console.print(f"#{i:<4} {label:<60} {v}")
+    elif a.what == "line":
+        line = int(a.arg)
+        src = traj.kernel.source.splitlines()
+        console.print(f"line {line}: {src[line - 1].strip() if 0 < line <= len(src) else '?'}")
+        for e, delta in g.passes_touching_line(line):
+            changes = ", ".join(f"{k} {v:+d}" for k, v in delta.items())
+            console.print(f"  #{e.target} {e.stage} {e.pass_arg}: {changes}")
+    elif a.what == "first":
+        snap = g.first_where(a.arg)
+        if snap is None:
+            console.print(f"no snapshot satisfies {a.arg}")
+            return 1
+        console.print(f"#{snap.index} {snap.stage}[{snap.stage_index}] {snap.pass_arg}")
+    return 0
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from irscope.report import build_model, html, markdown
+
+    model = build_model(load(a.dir))
+    out = Path(a.output)
+    text = markdown.render(model) if out.suffix.lower() == ".md" else html.render(model, a.focus)
+    out.write_text(text)
+    console.print(f"wrote {out} ({len(text) / 1e6:.2f} MB)")
+    return 0
+
+
+def register_analysis(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("show", help="summary: passes that changed the IR, key counters, source lines")
+    s.add_argument("dir", type=Path)
+    s.set_defaults(func=cmd_show)
+    d = sub.add_parser("diff", help="compare two dumps: counters per stage and per source line, pass sequences")
+    d.add_argument("a", type=Path)
+    d.add_argument("b", type=Path)
+    d.add_argument("--all", action="store_true", help="every stage and counter, not just ttgir/ptx/sass/resources")
+    d.set_defaults(func=cmd_diff)
+    q = sub.add_parser("query", help="graph queries: introduced-by NAME, removed-by NAME, timeline NAME, line N, "
+                                     "first 'NAME OP N'")
+    q.add_argument("dir", type=Path)
+    q.add_argument("what", choices=["introduced-by", "removed-by", "timeline", "line", "first"])
+    q.add_argument("arg", help="an op (ttg.convert_layout), a counter (sync.shuffle), a line number, or a predicate")
+    q.set_defaults(func=cmd_query)
+    r = sub.add_parser("report", help="write a self-contained HTML report (or Markdown for -o *.md)")
+    r.add_argument("dir", type=Path)
+    r.add_argument("-o", "--output", required=True)
+    r.add_argument("--focus", help="the pass (argument or snapshot index) to open first")
+    r.set_defaults(func=cmd_report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="irscope", description=__doc__)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -121,13 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--changed", action="store_true", help="only passes that changed the IR")
     ls.set_defaults(func=cmd_ls)
 
-    for register in EXTRA_COMMANDS:
-        register(sub)
+    register_analysis(sub)
     return p
-
-
-# Analysis commands (show, diff, query, report) register here.
-EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return a.func(a)
-    except (SpecError, KernelLoadError, TargetError, TrajectoryFormatError, KeyError) as e:
+    except (SpecError, KernelLoadError, TargetError, TrajectoryFormatError, KeyError, ValueError) as e:
         err_console.print(f"[red]error:[/red] {e.args[0] if isinstance(e, KeyError) else e}")
         return 2
 
