@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from patterns.features import extract
-from patterns.names import STAGES
+from patterns.names import COUNTERS, STAGES
 from patterns.predicate import Value
 
 
@@ -36,7 +36,10 @@ class Location:
     def __str__(self) -> str:
         parts = []
         if self.stage:
-            parts.append(self.stage + (f" after {self.pass_arg}" if self.pass_arg else ""))
+            if self.pass_arg == "<input>":
+                parts.append(f"{self.stage} (stage input)")
+            else:
+                parts.append(self.stage + (f" after {self.pass_arg}" if self.pass_arg else ""))
         if self.line is not None:
             parts.append(f"{Path(self.file).name if self.file else 'line'}:{self.line}")
         if self.count is not None:
@@ -120,25 +123,41 @@ class Evidence:
         return cls.from_source(text, str(p), kernel)
 
     @classmethod
-    def from_trajectory(cls, traj: Any) -> Evidence:
-        """Counters (irscope.signatures.summary), per-line counter locations (signatures.by_line), the
-        specialization, the target and the source features of the captured kernel. `traj`: a Trajectory or a
-        trajectory directory."""
+    def from_trajectory(cls, traj: Any, passes: bool = True) -> Evidence:
+        """Counters (irscope.signatures.summary), where they show (per source line; with `passes`, the pass that
+        raised each one, from the stage-diff graph), the specialization, the target and the source features of
+        the captured kernel. `traj`: a Trajectory or a trajectory directory.
+
+        The summary omits zero counts; a counter the backend measures on a stage that was captured reads 0 here,
+        so `ttgir.mem.cp_async == 0` is a fact, not unknown."""
         import irscope
-        from irscope import signatures  # the counter contract: docs/signatures.md
+        from irscope import graph, signatures
 
         if isinstance(traj, str | Path):
             try:
                 traj = irscope.load(traj)
             except (OSError, ValueError, KeyError) as e:
                 raise EvidenceError(f"cannot load trajectory {traj}: {e}") from e
-        counters = {k: float(v) for k, v in signatures.summary(traj).items()}
+        analyzer = signatures.Analyzer(traj)
+        counters = {k: float(v) for k, v in signatures.summary(traj, analyzer).items()}
+        measured = set(signatures.counter_names(traj.target.backend))
+        stages = set(analyzer.stage_signatures())
+        for counter, on in COUNTERS.items():
+            for stage in on:
+                if stage in stages and counter in measured:
+                    counters.setdefault(f"{stage}.{counter}", 0.0)
         locs: dict[str, list[Location]] = {}
         src_file = traj.kernel.source_file
-        for stage, per_line in signatures.by_line(traj).items():
+        if passes:
+            g = graph.build(traj, analyzer)
+            for name, value in counters.items():
+                stage, _, counter = name.partition(".")
+                if value and stage in STAGES and stage != "sass":
+                    locs.setdefault(name, []).extend(_raised_by(g, traj, stage, counter))
+        for stage, per_line in signatures.by_line(traj, analyzer).items():
             for line, counts in sorted(per_line.items()):
                 for counter, n in counts.items():
-                    if n:
+                    if n and line != signatures.UNATTRIBUTED:
                         locs.setdefault(f"{stage}.{counter}", []).append(
                             Location(stage=stage, line=int(line), file=src_file, count=float(n)))
         spec = traj.specialization
@@ -184,3 +203,16 @@ def _alignment_facts(signature: dict[str, str], attrs: dict[str, list]) -> dict[
     ptrs = [n for n, t in signature.items() if t.startswith("*")]
     return {"int_args_unaligned": sum(not aligned(n) for n in ints),
             "ptr_args_unaligned": sum(not aligned(n) for n in ptrs)}
+
+
+def _raised_by(g: Any, traj: Any, stage: str, counter: str) -> list[Location]:
+    """The passes of `stage` that raised `counter`, or the stage's input when it arrived already nonzero."""
+    from irscope.trajectory import INPUT_PASS
+
+    raised = [c for c in g.introduced_by(counter) if c.edge.stage == stage]
+    if raised:
+        return [Location(stage=stage, pass_arg=c.edge.pass_arg, count=float(c.after)) for c in raised]
+    first = traj.stage_snapshots(stage)[:1]
+    if first and g.value(first[0].index, counter):
+        return [Location(stage=stage, pass_arg=INPUT_PASS, count=float(g.value(first[0].index, counter)))]
+    return []

@@ -478,7 +478,8 @@ def _count(out: SourceFeatures, name: str, nodes: list[ast.AST]) -> None:
         out.note(name, getattr(n, "lineno", None))
 
 
-def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: dict[str, int], out: SourceFeatures) -> None:
+def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: dict[str, int],
+                     out: SourceFeatures) -> None:
     by: dict[str, list[ast.AST]] = {}
 
     def add(name: str, node: ast.AST) -> None:

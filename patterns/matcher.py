@@ -112,7 +112,7 @@ class CardIndex:
     def families(self) -> list[str]:
         return sorted(self.by_family)
 
-    def candidates(self, ev: Evidence, family: str | None = None) -> list[Card]:
+    def candidates(self, ev: Evidence, family: str | None = None, include_proposed: bool = False) -> list[Card]:
         ids: set[str] = set()
         for fact, cards in self.by_fact.items():
             if ev.get(fact) is not None:
@@ -122,7 +122,8 @@ class CardIndex:
                 raise KeyError(f"no family {family!r}; families: {', '.join(self.families())}")
             ids &= set(self.by_family[family])
         backend = ev.target.get("backend")
-        return [self.cards[i] for i in sorted(ids) if backend is None or backend in self.cards[i].targets]
+        return [self.cards[i] for i in sorted(ids) if (backend is None or backend in self.cards[i].targets)
+                and (include_proposed or self.cards[i].status != "proposed")]  # fmt: skip
 
 
 _default_index: CardIndex | None = None
@@ -140,11 +141,12 @@ def rank(matches: Iterable[Match]) -> list[Match]:
 
 
 def match(evidence: Evidence, cards: Iterable[Card] | CardIndex | None = None, family: str | None = None,
-          include_blocked: bool = False, top: int | None = None) -> list[Match]:
+          include_blocked: bool = False, top: int | None = None, include_proposed: bool = False) -> list[Match]:
     """Cards that match `evidence`, best first. `include_blocked` also returns cards with a true symptom whose
-    preconditions fail (so a report can say why a tempting rewrite does not apply)."""
+    preconditions fail (so a report can say why a tempting rewrite does not apply); proposed (unreviewed) cards
+    take part only with `include_proposed`."""
     index = cards if isinstance(cards, CardIndex) else (default_index() if cards is None else CardIndex(cards))
-    results = [evaluate(c, evidence) for c in index.candidates(evidence, family)]
+    results = [evaluate(c, evidence) for c in index.candidates(evidence, family, include_proposed)]
     keep = [m for m in results if m.is_match or (include_blocked and m.matched and m.blocked)]
     ranked = rank(keep)
     return ranked[:top] if top else ranked

@@ -7,8 +7,14 @@ import ast
 import itertools
 
 from patterns.appliers.base import Applier, Candidate
-from patterns.appliers.knobs import (DEFAULT_NUM_WARPS, BlockKnob, block_knobs, is_power_of_two, literal_option,
-                                     tunable_launches)  # fmt: skip
+from patterns.appliers.knobs import (
+    DEFAULT_NUM_WARPS,
+    BlockKnob,
+    block_knobs,
+    is_power_of_two,
+    literal_option,
+    tunable_launches,
+)
 from patterns.appliers.source import Edit, SourceModule, host_bindings, name_loads
 from patterns.features import KernelAnalysis, Launch, tile_rank_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from patterns.appliers.base import Applier, Candidate
-from patterns.appliers.source import Edit, SourceModule
+from patterns.appliers.source import SourceModule
 from patterns.features import KernelAnalysis
 
 

@@ -26,9 +26,9 @@ from typing import Any
 # (tl.sigmoid, tl.cdiv, …) on import: the mode must be fixed before triton is imported.
 os.environ["TRITON_INTERPRET"] = "1" if sys.argv[1:2] == ["interpret"] else "0"
 
-from triton.runtime.autotuner import Autotuner, Heuristics  # noqa: E402
-from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
-from triton.runtime.jit import JITFunction  # noqa: E402
+from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import JITFunction
 
 _launches: list[dict] = []
 _original_run = InterpretedFunction.run

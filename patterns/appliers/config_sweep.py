@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from patterns.appliers.base import Applier, Candidate
-from patterns.appliers.knobs import (DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, block_knobs, is_power_of_two,
-                                     literal_option, tunable_launches)  # fmt: skip
+from patterns.appliers.knobs import (
+    DEFAULT_NUM_STAGES,
+    DEFAULT_NUM_WARPS,
+    block_knobs,
+    is_power_of_two,
+    literal_option,
+    tunable_launches,
+)
 from patterns.appliers.source import Edit, SourceModule
 from patterns.features import Launch, tile_rank_of
 

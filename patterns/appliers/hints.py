@@ -88,7 +88,8 @@ class DivisibilityHints(Applier):
         for stmt, name, block in sites:
             _, end = mod.line_of(stmt)
             indent = mod.indent_of(stmt)
-            edits.append(Edit(end, end, f"{indent}{name} = tl.max_contiguous(tl.multiple_of({name}, {block}), {block})\n"))
+            hint = f"{indent}{name} = tl.max_contiguous(tl.multiple_of({name}, {block}), {block})\n"
+            edits.append(Edit(end, end, hint))
         lines = ", ".join(f"{name} (line {stmt.lineno})" for stmt, name, _ in sites)
         desc = f"tl.multiple_of / tl.max_contiguous hints on {lines}"
         return [Candidate(self.name, self.card, desc, mod.apply(edits), {"sites": len(sites)})]

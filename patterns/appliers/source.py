@@ -7,10 +7,11 @@ docstrings ("·", "−") and a character-based edit would land in the wrong plac
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 
-from patterns.features import Launch, KernelAnalysis, ModuleNames, find_launches, jit_functions
+from patterns.features import KernelAnalysis, Launch, ModuleNames, find_launches, jit_functions
 
 
 class EditError(ValueError):
@@ -120,7 +121,7 @@ class SourceModule:
     def apply(self, edits: list[Edit]) -> str:
         """The source with `edits` applied; raises EditError if they overlap or the result does not parse."""
         ordered = sorted(edits, key=lambda e: (e.start, e.end))
-        for a, b in zip(ordered, ordered[1:]):
+        for a, b in itertools.pairwise(ordered):
             if b.start < a.end:
                 raise EditError(f"{self.path}: overlapping edits at bytes {a.start}-{a.end} and {b.start}-{b.end}")
         out = bytearray(self.data)

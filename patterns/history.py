@@ -1,0 +1,141 @@
+"""The round history synthesis reads: JSON Lines, one finished optimization round per line (docs/patterns.md).
+
+The ladder keeps its history in SQLite and exports this format; only `op`, `round`, `description` and
+`decision` are required, the rest makes the mapping sharper (sources give feature deltas, a diff gives
+keywords, evidence gives the facts a proposed card's symptoms are made of).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patterns.evidence import Evidence, EvidenceError
+from patterns.names import NAMESPACES
+
+FORMAT = "irscope-round"
+FORMAT_VERSION = 1
+DECISIONS = ("accepted", "rejected", "failed")
+_FIELDS = {"format", "format_version", "op", "round", "level", "rewriter", "family", "card", "applier",
+           "description", "parent_source", "candidate_source", "diff", "evidence", "speedup",
+           "speedup_vs_initial", "correct", "decision", "timestamp"}  # fmt: skip
+
+
+class HistoryError(ValueError):
+    """A history file or line that cannot be read; says where."""
+
+
+@dataclass
+class Round:
+    op: str
+    round: int
+    description: str
+    decision: str  # accepted | rejected | failed
+    level: str | None = None  # L1..L4: the ladder level whose diagnosis led to the rewrite
+    rewriter: str | None = None  # llm | mechanical | human
+    family: str | None = None  # the family the rewriter said it applied
+    card: str | None = None  # the card it applied
+    applier: str | None = None  # the mechanical applier that produced the candidate
+    parent_source: str | None = None  # the module the round started from
+    candidate_source: str | None = None  # the module it produced
+    diff: str | None = None  # unified diff parent → candidate
+    evidence: Evidence = field(default_factory=Evidence)  # facts before the round
+    speedup: float | None = None  # validated, vs the parent
+    speedup_vs_initial: float | None = None
+    correct: bool | None = None
+    timestamp: str | None = None
+    where: str = ""  # file:line of the record
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "round": self.round, "description": self.description, "decision": self.decision,
+                "level": self.level, "rewriter": self.rewriter, "family": self.family, "card": self.card,
+                "applier": self.applier, "speedup": self.speedup, "speedup_vs_initial": self.speedup_vs_initial,
+                "correct": self.correct, "where": self.where}  # fmt: skip
+
+
+def evidence_from_record(value: Any, where: str) -> Evidence:
+    """An Evidence from either Evidence.to_json() or a flat {"ttir.compute.reduce_index": 1, "l2.…": …} map."""
+    if value is None:
+        return Evidence()
+    if not isinstance(value, dict):
+        raise HistoryError(f"{where}: 'evidence' must be an object")
+    if set(value) <= {"counters", "l2", "source_features", "spec", "target", "locations", "provenance"}:
+        try:
+            return Evidence.from_json(value)
+        except (EvidenceError, TypeError) as e:
+            raise HistoryError(f"{where}: bad evidence: {e}") from e
+    ev = Evidence()
+    for name, v in value.items():
+        head, _, rest = str(name).partition(".")
+        if head not in NAMESPACES or not rest:
+            raise HistoryError(f"{where}: evidence name {name!r} has no known namespace ({', '.join(NAMESPACES)})")
+        if head == "src":
+            ev.source_features[rest] = v
+        elif head == "l2":
+            ev.l2[rest] = v
+        elif head == "spec":
+            ev.spec[rest] = v
+        elif head == "target":
+            ev.target[rest] = v
+        else:
+            ev.counters[name] = v
+    return ev
+
+
+def parse_round(obj: Any, where: str) -> Round:
+    if not isinstance(obj, dict):
+        raise HistoryError(f"{where}: each line must be a JSON object")
+    if obj.get("format", FORMAT) != FORMAT or obj.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
+        raise HistoryError(f"{where}: format {obj.get('format')!r} v{obj.get('format_version')}; "
+                           f"this reader takes {FORMAT} v{FORMAT_VERSION}")  # fmt: skip
+    unknown = sorted(set(obj) - _FIELDS)
+    if unknown:
+        raise HistoryError(f"{where}: unknown field(s) {', '.join(unknown)}; fields: {', '.join(sorted(_FIELDS))}")
+    missing = [k for k in ("op", "round", "description", "decision") if k not in obj]
+    if missing:
+        raise HistoryError(f"{where}: missing required field(s) {', '.join(missing)}")
+    if not isinstance(obj["op"], str) or not obj["op"]:
+        raise HistoryError(f"{where}: 'op' must be a non-empty string")
+    if not isinstance(obj["round"], int) or isinstance(obj["round"], bool):
+        raise HistoryError(f"{where}: 'round' must be an integer")
+    if obj["decision"] not in DECISIONS:
+        raise HistoryError(f"{where}: 'decision' must be one of {', '.join(DECISIONS)}, got {obj['decision']!r}")
+    for k in ("speedup", "speedup_vs_initial"):
+        v = obj.get(k)
+        if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or v <= 0):
+            raise HistoryError(f"{where}: {k!r} must be a positive number or null")
+    for k in ("description", "level", "rewriter", "family", "card", "applier", "parent_source",
+              "candidate_source", "diff", "timestamp"):
+        if obj.get(k) is not None and not isinstance(obj[k], str):
+            raise HistoryError(f"{where}: {k!r} must be a string or null")
+    return Round(op=obj["op"], round=obj["round"], description=obj["description"], decision=obj["decision"],
+                 level=obj.get("level"), rewriter=obj.get("rewriter"), family=obj.get("family"),
+                 card=obj.get("card"), applier=obj.get("applier"), parent_source=obj.get("parent_source"),
+                 candidate_source=obj.get("candidate_source"), diff=obj.get("diff"),
+                 evidence=evidence_from_record(obj.get("evidence"), where), speedup=obj.get("speedup"),
+                 speedup_vs_initial=obj.get("speedup_vs_initial"), correct=obj.get("correct"),
+                 timestamp=obj.get("timestamp"), where=where)  # fmt: skip
+
+
+def read_history(path: str | Path) -> list[Round]:
+    """Every round in a JSONL history; raises HistoryError naming the first bad line (nothing is half-read)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise HistoryError(f"cannot read history {p}: {e}") from e
+    rounds = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{p}:{i}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise HistoryError(f"{where}: not JSON: {e.msg} (column {e.colno})") from e
+        rounds.append(parse_round(obj, where))
+    if not rounds:
+        raise HistoryError(f"{p}: no rounds (expected one JSON object per line)")
+    return rounds
