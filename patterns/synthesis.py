@@ -32,7 +32,10 @@ STRENGTH = {"declared-card": 1.0, "applier": 1.0, "recognizer": 0.9, "declared-f
             "keywords": 0.5, "proposed": 0.3}  # fmt: skip
 _STOP = {"the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "from", "into", "per", "use",
          "uses", "using", "instead", "replace", "replaced", "kernel", "triton", "then", "than", "as", "at", "is",
-         "it", "its", "one", "each", "all", "not", "no", "new", "add", "added", "more", "less"}  # fmt: skip
+         "it", "its", "one", "each", "all", "not", "no", "new", "add", "added", "more", "less", "so", "while",
+         "true", "false", "which", "that", "this", "tl", "loop", "loops", "range", "load", "loads", "store",
+         "stores", "program", "programs", "row", "rows", "block", "blocks", "pass", "passes", "value",
+         "values"}  # fmt: skip
 
 
 @dataclass
@@ -115,12 +118,16 @@ def _recognized(cards: list[Card], before: dict | None, after: dict | None) -> l
     return out
 
 
-def _keyword_hits(cards: list[Card], r: Round) -> list[tuple[Card, list[str]]]:
+MIN_KEYWORD_HITS = 2  # one shared word ("warps", "fuse") says little; two specific ones say what the round did
+
+
+def _keyword_hits(cards: list[Card], r: Round, least: int = MIN_KEYWORD_HITS) -> list[tuple[Card, list[str]]]:
+    """Cards with the most keyword hits (at least `least`) in the description and the diff's added lines."""
     text = f"{r.description}\n{_added_lines(r.diff)}".lower()
     scored = []
     for c in cards:
         hits = [kw for kw in c.keywords if re.search(r"(?<![\w])" + re.escape(kw.lower()) + r"(?![\w])", text)]
-        if hits:
+        if len(hits) >= least:
             scored.append((c, hits))
     if not scored:
         return []
@@ -132,11 +139,21 @@ def _keyword_hits(cards: list[Card], r: Round) -> list[tuple[Card, list[str]]]:
 
 
 def _words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z][a-z0-9_]+", text.lower()) if w not in _STOP]
+    """Distinct content words of a description, in order (no stopwords, no generic kernel vocabulary)."""
+    words = [w for w in re.findall(r"[a-z][a-z0-9_]+", text.lower()) if w not in _STOP and len(w) >= 3]
+    return list(dict.fromkeys(words))
 
 
-def _slug(text: str, limit: int = 4) -> str:
-    return "-".join(re.sub(r"[^a-z0-9]+", "", w) for w in _words(text)[:limit] if re.sub(r"[^a-z0-9]+", "", w))
+def _slug(text: str, limit: int = 3) -> str:
+    parts = [p for w in _words(text) for p in w.split("_") if p and p not in _STOP]
+    return "-".join(list(dict.fromkeys(parts))[:limit])
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return text[: text.rfind(" ", 0, limit - 1)].rstrip(",;:") + "…"
 
 
 def _changed_function(before: str | None, after: str | None) -> tuple[str, str] | None:
@@ -243,10 +260,10 @@ def propose(r: Round, changed: dict[str, tuple[Any, Any]], taken: set[str], meth
     speed = f"{r.speedup:g}x vs the parent" if r.speedup else "no validated speedup"
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "id": cid, "family": family[:48],
-        "title": (llm.get("title") or r.description or cid)[:120].ljust(5, "."),
+        "title": _shorten(llm.get("title") or r.description or cid, 120).ljust(5, "."),
         "status": "proposed", "kind": "optimization", "targets": ["cuda", "hip"],
-        "summary": (llm.get("summary") or f"Proposed from {r.op} round {r.round} ({r.decision}, {speed}): "
-                    f"{r.description}")[:2000].ljust(20, "."),
+        "summary": _shorten(llm.get("summary") or f"Proposed from {r.op} round {r.round} ({r.decision}, {speed}): "
+                            f"{r.description}", 2000).ljust(20, "."),
         "symptoms": llm.get("symptoms") or _symptom_clauses(changed, r),
         "preconditions": llm.get("preconditions") or [], "anti_signals": [],
         "expected_effect": {"summary": f"Measured {speed} on {r.op} (round {r.round}, {r.decision}).",
@@ -369,8 +386,11 @@ def map_round(r: Round, cards: list[Card], llm: LLMConfig | None, taken: set[str
     if r.family:
         if r.family in families:
             if not any(f.family == r.family for f in fams):
-                add(FamilyAssignment(r.family, None, "declared-family", STRENGTH["declared-family"],
-                                     [f"the round names family {r.family}"]))  # fmt: skip
+                # the family's card whose keywords the round mentions, if any
+                best = _keyword_hits([c for c in cards if c.family == r.family], r, least=1)[:1]
+                why = [f"the round names family {r.family}"] + [f"keywords: {', '.join(h)}" for _, h in best]
+                add(FamilyAssignment(r.family, best[0][0].id if best else None, "declared-family",
+                                     STRENGTH["declared-family"], why))  # fmt: skip
         else:
             notes.append(f"the round names family {r.family!r}, which no card has")
     if not fams:

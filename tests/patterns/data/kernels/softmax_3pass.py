@@ -1,0 +1,33 @@
+"""Row softmax (naive): one program per row, three looped passes."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x_row = x_ptr + row * n_cols
+    m = tl.full((BLOCK,), -float("inf"), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=-float("inf"))
+        m = tl.maximum(m, x)
+    row_max = tl.max(m, axis=0)
+    s = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=-float("inf"))
+        s += tl.exp(x - row_max)
+    total = tl.sum(s, axis=0)
+    for start in range(0, n_cols, BLOCK):
+        x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=-float("inf"))
+        tl.store(out_ptr + row * n_cols + start + cols, tl.exp(x - row_max) / total, mask=start + cols < n_cols)
+
+
+def forward(x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    BLOCK = 1024
+    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=BLOCK)
+    return out
