@@ -1,4 +1,5 @@
-"""Cache hints on loads: evict_first for data read once, evict_last for data a later pass reads again; or .cg."""
+"""Cache hints on loads: evict_first for data read once, evict_last for data read again (by a later pass of the
+same program, or a dot operand tile other programs also read); or .cg on the loads read once."""
 
 from __future__ import annotations
 
@@ -9,30 +10,49 @@ from patterns.appliers.source import SourceModule
 from patterns.features import KernelAnalysis
 
 
-def _passes_by_root(k: KernelAnalysis) -> dict[str, int]:
-    """Pointer argument → number of outermost loops (or the straight-line body) that load from it."""
-    reads: dict[str, set[int]] = {}
+def _pass_of(k: KernelAnalysis, call: ast.Call) -> int:
+    """The pass a load belongs to: the line of its outermost loop (0 outside loops)."""
+    loops = k.enclosing_loops(call)
+    return loops[0].lineno if loops else 0
+
+
+def _last_pass_by_root(k: KernelAnalysis) -> dict[str, int]:
+    """Pointer argument → the last pass (in source order) that loads from it."""
+    last: dict[str, int] = {}
     for name, call in k.calls():
         if name == "load" and call.args:
             root = k.pointer_root(call.args[0])
             if root:
-                loops = k.enclosing_loops(call)
-                reads.setdefault(root, set()).add(id(loops[0]) if loops else 0)
-    return {r: len(s) for r, s in reads.items()}
+                last[root] = max(last.get(root, 0), _pass_of(k, call))
+    return last
+
+
+def _dot_operand_loads(k: KernelAnalysis) -> set[int]:
+    """Loads whose value feeds tl.dot: GEMM tiles that other programs read too (reuse across programs)."""
+    ids: set[int] = set()
+    for name, call in k.calls():
+        if name != "dot":
+            continue
+        for arg in call.args[:2]:
+            for e in k.expand(arg, depth=2):
+                ids |= {id(n) for n in ast.walk(e) if isinstance(n, ast.Call) and k.mod.tl_call(n) == "load"}
+    return ids
 
 
 def plain_loads(mod: SourceModule) -> list[tuple[KernelAnalysis, ast.Call, bool]]:
-    """(kernel, load call, re-read by another pass) for loads without any cache hint."""
+    """(kernel, load call, reused: read again by a later pass or by other programs) for loads without hints."""
     out = []
     for k in mod.kernels.values():
-        passes = _passes_by_root(k)
+        last_pass = _last_pass_by_root(k)
+        dot_loads = _dot_operand_loads(k)
         for name, call in k.calls():
             if name != "load" or not call.args:
                 continue
             if any(kw.arg in ("eviction_policy", "cache_modifier", "volatile") for kw in call.keywords):
                 continue
             root = k.pointer_root(call.args[0])
-            out.append((k, call, passes.get(root or "", 1) >= 2))
+            read_again = root is not None and _pass_of(k, call) < last_pass[root]
+            out.append((k, call, read_again or id(call) in dot_loads))
     return out
 
 

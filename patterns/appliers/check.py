@@ -10,11 +10,15 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+MIN_GROUP = 16  # candidates per process group before a second group pays off
 
 
 class CheckError(RuntimeError):
@@ -63,34 +67,53 @@ def _run(mode: str, request: dict, tmp: Path, env: dict[str, str], timeout: floa
         proc = subprocess.run([sys.executable, "-m", "patterns.appliers.checkrun", mode, str(req), str(res)],
                               env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout)  # fmt: skip
     except subprocess.TimeoutExpired as e:
-        raise CheckError(f"{mode} of {len(request['candidates'])} candidate(s) of {request['op']} took over "
-                         f"{timeout:.0f} s") from e
+        raise CheckError(f"{mode} of {len(request['candidates'])} candidate(s) took over {timeout:.0f} s") from e
     if proc.returncode != 0 or not res.exists():
         raise CheckError(f"the {mode} checker failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(res.read_text())
 
 
-def check_candidates(op: str, candidates: list[tuple[str, str]], target: str = "cuda:90", timeout: float = 600,
-                     cache_dir: Path | None = None) -> dict[str, CheckResult]:
-    """`candidates`: (id, module source). Each runs under the interpreter on the operator's small cases and every
-    launch it made is compiled for `target`. Raises CheckError if a checker process dies or times out."""
+def _check_group(items: list[dict], target: str, env: dict[str, str], timeout: float, tmp: Path) -> list[CheckResult]:
+    interp = {r["id"]: r for r in _run("interpret", {"candidates": items}, tmp, env, timeout)}
+    to_compile = [{**it, "launches": interp[it["id"]].get("launches", [])} for it in items]
+    comp = {r["id"]: r for r in _run("compile", {"target": target, "candidates": to_compile}, tmp, env, timeout)}
+    out = []
+    for it in items:
+        i, c = interp[it["id"]], comp[it["id"]]
+        error = "\n".join(e for e in (i.get("error"), c.get("error")) if e) or None
+        out.append(CheckResult(it["id"], bool(i.get("correct")), bool(c.get("compiles")), len(i.get("launches", [])),
+                               c.get("compiled", []), i.get("runs", []), error))  # fmt: skip
+    return out
+
+
+def check_many(candidates: list[tuple[str, str, str]], target: str = "cuda:90", timeout: float = 900,
+               cache_dir: Path | None = None, workers: int = 1) -> dict[str, CheckResult]:
+    """`candidates`: (id, operator name, module source). Each runs under the interpreter on its operator's small
+    cases and every launch it made is compiled for `target`. `workers` process groups run side by side (two
+    processes each: interpret, then compile). Raises CheckError if a checker process dies or times out."""
+    ids = [cid for cid, _, _ in candidates]
+    if len(set(ids)) != len(ids):
+        raise ValueError("candidate ids must be unique")
     env = clean_env(cache_dir)
     with tempfile.TemporaryDirectory(prefix="patterns-check-") as tmpdir:
         tmp = Path(tmpdir)
         items = []
-        for cid, source in candidates:
-            path = tmp / f"cand{len(items):03d}.py"
+        for n, (cid, op, source) in enumerate(candidates):
+            path = tmp / f"cand{n:04d}.py"
             path.write_text(source)
-            items.append({"id": cid, "path": str(path)})
-        interp = _run("interpret", {"op": op, "candidates": items}, tmp, env, timeout)
-        by_id = {r["id"]: r for r in interp}
-        to_compile = [{**it, "launches": by_id[it["id"]].get("launches", [])} for it in items]
-        comp = {r["id"]: r for r in _run("compile", {"op": op, "target": target, "candidates": to_compile}, tmp,
-                                         env, timeout)}  # fmt: skip
-    out = {}
-    for cid, _ in candidates:
-        i, c = by_id[cid], comp[cid]
-        error = "\n".join(e for e in (i.get("error"), c.get("error")) if e) or None
-        out[cid] = CheckResult(cid, bool(i.get("correct")), bool(c.get("compiles")), len(i.get("launches", [])),
-                               c.get("compiled", []), i.get("runs", []), error)
-    return out
+            items.append({"id": cid, "op": op, "path": str(path)})
+        # a group pays two interpreter start-ups (torch, triton); small batches go in one group
+        n_groups = max(1, min(workers, len(items) // MIN_GROUP))
+        groups = [items[w::n_groups] for w in range(n_groups)]
+        dirs = [tmp / f"group{g}" for g in range(len(groups))]
+        for d in dirs:
+            d.mkdir()
+        with ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
+            done = list(pool.map(lambda gd: _check_group(gd[0], target, env, timeout, gd[1]), zip(groups, dirs)))
+    return {r.id: r for group in done for r in group}
+
+
+def check_candidates(op: str, candidates: list[tuple[str, str]], target: str = "cuda:90", timeout: float = 900,
+                     cache_dir: Path | None = None) -> dict[str, CheckResult]:
+    """`candidates`: (id, module source) of one operator's kernel; see check_many."""
+    return check_many([(cid, op, src) for cid, src in candidates], target, timeout, cache_dir)

@@ -185,8 +185,7 @@ def main(argv: list[str]) -> int:
             importlib.import_module("bench.interp_compat").install()
         from bench.operator import get_operator
 
-        op = get_operator(request["op"])
-        results = [interpret_one(item, op) for item in request["candidates"]]
+        results = [interpret_one(item, get_operator(item["op"])) for item in request["candidates"]]
     elif mode == "compile":
         results = [compile_one(item, request["target"]) for item in request["candidates"]]
     else:

@@ -1,0 +1,132 @@
+"""Matching cards against evidence from real kernels: source, a real cuda:90 trajectory, a profile."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import irscope
+from irscope.examples import EXAMPLES
+from patterns import match
+from patterns.card import load_cards
+from patterns.evidence import Evidence, EvidenceError
+from patterns.matcher import CardIndex
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES_FILE = REPO / "irscope" / "examples" / "kernels.py"
+ARGMAX_LINE = next(i for i, ln in enumerate(EXAMPLES_FILE.read_text().splitlines(), 1)
+                   if "i1 = tl.argmax(x, axis=0)" in ln)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def argmax_trajectory(tmp_path_factory):
+    ex = EXAMPLES["top2_argmax"]
+    out = tmp_path_factory.mktemp("traj") / "top2_argmax"
+    irscope.capture(ex.kernel, target="cuda:90", kernel_kwargs=ex.args, out_dir=out, **ex.options)
+    return out
+
+
+@pytest.fixture(scope="module")
+def index():
+    return CardIndex(load_cards())
+
+
+def test_trajectory_of_the_moe_argmax_kernel_ranks_the_index_card_first(argmax_trajectory, index):
+    ev = Evidence.from_trajectory(argmax_trajectory)
+    results = match(ev, index)
+    top = results[0]
+    assert top.card.id == "index-free-top2"
+    assert top.score > results[1].score
+    matched = {r.predicate: r for r in top.matched}
+    ttir = matched["ttir.compute.reduce_index >= 1"]
+    assert ttir.values == {"ttir.compute.reduce_index": 1}
+    locs = ttir.locations["ttir.compute.reduce_index"]
+    assert any(x.stage == "ttir" and x.line == ARGMAX_LINE and x.file == str(EXAMPLES_FILE) for x in locs)
+    assert any(x.stage == "ttir" and x.pass_arg is not None for x in locs)  # which pass (or the stage input)
+    shuffle = matched["ptx.sync.shuffle > 0 and ttgir.compute.reduce_index >= 1"]
+    assert shuffle.values["ptx.sync.shuffle"] > 0
+    assert any(x.line == ARGMAX_LINE for x in shuffle.locations["ptx.sync.shuffle"])
+    assert matched["src.uses_argmax or src.uses_argmin"].locations["src.uses_argmax"][0].line == ARGMAX_LINE
+    assert [r.outcome for r in top.preconditions] == [True]  # the index is not an output
+
+
+def test_the_value_only_rewrite_no_longer_matches_the_index_card(index):
+    ex = EXAMPLES["top2_value"]
+    traj = irscope.capture(ex.kernel, target="cuda:90", kernel_kwargs=ex.args, **ex.options)
+    ev = Evidence.from_trajectory(traj, passes=False)
+    assert ev.get("ttir.compute.reduce_index") == 0  # a zero the summary omits is a fact, not unknown
+    assert "index-free-top2" not in [m.card.id for m in match(ev, index)]
+    assert ev.get("spec.num_warps") == 4 and ev.get("target.arch") == 90 and ev.get("spec.block_max") == 128
+
+
+def test_source_only_evidence_leaves_ir_facts_unknown(index):
+    ev = Evidence.from_source_file(EXAMPLES_FILE, kernel="moe_group_top2_argmax")
+    results = match(ev, index)
+    assert results[0].card.id == "index-free-top2"
+    assert [r.predicate for r in results[0].unknown] == ["ttir.compute.reduce_index >= 1",
+                                                         "ptx.sync.shuffle > 0 and ttgir.compute.reduce_index >= 1"]
+
+
+def test_a_false_precondition_blocks_the_card(index):
+    src = EXAMPLES_FILE.read_text().replace("tl.store(out_ptr + pid, first + second)", "tl.store(out_ptr + pid, i1)")
+    ev = Evidence.from_source(src, "argmax_out.py", kernel="moe_group_top2_argmax")
+    assert ev.get("src.stores_index") is True
+    assert "index-free-top2" not in [m.card.id for m in match(ev, index)]
+    blocked = [m for m in match(ev, index, include_blocked=True) if m.card.id == "index-free-top2"]
+    assert blocked and blocked[0].blocked
+
+
+def test_profile_facts_drive_l2_cards(tmp_path, index):
+    src = REPO / "tests" / "patterns" / "data" / "kernels" / "softmax_3pass.py"
+    prof = tmp_path / "profile.json"
+    prof.write_text(json.dumps({"l2": {"num_rows": 64, "sm_count": 132, "sol_fraction": 0.05,
+                                       "bottleneck": "latency"}}))  # fmt: skip
+    without = [m.card.id for m in match(Evidence.from_source_file(src), index)]
+    ev = Evidence.from_source_file(src).merge(Evidence.from_profile(prof))
+    results = {m.card.id: m for m in match(ev, index)}
+    assert "split-row-reduction" not in without and "split-row-reduction" in results
+    hit = results["split-row-reduction"].matched[0]
+    assert hit.predicate == "src.has_reduce and l2.num_rows < l2.sm_count"
+    assert hit.values == {"src.has_reduce": True, "l2.num_rows": 64, "l2.sm_count": 132}
+    assert hit.locations["l2.num_rows"][0].file == str(prof)
+
+
+def test_target_and_family_filters(index):
+    ev = Evidence(source_features={"has_dot": True, "uses_tensor_descriptor": False, "uses_block_ptr": False,
+                                   "has_autotune": False}, target={"backend": "hip", "arch": "gfx942"})  # fmt: skip
+    ids = [m.card.id for m in match(ev, index)]
+    assert "tma-tensor-descriptors" not in ids and "amd-tuning-knobs" in ids
+    assert {m.card.family for m in match(ev, index, family="tuning")} == {"tuning"}
+    with pytest.raises(KeyError, match="no family 'nope'"):
+        match(ev, index, family="nope")
+
+
+def test_quick_index_skips_cards_whose_symptoms_read_only_unknown_facts(index):
+    ev = Evidence(counters={"res.spill_bytes": 64.0})
+    assert [c.id for c in index.candidates(ev)] == sorted(index.by_fact["res.spill_bytes"])
+    assert [m.card.id for m in match(ev, index)] == ["register-spills"]
+    assert match(Evidence(), index) == []
+
+
+def test_evidence_round_trips_through_json(argmax_trajectory):
+    ev = Evidence.from_trajectory(argmax_trajectory, passes=False)
+    again = Evidence.from_json(json.loads(json.dumps(ev.to_json())))
+    assert again.counters == ev.counters and again.locations == ev.locations
+    with pytest.raises(EvidenceError, match="unknown evidence field"):
+        Evidence.from_json({"countrs": {}})
+    with pytest.raises(EvidenceError, match="cannot read profile"):
+        Evidence.from_profile(REPO / "no-such-profile.json")
+
+
+def test_cli_match_on_a_stored_trajectory(argmax_trajectory):
+    out = subprocess.run([sys.executable, "-m", "patterns.cli", "match", "--trajectory", str(argmax_trajectory),
+                          "--json"], capture_output=True, text=True, timeout=300, cwd=REPO)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    first = data["matches"][0]
+    assert first["card"] == "index-free-top2"
+    reduce_index = next(m for m in first["matched"] if m["predicate"] == "ttir.compute.reduce_index >= 1")
+    assert {"stage": "ttir", "line": ARGMAX_LINE} .items() <= next(
+        loc for loc in reduce_index["locations"]["ttir.compute.reduce_index"] if "line" in loc).items()
