@@ -56,7 +56,7 @@ FEATURES: dict[str, str] = {
     "masked_loads": "tl.load call sites with a mask",
     "scalar_loads": "tl.load sites whose pointer does not depend on tl.arange (one element per program)",
     "scalar_loads_in_loop": "scalar loads inside a loop (strided one-element-at-a-time access)",
-    "input_passes": "largest number of loops that read the same pointer argument (passes over an input)",
+    "input_passes": "passes over one input: outermost loops (and the straight-line body) loading the same pointer",
     "has_hints": "tl.multiple_of / tl.max_contiguous / tl.assume hints",
     "uses_eviction_policy": "eviction_policy= on a load or store",
     "uses_cache_modifier": "cache_modifier= on a load or store",

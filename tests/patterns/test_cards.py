@@ -93,3 +93,15 @@ def test_every_bad_card_in_a_directory_is_reported_at_once(tmp_path):
     with pytest.raises(CardError) as e:
         load_cards(tmp_path)
     assert "a.md" in str(e.value) and "b.md" in str(e.value)
+
+
+def test_the_documentation_lists_every_card_feature_fact_and_applier():
+    from patterns.features import FEATURES
+    from patterns.names import L2_FACTS
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "patterns.md").read_text()
+    missing = [f"`{c.id}`" for c in load_cards(CARDS_DIR) if f"`{c.id}`" not in doc]
+    missing += [f"`src.{k}`" for k in FEATURES if f"`src.{k}`" not in doc]
+    missing += [f"`l2.{k}`" for k in L2_FACTS if f"`l2.{k}`" not in doc]
+    missing += [f"`{a}`" for a in APPLIERS if f"`{a}`" not in doc]
+    assert not missing
