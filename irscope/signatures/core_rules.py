@@ -54,8 +54,12 @@ def _result_encoding(op: Op, aliases: dict[str, str]) -> str | None:
         cached = None
         if op.results:
             body = op.text.split(" loc(", 1)[0]
-            types = tensor_types(body.split("->")[-1] if "->" in body else body)
-            cached = encoding_kind(types[-1].encoding, aliases) if types else None
+            result = body.split("->")[-1] if "->" in body else body
+            if "!ttg.memdesc<" in result:
+                cached = "shared"  # shared-memory descriptors carry a shared encoding
+            else:
+                types = tensor_types(result)
+                cached = encoding_kind(types[-1].encoding, aliases) if types else None
         op.__dict__["_result_encoding"] = cached
     return cached
 
