@@ -4,7 +4,7 @@ group reduction across feature tiles."""
 import torch
 import torch.nn.functional as F
 
-from bench.operator import EXTREME, RANDOM, Case, Operator
+from bench.operator import RANDOM, Case, Operator
 from bench.ops.gemm_add_relu import check_kind, linear64, linear_bytes, linear_case, linear_flops, linear_inputs
 from bench.ops.matmul_irregular import BF16_TOLERANCE, randn_bf16
 
@@ -12,14 +12,11 @@ EPS = 1e-5
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple:
-    check_kind("gemm_groupnorm_hardtanh", kind, (RANDOM, EXTREME))
+    check_kind("gemm_groupnorm_hardtanh", kind, (RANDOM,))
     g = torch.Generator(device="cpu").manual_seed(seed)
     x, w, b = linear_inputs(g, case)
     gw = randn_bf16(g, (case.shape["OUT"],))
     gb = randn_bf16(g, (case.shape["OUT"],))
-    if kind == EXTREME:
-        # A common offset of 1000 on every feature: one-pass E[v²]−E[v]² in fp32 loses the unit variance.
-        b = (b.float() + 1000.0).to(torch.bfloat16)
     return x.to(device), w.to(device), b.to(device), gw.to(device), gb.to(device), case.shape["G"]
 
 
@@ -59,7 +56,8 @@ OPERATOR = Operator(
     bytes_moved=lambda c: linear_bytes(c, c.shape["B"] * c.shape["OUT"], extra_elements=2 * c.shape["OUT"]),
     flops=linear_flops,
     tolerance=BF16_TOLERANCE,
-    input_kinds=(RANDOM, EXTREME),
+    input_kinds=(RANDOM,),
     notes="Inputs (x, W, b, gw (OUT), gb (OUT), G): gw and gb bf16 randn, G an int; eps=1e-5. Group g holds "
-    "features [g·OUT/G, (g+1)·OUT/G). The extreme kind adds 1000 to b.",
+    "features [g·OUT/G, (g+1)·OUT/G). No large-offset input kind: an offset that breaks a one-pass fp32 variance "
+    "also breaks any bf16 rounding of x @ W.T + b, eager's included (docs/suite-ops-24-37.md).",
 )
