@@ -13,10 +13,11 @@ from patterns.appliers.knobs import (
     block_knobs,
     is_power_of_two,
     literal_option,
+    max_block,
     tunable_launches,
 )
 from patterns.appliers.source import Edit, SourceModule, host_bindings, name_loads
-from patterns.features import KernelAnalysis, Launch, tile_rank_of
+from patterns.features import KernelAnalysis, Launch
 
 MAX_CONFIGS = 8
 
@@ -90,18 +91,18 @@ class _Plan:
         return None
 
     def configs(self) -> list[dict]:
-        cap = 256 if tile_rank_of(self.kernel.fn) >= 2 else 8192
         per_knob = []
         for kn in self.knobs:
+            cap = max_block(kn, self.kernel.fn)
             vals = [v for v in (kn.value, kn.value * 2, kn.value * 4, kn.value * 8) if 16 <= v <= cap or v == kn.value]
-            per_knob.append([(kn.name, v) for v in dict.fromkeys(vals)])
+            per_knob.append([dict.fromkeys(kn.params, v) for v in dict.fromkeys(vals)])
         warps_now = literal_option(self.lc, "num_warps")[0] or DEFAULT_NUM_WARPS
         warps = list(dict.fromkeys([warps_now, 8 if warps_now != 8 else 4]))
         stages = literal_option(self.lc, "num_stages")[0]
         out = []
         for combo in itertools.product(*per_knob):
             for w in warps:
-                cfg: dict = {"kwargs": dict(combo), "num_warps": w}
+                cfg: dict = {"kwargs": {k: v for part in combo for k, v in part.items()}, "num_warps": w}
                 if stages is not None:
                     cfg["num_stages"] = stages
                 out.append(cfg)
@@ -131,12 +132,12 @@ class _Plan:
             text, pos = b"", g0
             for n in sorted(uses, key=lambda n: mod.span(n)[0]):
                 a, b = mod.span(n)
-                param = next(kn.name for kn in self.knobs if kn.host_name == n.id)
+                param = next(kn.params[0] for kn in self.knobs if kn.host_name == n.id)
                 text += mod.data[pos:a] + f'META["{param}"]'.encode()
                 pos = b
             text += mod.data[pos:g1]
             edits.append(Edit(g0, g1, f"lambda META: ({text.decode()})"))
-        removed = {kn.name for kn in self.knobs} | {o for o in ("num_warps", "num_stages")
+        removed = {p for kn in self.knobs for p in kn.params} | {o for o in ("num_warps", "num_stages")
                                                     if literal_option(lc, o)[1] is not None}  # fmt: skip
         edits += mod.remove_keywords(lc.call, removed)
         for kn in self.knobs:  # `BLOCK = 256` has no use left

@@ -28,7 +28,7 @@ class CheckError(RuntimeError):
 @dataclass
 class CheckResult:
     id: str
-    correct: bool
+    correct: bool | None  # None: not checked (compile-only)
     compiles: bool
     launches: int = 0
     compiled: list[dict[str, Any]] = field(default_factory=list)
@@ -37,7 +37,7 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return self.correct and self.compiles
+        return self.correct is not False and self.compiles
 
     def failures(self) -> list[str]:
         out = [f"{r['case']} {r['kind']} config {r['config']}: {r['detail']}" for r in self.runs if not r["ok"]]
@@ -73,7 +73,12 @@ def _run(mode: str, request: dict, tmp: Path, env: dict[str, str], timeout: floa
     return json.loads(res.read_text())
 
 
-def _check_group(items: list[dict], target: str, env: dict[str, str], timeout: float, tmp: Path) -> list[CheckResult]:
+def _check_group(items: list[dict], target: str, env: dict[str, str], timeout: float, tmp: Path,
+                 correctness: bool) -> list[CheckResult]:
+    if not correctness:
+        recorded = {r["id"]: r for r in _run("record", {"target": target, "candidates": items}, tmp, env, timeout)}
+        return [CheckResult(r["id"], None, bool(r.get("compiles")), len(r.get("launches", [])), r.get("compiled", []),
+                            [], r.get("error")) for r in (recorded[it["id"]] for it in items)]  # fmt: skip
     interp = {r["id"]: r for r in _run("interpret", {"candidates": items}, tmp, env, timeout)}
     to_compile = [{**it, "launches": interp[it["id"]].get("launches", [])} for it in items]
     comp = {r["id"]: r for r in _run("compile", {"target": target, "candidates": to_compile}, tmp, env, timeout)}
@@ -87,10 +92,11 @@ def _check_group(items: list[dict], target: str, env: dict[str, str], timeout: f
 
 
 def check_many(candidates: list[tuple[str, str, str]], target: str = "cuda:90", timeout: float = 900,
-               cache_dir: Path | None = None, workers: int = 1) -> dict[str, CheckResult]:
-    """`candidates`: (id, operator name, module source). Each runs under the interpreter on its operator's small
-    cases and every launch it made is compiled for `target`. `workers` process groups run side by side (two
-    processes each: interpret, then compile). Raises CheckError if a checker process dies or times out."""
+               cache_dir: Path | None = None, workers: int = 1, correctness: bool = True) -> dict[str, CheckResult]:
+    """`candidates`: (id, operator name, module source). With `correctness`, each runs under the interpreter on
+    its operator's small cases and every launch it made is compiled for `target`; without, its launches on the
+    first small case are only recorded (not run) and compiled, which is much cheaper. `workers` process groups run
+    side by side. Raises CheckError if a checker process dies or times out."""
     ids = [cid for cid, _, _ in candidates]
     if len(set(ids)) != len(ids):
         raise ValueError("candidate ids must be unique")
@@ -109,11 +115,13 @@ def check_many(candidates: list[tuple[str, str, str]], target: str = "cuda:90", 
         for d in dirs:
             d.mkdir()
         with ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
-            done = list(pool.map(lambda gd: _check_group(gd[0], target, env, timeout, gd[1]), zip(groups, dirs)))
+            done = list(pool.map(lambda gd: _check_group(gd[0], target, env, timeout, gd[1], correctness),
+                                 zip(groups, dirs)))  # fmt: skip
     return {r.id: r for group in done for r in group}
 
 
 def check_candidates(op: str, candidates: list[tuple[str, str]], target: str = "cuda:90", timeout: float = 900,
-                     cache_dir: Path | None = None) -> dict[str, CheckResult]:
+                     cache_dir: Path | None = None, correctness: bool = True) -> dict[str, CheckResult]:
     """`candidates`: (id, module source) of one operator's kernel; see check_many."""
-    return check_many([(cid, op, src) for cid, src in candidates], target, timeout, cache_dir)
+    return check_many([(cid, op, src) for cid, src in candidates], target, timeout, cache_dir,
+                      correctness=correctness)

@@ -2,12 +2,15 @@
 
     python -m patterns.appliers.checkrun interpret REQUEST.json RESULT.json
     python -m patterns.appliers.checkrun compile REQUEST.json RESULT.json
+    python -m patterns.appliers.checkrun record REQUEST.json RESULT.json
 
 `interpret`: for each candidate module run `forward` under Triton's interpreter on the operator's small cases
 (every autotune config in turn), compare with the operator's oracle and record every kernel launch with its
-arguments as specs (dtype, shape, address alignment). `compile`: compile each distinct launch specialization for
+arguments as specs (dtype, shape, address alignment). `compile`: compile each distinct launch configuration for
 the target with Triton's real compiler. Two processes, because the interpreter patches triton.language globally
-and a compile in the same process would see the patched functions.
+and a compile in the same process would see the patched functions. `record` (compile only, no correctness):
+run `forward` on the first small case with launches recorded but not executed (every autotune config is
+recorded), then compile them, in one process.
 """
 
 from __future__ import annotations
@@ -45,10 +48,23 @@ def _spec(v: Any) -> Any:
     raise TypeError(f"cannot record launch argument of type {type(v).__name__}")
 
 
-def _recording_run(self: InterpretedFunction, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-    _launches.append({"kernel": self.fn.__name__, "args": [_spec(a) for a in args],
+def _record(name: str, args: tuple, kwargs: dict) -> None:
+    _launches.append({"kernel": name, "args": [_spec(a) for a in args],
                       "kwargs": {k: _spec(v) for k, v in kwargs.items()}})
+
+
+def _recording_run(self: InterpretedFunction, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+    _record(self.fn.__name__, args, kwargs)
     return _original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+
+def _record_only(self: JITFunction, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> None:
+    _record(self.fn.__name__, args, kwargs)  # nothing runs: there is no GPU, only the launch's arguments matter
+
+
+def _record_every_config(self: Autotuner, *args: Any, **kwargs: Any) -> None:
+    for cfg in self.configs:
+        self.fn.run(*args, **kwargs, **cfg.all_kwargs())
 
 
 def _import(path: Path, name: str) -> ModuleType:
@@ -114,12 +130,12 @@ def _arg(v: Any) -> Any:
     return v
 
 
-def _compile_launches(path: Path, name: str, launches: list[dict], target: str) -> list[dict]:
+def _compile_launches(mod: ModuleType, launches: list[dict], target: str) -> list[dict]:
+    """Compile each distinct (kernel, constexprs, options) once: shapes only change integer specializations."""
     import triton
 
     from irscope.capture import build_request
 
-    mod = _import(path, name)
     seen: set[str] = set()
     results = []
     for launch in launches:
@@ -134,8 +150,8 @@ def _compile_launches(path: Path, name: str, launches: list[dict], target: str) 
         except Exception as e:
             results.append({"kernel": kname, "ok": False, "error": f"specialization: {e}"})
             continue
-        key = json.dumps([kname, req.specialization.signature, req.specialization.constexprs,
-                          req.specialization.attrs, req.specialization.options], sort_keys=True, default=str)
+        key = json.dumps([kname, req.specialization.constexprs, req.specialization.options], sort_keys=True,
+                         default=str)
         if key in seen:
             continue
         seen.add(key)
@@ -153,12 +169,10 @@ def _compile_launches(path: Path, name: str, launches: list[dict], target: str) 
 
 
 def interpret_one(item: dict, op: Any) -> dict:
-    path = Path(item["path"])
-    name = f"candidate_{item['id']}".replace("-", "_").replace(".", "_")
     _launches.clear()
     out: dict[str, Any] = {"id": item["id"]}
     try:
-        mod = _import(path, name)
+        mod = _import(Path(item["path"]), _module_name(item))
         runs = _correctness(mod, op, list(dict.fromkeys(["random", *op.input_kinds])))
         out.update(runs=runs, correct=all(r["ok"] for r in runs) and bool(runs), launches=list(_launches))
     except Exception:
@@ -166,13 +180,30 @@ def interpret_one(item: dict, op: Any) -> dict:
     return out
 
 
+def _module_name(item: dict) -> str:
+    return f"candidate_{item['id']}".replace("-", "_").replace(".", "_")
+
+
 def compile_one(item: dict, target: str) -> dict:
-    name = f"candidate_{item['id']}".replace("-", "_").replace(".", "_")
     try:
-        compiled = _compile_launches(Path(item["path"]), name, item["launches"], target)
+        compiled = _compile_launches(_import(Path(item["path"]), _module_name(item)), item["launches"], target)
         return {"id": item["id"], "compiled": compiled, "compiles": bool(compiled) and all(c["ok"] for c in compiled)}
     except Exception:
         return {"id": item["id"], "compiled": [], "compiles": False, "error": traceback.format_exc(limit=5)}
+
+
+def record_one(item: dict, op: Any, target: str) -> dict:
+    _launches.clear()
+    out: dict[str, Any] = {"id": item["id"], "correct": None, "runs": [], "compiled": [], "compiles": False}
+    try:
+        mod = _import(Path(item["path"]), _module_name(item))
+        mod.forward(*op.make_inputs(op.small_cases[0], 0, "cpu", "random"))
+        out["launches"] = list(_launches)
+        out["compiled"] = _compile_launches(mod, out["launches"], target)
+        out["compiles"] = bool(out["compiled"]) and all(c["ok"] for c in out["compiled"])
+    except Exception:
+        out.update(launches=list(_launches), error=traceback.format_exc(limit=5))
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -188,8 +219,14 @@ def main(argv: list[str]) -> int:
         results = [interpret_one(item, get_operator(item["op"])) for item in request["candidates"]]
     elif mode == "compile":
         results = [compile_one(item, request["target"]) for item in request["candidates"]]
+    elif mode == "record":
+        JITFunction.run = _record_only
+        Autotuner.run = _record_every_config
+        from bench.operator import get_operator
+
+        results = [record_one(item, get_operator(item["op"]), request["target"]) for item in request["candidates"]]
     else:
-        raise SystemExit(f"unknown mode {mode!r}: interpret or compile")
+        raise SystemExit(f"unknown mode {mode!r}: interpret, compile or record")
     Path(result_path).write_text(json.dumps(results, indent=1, default=str))
     return 0
 

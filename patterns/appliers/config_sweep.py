@@ -9,13 +9,11 @@ from patterns.appliers.knobs import (
     block_knobs,
     is_power_of_two,
     literal_option,
+    max_block,
     tunable_launches,
 )
 from patterns.appliers.source import Edit, SourceModule
-from patterns.features import Launch, tile_rank_of
-
-MAX_TILE_1D = 8192
-MAX_TILE_2D = 256  # per dimension of a 2-D tile: larger ones exhaust registers or shared memory
+from patterns.features import Launch
 
 
 class LaunchConfigSweep(Applier):
@@ -44,7 +42,6 @@ class LaunchConfigSweep(Applier):
 
     def _block_options(self, mod: SourceModule, lc: Launch, seen: set[int]) -> list[tuple[str, dict, Edit, str]]:
         kernel = mod.kernels[lc.kernel]
-        cap = MAX_TILE_2D if tile_rank_of(kernel.fn) >= 2 else MAX_TILE_1D
         out = []
         for knob in block_knobs(mod, lc):
             if id(knob.binding) in seen or not is_power_of_two(knob.value):
@@ -52,12 +49,12 @@ class LaunchConfigSweep(Applier):
             seen.add(id(knob.binding))
             for factor in (2, 4, 0.5):
                 new = int(knob.value * factor)
-                if not 16 <= new <= cap:
+                if not 16 <= new <= max_block(knob, kernel.fn):
                     continue
                 a, b = mod.span(knob.binding.value)
                 desc = (f"{knob.host_name} {knob.value} → {new} (line {knob.binding.lineno}, "
                         f"constexpr {knob.name} of {kernel.fn.name})")
-                out.append((desc, {knob.name: new}, Edit(a, b, str(new)), self.card))
+                out.append((desc, dict.fromkeys(knob.params, new), Edit(a, b, str(new)), self.card))
         return out
 
     def _option_values(self, mod: SourceModule, lc: Launch, option: str, default: int, values: tuple[int, ...],
