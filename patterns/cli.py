@@ -182,6 +182,37 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return 1 if any("check" in e and not (e["check"]["correct"] and e["check"]["compiles"]) for e in report) else 0
 
 
+def cmd_check_suite(args: argparse.Namespace) -> int:
+    import time
+
+    from bench.operator import all_operators
+    from patterns.appliers import generate
+    from patterns.appliers.check import check_many
+
+    ops = [op for op in all_operators().values() if op.kernel_path.exists() and (not args.op or op.name in args.op)]
+    if args.op and len(ops) != len(set(args.op)):
+        raise UsageError(f"unknown operator(s) among {', '.join(args.op)}")
+    items = []
+    for op in ops:
+        items += [(f"{op.name}.{c.applier}.{i}", op.name, c.source)
+                  for i, c in enumerate(generate(op.initial_source(), str(op.kernel_path)))]  # fmt: skip
+    t0 = time.perf_counter()
+    results = check_many(items, workers=args.workers, correctness=not args.compile_only)
+    seconds = time.perf_counter() - t0
+    report = {"candidates": len(items), "operators": len(ops), "seconds": round(seconds, 1),
+              "correctness": not args.compile_only,
+              "failures": {cid: r.failures()[:3] for cid, r in results.items() if not r.ok},
+              "compiles": sum(len(r.compiled) for r in results.values())}  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    what = "correct under the interpreter and compile" if not args.compile_only else "compile"
+    print(f"{len(items) - len(report['failures'])}/{len(items)} candidates for {len(ops)} operators {what} for "
+          f"cuda:90 ({report['compiles']} compiles, {seconds:.0f} s)")
+    for cid, why in report["failures"].items():
+        print(f"FAIL {cid}: {why[0][:300] if why else ''}")
+    return 1 if report["failures"] else 0
+
+
 # --- synthesize ----------------------------------------------------------------------------------------------
 
 
@@ -256,6 +287,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the appliers")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_apply)
+
+    p = sub.add_parser("check-suite", help="check every applier candidate for every suite kernel")
+    p.add_argument("--op", action="append", help="only this operator (repeatable)")
+    p.add_argument("--compile-only", action="store_true", help="record launches without running them; compile only")
+    p.add_argument("--workers", type=int, default=1, help="process groups side by side")
+    p.add_argument("--json", help="write the report here")
+    p.set_defaults(run=cmd_check_suite)
 
     p = sub.add_parser("synthesize", help="map finished rounds to families or propose new cards")
     p.add_argument("history", help="round history as JSONL (docs/patterns.md)")

@@ -56,6 +56,7 @@ FEATURES: dict[str, str] = {
     "masked_loads": "tl.load call sites with a mask",
     "scalar_loads": "tl.load sites whose pointer does not depend on tl.arange (one element per program)",
     "scalar_loads_in_loop": "scalar loads inside a loop (strided one-element-at-a-time access)",
+    "strided_loads": "tl.load sites whose every tl.arange term is scaled by a run-time stride (lanes not contiguous)",
     "input_passes": "passes over one input: outermost loops (and the straight-line body) loading the same pointer",
     "has_hints": "tl.multiple_of / tl.max_contiguous / tl.assume hints",
     "uses_eviction_policy": "eviction_policy= on a load or store",
@@ -292,6 +293,34 @@ class KernelAnalysis:
         if isinstance(expr, ast.Call) and _kw(expr, "base") is not None:
             return self.pointer_root(_kw(expr, "base"), depth - 1)  # type: ignore[arg-type]
         return None
+
+    def additive_terms(self, expr: ast.expr, depth: int = 3) -> list[ast.expr]:
+        """`a + b * s - c` → [a, b * s, c], looking through local names bound once."""
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub):
+            return self.additive_terms(expr.left, depth) + self.additive_terms(expr.right, depth)
+        if isinstance(expr, ast.Name) and depth > 0 and len(self.defs.get(expr.id, [])) == 1 \
+                and expr.id not in self.params:
+            return self.additive_terms(self.defs[expr.id][0], depth - 1)
+        return [expr]
+
+    def is_vector(self, expr: ast.AST) -> bool:
+        return self.mentions(expr, self.vector) or any(self.mod.tl_call(n) == "arange" for n in ast.walk(expr))
+
+    def strided_address(self, ptr: ast.expr) -> bool:
+        """Every term of the address that varies across lanes is multiplied by a run-time value (a stride):
+        neighbouring lanes read addresses a stride apart. Compile-time factors (constexpr pooling strides) are
+        small and keep sectors mostly shared, so they do not count."""
+        vec_terms = [t for t in self.additive_terms(ptr) if self.is_vector(t)]
+        if not vec_terms:
+            return False
+        for t in vec_terms:
+            if not (isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult)):
+                return False
+            scale = t.right if self.is_vector(t.left) else t.left
+            if self.is_vector(scale) or isinstance(scale, ast.Constant) or (
+                    isinstance(scale, ast.Name) and scale.id in self.constexprs):
+                return False
+        return True
 
     def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
         return [lp for lp in self.loops if any(n is node for n in ast.walk(lp))]
@@ -546,6 +575,8 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
                     add("scalar_loads", call)
                     if k.enclosing_loops(call):
                         add("scalar_loads_in_loop", call)
+                if k.strided_address(ptr):
+                    add("strided_loads", call)
                 root = k.pointer_root(ptr)
                 if root:
                     for lp in k.enclosing_loops(call)[:1] or [None]:
@@ -602,7 +633,7 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
                  "uses_exp", "uses_sqrt"):
         _flag(out, name, by.get(name, []))
     for name in ("index_reductions", "reductions", "dots", "loops", "loads", "stores", "masked_loads",
-                 "scalar_loads"):
+                 "scalar_loads", "strided_loads"):
         _count(out, name, by.get(name, []))
     v["has_reduce"] = v["reductions"] > 0
     out.lines["has_reduce"] = list(out.lines.get("reductions", []))

@@ -51,6 +51,7 @@ COUNTERS: dict[str, tuple[str, ...]] = {
     "compute.scan": ("ttir", "ttgir"),
     "compute.atomic": _ALL,
     "compute.fp_ops": ("ptx", "sass"),
+    "compute.vector_fp_ops": ("ptx", "sass"),
     "compute.int_ops": ("ptx", "sass"),
     "compute.special": ("ptx", "sass"),
     "control.loop": ("ttir", "ttgir"),

@@ -54,6 +54,13 @@ def test_multi_pass_row_kernels_count_their_passes():
     assert rms["uses_sqrt"] and rms["input_passes"] == 2 and rms["program_id_axes"] == 2
 
 
+def test_strided_loads_are_told_from_tiles_with_a_contiguous_axis():
+    assert extract((REPO / "bench" / "kernels" / "sum_dim1.py").read_text()).values["strided_loads"] == 1
+    matmul = extract((KERNELS / "matmul_2d.py").read_text()).values
+    assert matmul["strided_loads"] == 0 and matmul["tile_rank"] == 2  # rows strided, columns contiguous
+    assert extract((REPO / "bench" / "kernels" / "new_gelu.py").read_text()).values["strided_loads"] == 0
+
+
 def test_scan_and_chain_features():
     naive = extract((KERNELS / "cumsum_reverse_naive.py").read_text()).values
     fused = extract((KERNELS / "cumsum_reverse_fused.py").read_text()).values
