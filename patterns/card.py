@@ -96,13 +96,6 @@ class Card:
     sha256: str = ""
     document: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def facts(self) -> list[str]:
-        """Every evidence name the card's predicates read."""
-        seen: list[str] = []
-        for c in self.symptoms + self.preconditions + self.anti_signals:
-            seen += [n for n in c.when.names() if n not in seen]
-        return seen
-
     def to_json(self) -> dict[str, Any]:
         return {**self.document, "path": str(self.path) if self.path else None, "sha256": self.sha256}
 

@@ -183,7 +183,7 @@ class KernelAnalysis:
                 part = value.elts[i] if isinstance(value, ast.Tuple | ast.List) and i < len(value.elts) else value
                 self._bind(elt, part)
 
-    def _is_index_reduction(self, c: ast.AST) -> bool:
+    def is_index_reduction(self, c: ast.AST) -> bool:
         name = self.mod.tl_call(c) or self.mod.method_call(c)
         if name in ("argmax", "argmin"):
             return True
@@ -266,7 +266,7 @@ class KernelAnalysis:
             return False
         if isinstance(expr, ast.Call) and self.mod.tl_call(expr) == "where":
             return any(self.value_mentions(a, names) for a in expr.args[1:])
-        if isinstance(expr, ast.Call) and self._is_index_reduction(expr):
+        if isinstance(expr, ast.Call) and self.is_index_reduction(expr):
             return True
         return any(self.value_mentions(c, names) for c in ast.iter_child_nodes(expr))
 
@@ -370,9 +370,6 @@ class Launch:
     grid: ast.expr
     host: ast.FunctionDef | None
     env: dict[str, int]  # literal-valued locals of the host function
-
-    def keyword(self, name: str) -> ast.expr | None:
-        return _kw(self.call, name)
 
 
 def find_launches(tree: ast.Module, kernel_names: set[str]) -> list[Launch]:
@@ -514,13 +511,15 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
     def add(name: str, node: ast.AST) -> None:
         by.setdefault(name, []).append(node)
 
-    extents: list[tuple[int, int | None]] = []  # (tile rank, arange extent or None)
+    extents: list[int | None] = []  # every tl.arange's extent (None: a bound not known statically)
     max_rank = 0
     passes = 0
     for k in kernels:
         reads: dict[str, set[int]] = {}  # pointer root → loops (by id) that load from it
+        block_ptrs = {n for n, vals in k.defs.items() if any(mod.tl_call(x) in ("make_block_ptr", "advance")
+                                                              for x in vals)}  # fmt: skip
         for name, call in k.calls():
-            if name in ("argmax", "argmin") or k._is_index_reduction(call):
+            if name in ("argmax", "argmin") or k.is_index_reduction(call):
                 add("index_reductions", call)
                 if name in ("argmax", "argmin"):
                     add(f"uses_{name}", call)
@@ -568,10 +567,8 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
                 ptr = call.args[0]
                 if _kw(call, "mask") is not None or len(call.args) > 1:
                     add("masked_loads", call)
-                if not k.mentions(ptr, k.vector) and not any(mod.tl_call(n) == "arange" for n in ast.walk(ptr)) \
-                        and mod.tl_call(ptr) not in ("make_block_ptr", "advance") and not k.mentions(
-                            ptr, {n for n, vals in k.defs.items() if any(mod.tl_call(x) in ("make_block_ptr",
-                                                                         "advance") for x in vals)}):
+                is_block_ptr = mod.tl_call(ptr) in ("make_block_ptr", "advance") or k.mentions(ptr, block_ptrs)
+                if not k.is_vector(ptr) and not is_block_ptr:
                     add("scalar_loads", call)
                     if k.enclosing_loops(call):
                         add("scalar_loads_in_loop", call)
@@ -599,7 +596,7 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
                 hi = call.args[1] if len(call.args) > 1 else _kw(call, "end")
                 lo = call.args[0] if call.args else _kw(call, "start")
                 a, b = _int_value(lo, consts), _int_value(hi, consts)
-                extents.append((1, b - a if a is not None and b is not None else None))
+                extents.append(b - a if a is not None and b is not None else None)
         if tile_rank_of(k.fn) > 1:
             max_rank = max(max_rank, tile_rank_of(k.fn))
         for node in ast.walk(k.fn):
@@ -648,10 +645,10 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
             out.note("program_id_axes", n.lineno)
     v["input_passes"] = passes
     v["tile_rank"] = max(max_rank, 1 if extents else 0)
-    known = sorted((e for _, e in extents if e is not None), reverse=True)
+    known = sorted((e for e in extents if e is not None), reverse=True)
     if extents and len(known) == len(extents):
         prod = 1
         for e in known[: v["tile_rank"]]:
             prod *= e
         v["tile_elements"] = prod
-    v["uses_tensor_descriptor"] = bool(out.lines.get("uses_tensor_descriptor"))
+    v["uses_tensor_descriptor"] = bool(out.lines.get("uses_tensor_descriptor"))  # kernel or host (noted earlier)
