@@ -48,6 +48,8 @@ class LoopError(RuntimeError):
 class ProgressSink(Protocol):
     def update(self, op: str, round: int, total: int, stage: str) -> None: ...
 
+    def round_done(self, r: Round) -> None: ...
+
 
 @dataclass(frozen=True)
 class LoopConfig:
@@ -76,13 +78,18 @@ class Loop:
         if self.progress:
             self.progress.update(op, number, self.config.rounds, stage)
 
+    def _commit(self, r: Round) -> None:
+        self.history.commit(r)
+        if self.progress:
+            self.progress.round_done(r)
+
     def run(self, op: Operator) -> list[Round]:
         """Run (or resume) `op` up to config.rounds; returns every round of it in the history."""
         baseline = self.history.get(op.name, 0)
         if baseline is None:
             self._stage(op.name, 0, "baseline")
             baseline = self._baseline(op)
-            self.history.commit(baseline)
+            self._commit(baseline)
         elif baseline.validation and baseline.validation.validator != self.validator.name:
             raise LoopError(f"{op.name} in {self.history.path} was validated with {baseline.validation.validator!r}; "
                             f"resume with that validator, or start a new --out")  # fmt: skip
@@ -90,7 +97,7 @@ class Loop:
             last = self.history.get(op.name, n - 1)
             if last and last.decision == AT_TARGET_DECISION:
                 break
-            self.history.commit(self._round(op, n))
+            self._commit(self._round(op, n))
         self._stage(op.name, self.config.rounds, "done")
         return self.history.rounds(op.name)
 

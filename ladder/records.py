@@ -207,11 +207,8 @@ class History:
             tables = self._db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
             if tables:
                 raise HistoryError(f"{self.path} holds tables but no ladder schema version: not a ladder history")
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executescript(_SCHEMA)
-            self._db.execute("INSERT INTO meta VALUES ('format', 'ladder-history')")
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            self._db.execute("COMMIT")
+            self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA}; INSERT INTO meta VALUES ('format', 'ladder-history'); "
+                                   f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")  # fmt: skip
         elif version > SCHEMA_VERSION:
             raise HistoryError(f"{self.path} has history schema {version}; this ladder reads up to "
                                f"{SCHEMA_VERSION}: upgrade irscope")  # fmt: skip

@@ -34,7 +34,8 @@ class InterpretValidator:
         with tempfile.TemporaryDirectory(prefix="ladder-interp-") as tmp:
             result = Path(tmp) / "result.json"
             env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "TRITON_INTERPRET": "1",
-                   "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"), "PYTHONPATH": str(_REPO)}  # fmt: skip
+                   "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
+                   "PYTHONPATH": str(_REPO)}  # fmt: skip
             cmd = [sys.executable, "-m", "ladder.validators.interpret", str(candidate.resolve()), op.name,
                    str(self.seeds), str(result)]  # fmt: skip
             proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
