@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first and pinned: the CPU build lies on disk; a resolver must never pull a CUDA build.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]" --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)

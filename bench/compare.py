@@ -75,7 +75,7 @@ def _compare_one(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int) -> Ve
         k = int(bad.sum())
         j = int(torch.argmax((diff - limit).masked_fill(~bad, -math.inf)))
         return Verdict(False, f"output {i}: {k} elements outside rtol={tol.rtol} atol={atol:.3g}; worst got "
-                       f"{float(of[j]):.6g} expected {float(rf[j]):.6g}", max_abs, rel_l2)  # fmt: skip
+                       f"{float(of[j]):.6g} expected {float(rf[j]):.6g}", max_abs, rel_l2)
     if rel_l2 > tol.rel_l2:
         return Verdict(False, f"output {i}: relative L2 error {rel_l2:.3g} > {tol.rel_l2:.3g}", max_abs, rel_l2)
     return Verdict(True, "ok", max_abs, rel_l2)

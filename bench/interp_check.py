@@ -52,7 +52,7 @@ def check_operator(op: Operator, seeds: int) -> dict:
                 except Exception:
                     ok, detail = False, traceback.format_exc(limit=4)
                 results.append({"case": case.label(), "kind": kind, "seed": seed, "ok": ok, "detail": detail,
-                                "seconds": round(time.perf_counter() - t0, 3)})  # fmt: skip
+                                "seconds": round(time.perf_counter() - t0, 3)})
     return {"op": op.name, "ok": all(r["ok"] for r in results) and bool(results), "runs": results}
 
 
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         bad = [x for x in r["runs"] if not x["ok"]]
         print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['op']:<28} {len(r['runs'])} runs" +
               (f"  first failure: {bad[0]['case']} {bad[0]['kind']} seed {bad[0]['seed']}: {bad[0]['detail']}"
-               if bad else ""))  # fmt: skip
+               if bad else ""))
     if a.json:
         a.json.write_text(json.dumps(report, indent=1))
     return 0 if all(r["ok"] for r in report) else 1

@@ -5,12 +5,22 @@
     traj = irscope.load("dump")
 """
 
-__version__ = "0.1.0"
-
 from irscope.capture import CompileError, TensorSpec, capture, record
 from irscope.store import load, save
 from irscope.targets import Target, parse_target
 from irscope.trajectory import Snapshot, Trajectory
+from irscope.version import __version__
 
-__all__ = ["CompileError", "Snapshot", "Target", "TensorSpec", "Trajectory", "capture", "load", "parse_target",
-           "record", "save"]
+__all__ = [
+           "CompileError",
+           "Snapshot",
+           "Target",
+           "TensorSpec",
+           "Trajectory",
+           "__version__",
+           "capture",
+           "load",
+           "parse_target",
+           "record",
+           "save",
+]

@@ -12,7 +12,7 @@ _AMDGCN_FIELDS = {
     "vgpr_count": "vgprs", "sgpr_count": "sgprs", "vgpr_spill_count": "vgpr_spills",
     "sgpr_spill_count": "sgpr_spills", "group_segment_fixed_size": "lds_bytes",
     "private_segment_fixed_size": "scratch_bytes", "agpr_count": "agprs",
-}  # fmt: skip
+}
 
 
 def parse_amdgcn_resources(asm: str) -> dict[str, int]:

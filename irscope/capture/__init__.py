@@ -2,6 +2,17 @@
 
 from irscope.capture.api import CompileError, Recording, capture, capture_request, record
 from irscope.capture.specialize import SpecError, TensorSpec, build_request, parse_value
+from irscope.capture.stub_driver import cpu_driver
 
-__all__ = ["CompileError", "Recording", "SpecError", "TensorSpec", "build_request", "capture", "capture_request",
-           "parse_value", "record"]
+__all__ = [
+           "CompileError",
+           "Recording",
+           "SpecError",
+           "TensorSpec",
+           "build_request",
+           "capture",
+           "capture_request",
+           "cpu_driver",
+           "parse_value",
+           "record",
+]

@@ -29,7 +29,7 @@ class CompileError(RuntimeError):
         err = trajectory.error
         where = f"stage {err.stage}" + (f", pass {err.pass_arg}" if err and err.pass_arg else "") if err else "?"
         super().__init__(f"compiling {trajectory.kernel.name} for {trajectory.target} failed in {where}:\n"
-                         f"{err.message if err else ''}")  # fmt: skip
+                         f"{err.message if err else ''}")
         self.trajectory = trajectory
 
 
@@ -43,13 +43,13 @@ def kernel_info(fn: Any) -> KernelInfo:
     except OSError:
         source = "".join(lines)
     return KernelInfo(name=py.__name__, source_file=str(Path(path).resolve()), first_line=first + def_offset,
-                      last_line=first + len(lines) - 1, source=source)  # fmt: skip
+                      last_line=first + len(lines) - 1, source=source)
 
 
 def _header(kernel: KernelInfo, target: Target, spec: Specialization) -> dict:
     return {"format": "irscope-trajectory", "format_version": FORMAT_VERSION, "kernel": kernel.to_json(),
             "target": target.to_json(), "specialization": spec.to_json(), "resources": {}, "times": {},
-            "versions": versions()}  # fmt: skip
+            "versions": versions()}
 
 
 def capture(kernel: Any, *args: Any, target: str | Target = "cuda:90", out_dir: str | Path | None = None,
@@ -85,7 +85,7 @@ def capture_request(req: CompileRequest, out_dir: str | Path | None = None, disa
     if failure is not None:
         builder.failure = failure_from(builder, failure)
     traj = finish(builder, info, req.specialization, builder.metadata or req.options, disassemble,
-                  {"compile_s": round(compile_s, 4), "capture_s": round(time.perf_counter() - t0, 4)})  # fmt: skip
+                  {"compile_s": round(compile_s, 4), "capture_s": round(time.perf_counter() - t0, 4)})
     if writer:
         writer.finish(traj)
     if failure is not None:
@@ -127,7 +127,7 @@ def record(out_dir: str | Path | None = None, disassemble: bool = True) -> Itera
             attrs={names[p[0]]: v for p, v in src.attrs.items()},
             options={k: _plain(metadata.get(k)) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg",
                                                            "enable_fp_fusion", "arch")},
-        )  # fmt: skip
+        )
         traj = finish(builder, kernel_info(fn), spec, metadata, disassemble)
         if rec.out_dir is not None:
             d = rec.out_dir / f"{len(rec.trajectories):03d}-{traj.kernel.name}"

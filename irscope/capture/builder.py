@@ -29,7 +29,7 @@ CODEGEN_STEPS = {
     "llir": ("translate-to-llvm-ir", "LLVMTranslation+O3", LLVM_IR),
     "ptx": ("nvptx-codegen", "NVPTXCodegen", PTX),
     "amdgcn": ("amdgpu-codegen", "AMDGPUCodegen", AMDGCN),
-}  # fmt: skip
+}
 BINARY_STAGES = {"cubin", "hsaco"}
 _TAG_TO_STAGE = {"make_ttir": "ttir", "make_ttgir": "ttgir", "gluon_to_ttgir": "ttgir", "make_llir": "llir"}
 
@@ -119,7 +119,7 @@ class TrajectoryBuilder(PassSink):
             index=len(self.snapshots), stage=stage, stage_index=stage_index, pass_arg=arg, pass_name=name,
             adder=adder, pipeline=pipeline, kind=kind, sha1=digest, changed=prev is None or prev.sha1 != digest,
             wall_ms=wall_ms, diagnostics=diagnostics, _text=text,
-        )  # fmt: skip
+        )
         if stage_index == -1:
             snap.changed = False  # a stage input is the previous output, not a change
         self.snapshots.append(snap)
@@ -138,7 +138,7 @@ class TrajectoryBuilder(PassSink):
         return Trajectory(
             kernel=kernel, target=self.target, specialization=spec, snapshots=self.snapshots,
             artifacts=self.artifacts, error=self.failure, **extra,
-        )  # fmt: skip
+        )
 
 
 def _message(e: BaseException) -> str:

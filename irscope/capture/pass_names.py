@@ -61,7 +61,7 @@ def collect(targets: list[str]) -> dict[str, str]:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, TRITON_CACHE_DIR=cache)
         proc = subprocess.run([sys.executable, "-c", _DUMP_SCRIPT, *targets], capture_output=True, text=True,
-                              env=env, check=True)  # fmt: skip
+                              env=env, check=True)
     return {arg: name for name, arg, _ in dump_headers(proc.stderr)}
 
 
@@ -74,7 +74,7 @@ def main() -> None:
         "triton_version": triton.__version__,
         "how": "python -m irscope.capture.pass_names (MLIR_ENABLE_DUMP headers of the bundled examples)",
         "names": dict(sorted(names.items())),
-    }, indent=1) + "\n")  # fmt: skip
+    }, indent=1) + "\n")
     print(f"{len(names)} pass names → {DATA}")
 
 

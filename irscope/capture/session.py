@@ -21,12 +21,12 @@ from typing import Any
 import triton
 from triton import knobs
 
-import irscope
 from irscope.backends import adapter_for
 from irscope.capture.builder import SnapshotListener, TrajectoryBuilder
 from irscope.capture.passes import recording
 from irscope.targets import Target
 from irscope.trajectory import CompileFailure, KernelInfo, Specialization, Trajectory
+from irscope.version import __version__
 
 _local = threading.local()
 
@@ -80,7 +80,7 @@ class CompileSession:
     def _listener(self, src: Any, metadata: dict, metadata_group: dict, times: Any, cache_hit: bool) -> None:
         if self._prev_listener is not None:
             self._prev_listener(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
-                                cache_hit=cache_hit)  # fmt: skip
+                                cache_hit=cache_hit)
         if self.current is not None and not cache_hit and self._on_compiled is not None:
             self._on_compiled(self.current, src, metadata)
 
@@ -126,7 +126,7 @@ def _all_adapters() -> list[Any]:
 
 
 def versions() -> dict[str, str]:
-    out = {"irscope": irscope.__version__, "triton": triton.__version__, "python": platform.python_version()}
+    out = {"irscope": __version__, "triton": triton.__version__, "python": platform.python_version()}
     try:
         import torch
 
@@ -150,7 +150,7 @@ def finish(builder: TrajectoryBuilder, kernel: KernelInfo, spec: Specialization,
             resources["artifact_error"] = f"{type(e).__name__}: {e}"
     times = {"stage_ms": {k: round(v, 3) for k, v in builder.stage_ms.items()}, **(extra_times or {})}
     return builder.build(kernel, spec, resources=resources, times=times, versions=versions(),
-                         created=datetime.now(UTC).isoformat(timespec="seconds"))  # fmt: skip
+                         created=datetime.now(UTC).isoformat(timespec="seconds"))
 
 
 def failure_from(builder: TrajectoryBuilder, exc: BaseException) -> CompileFailure:

@@ -31,7 +31,7 @@ _DTYPES = {
     "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i1": "bool", "u1": "bool",
-}  # fmt: skip
+}
 _TORCH_NAMES = set(_DTYPES.values()) | {"float", "half", "double", "long", "int"}
 
 
@@ -155,7 +155,7 @@ _OPTION_NAMES = {
     "num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "debug",
     "sanitize_overflow", "instrumentation_mode", "ir_override", "arch", "matrix_instr_nonkdim", "waves_per_eu",
     "kpack", "ptx_options", "extern_libs", "supported_fp8_dtypes", "default_dot_input_precision",
-}  # fmt: skip
+}
 
 
 def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any], target: str | Target = "cuda:90",
@@ -189,7 +189,7 @@ def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any]
     missing = [
         p.name for i, p in enumerate(fn.params)
         if i >= len(positional) and p.name not in kw and not p.has_default
-    ]  # fmt: skip
+    ]
     if missing:
         raise SpecError(
             f"missing argument(s) for {fn.__name__}: {', '.join(missing)}; give every parameter a value "
@@ -208,7 +208,10 @@ def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any]
         raise SpecError(f"arguments do not bind to {fn.__name__}: {e}") from e
     except Exception as e:  # the native specializer rejects unknown argument kinds
         raise SpecError(f"cannot specialize an argument of {fn.__name__}: {e}") from e
-    options, signature, constexprs, attrs = fn._pack_args(backend, kw, bound_args, specialization, options)
+    try:
+        options, signature, constexprs, attrs = fn._pack_args(backend, kw, bound_args, specialization, options)
+    except (AssertionError, ValueError, KeyError) as e:  # the backend's option checks
+        raise SpecError(f"invalid compile option for {tgt}: {e}") from e
     src = ASTSource(fn, signature, constexprs, attrs)
 
     key = str(specialization) + str(options)

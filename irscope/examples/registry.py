@@ -43,7 +43,7 @@ EXAMPLES: dict[str, Example] = {
                 {"BLOCK_M": 64, "BLOCK_N": 64, "HEAD_DIM": 64, "num_warps": 4, "num_stages": 2},
                 "flash-attention forward: online softmax between two dots"),
     ]
-}  # fmt: skip
+}
 
 
 def get_example(name: str) -> Example:

@@ -1,0 +1,67 @@
+"""What every report shows, computed once: stage table, key counters per stage, hot source lines, pass edges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from irscope.graph import StageDiffGraph, build
+from irscope.signatures import Analyzer, by_line, summary
+from irscope.signatures.engine import UNATTRIBUTED
+from irscope.trajectory import Trajectory
+
+# The counters a reader looks at first; the full set is in the JSON/HTML.
+KEY_COUNTERS = [
+    "sync.barrier", "sync.shuffle", "sync.redux", "sync.async_wait", "layout.convert_layout", "layout.local_alloc",
+    "mem.load", "mem.store", "mem.load_vec1", "mem.load_vec4", "mem.store_vec1", "mem.store_vec4", "mem.cp_async",
+    "mem.tma", "mem.local_load", "mem.local_store", "compute.dot", "compute.mma_wgmma", "compute.mma_sync",
+    "compute.dot_fma", "compute.reduce", "compute.reduce_index", "compute.scan", "compute.atomic",
+    "control.loop", "control.pipeline_stages",
+]
+SUMMARY_STAGES = ["ttir", "ttgir", "llir", "llvm", "ptx", "amdgcn", "sass"]
+
+
+@dataclass
+class HotLine:
+    line: int
+    text: str
+    counters: dict[str, dict[str, int]] = field(default_factory=dict)  # stage → counter → value
+
+
+@dataclass
+class ReportModel:
+    traj: Trajectory
+    graph: StageDiffGraph
+    summary: dict[str, float]
+    lines: dict[str, dict[int, dict[str, int]]]  # stage → line → counter → value
+
+    @property
+    def stages(self) -> list[str]:
+        return [s for s in SUMMARY_STAGES if s in self.lines]
+
+    def counter_table(self, names: list[str] | None = None) -> list[tuple[str, dict[str, float]]]:
+        """Rows of (counter, {stage: value}) for counters that are nonzero somewhere."""
+        rows = []
+        for name in names or KEY_COUNTERS:
+            values = {st: self.summary.get(f"{st}.{name}", 0) for st in self.stages}
+            if any(values.values()):
+                rows.append((name, values))
+        return rows
+
+    def hot_lines(self, limit: int = 25) -> list[HotLine]:
+        src = dict(enumerate(self.traj.kernel.source.splitlines(), start=1))
+        out: dict[int, HotLine] = {}
+        for stage in self.stages:
+            for line, counters in self.lines[stage].items():
+                if line == UNATTRIBUTED:
+                    continue
+                picked = {k: v for k, v in counters.items() if k in KEY_COUNTERS and v}
+                if picked:
+                    hl = out.setdefault(line, HotLine(line, src.get(line, "").strip()))
+                    hl.counters[stage] = picked
+        ranked = sorted(out.values(), key=lambda h: h.line)
+        return ranked[:limit]
+
+
+def build_model(traj: Trajectory) -> ReportModel:
+    analyzer = Analyzer(traj)
+    return ReportModel(traj, build(traj, analyzer), summary(traj, analyzer), by_line(traj, analyzer))

@@ -1,0 +1,103 @@
+"""Counters over Triton's own dialects (tt, ttg, scf, gpu): the same on every backend."""
+
+from __future__ import annotations
+
+import re
+
+from irscope.parse.mlir import Op
+from irscope.signatures.rules import OpRule
+from irscope.signatures.types import encoding_kind, result_type, tensor_types
+
+_SHARED_ATTR = re.compile(r'"?ttg\.shared"? = (\d+)')
+_WAIT_NUM = re.compile(r"\{num = (\d+)")
+_MAX_STAGE = re.compile(r"tt\.scheduled_max_stage = (\d+)")
+
+
+def _convert_bytes(op: Op, aliases: dict[str, str]) -> int:
+    t = result_type(op.text)
+    return t.bytes if t else 0
+
+
+def _masked_load(op: Op, aliases: dict[str, str]) -> int:
+    return int(len(op.operands) >= 2)
+
+
+def _masked_store(op: Op, aliases: dict[str, str]) -> int:
+    return int(len(op.operands) >= 3)
+
+
+def _index_reduce(op: Op, aliases: dict[str, str]) -> int:
+    """argmax/argmin lower to a tt.reduce over (values, indices): two operands, an integer result."""
+    if len(op.operands) < 2:
+        return 0
+    results = op.tail.split("->", 1)[-1]
+    return int(bool(re.search(r"\bi(32|64)\b", results)) and bool(re.search(r"\b(f16|bf16|f32|f64)\b", results)))
+
+
+def _dot_encoding(kind: str, version: int | None = None):
+    def value(op: Op, aliases: dict[str, str]) -> int:
+        t = result_type(op.text)
+        if t is None or encoding_kind(t.encoding, aliases) != kind:
+            return 0
+        if version is not None:
+            definition = aliases.get(t.encoding.split("<", 1)[0], t.encoding) if t.encoding else ""
+            return int(f"versionMajor = {version}" in definition)
+        return 1
+
+    return value
+
+
+def _encoding_count(kind: str):
+    def value(op: Op, aliases: dict[str, str]) -> int:
+        if not op.results:
+            return 0
+        types = tensor_types(op.text.split(" loc(", 1)[0].split("->")[-1] if "->" in op.text else op.text)
+        return int(any(encoding_kind(t.encoding, aliases) == kind for t in types[-1:]))
+
+    return value
+
+
+def _shared_bytes(op: Op, aliases: dict[str, str]) -> int:
+    m = _SHARED_ATTR.search(op.text)
+    return int(m.group(1)) if m else 0
+
+
+def _pipeline_depth(op: Op, aliases: dict[str, str]) -> int:
+    if m := _MAX_STAGE.search(op.tail or op.text):
+        return int(m.group(1)) + 1
+    if op.name == "ttg.async_wait" and (m := _WAIT_NUM.search(op.text)):
+        return int(m.group(1)) + 1
+    return 0
+
+
+
+CORE_RULES: list[OpRule] = [
+    OpRule("sync.barrier", ("gpu.barrier", "ttg.local_barrier")),
+    OpRule("sync.async_wait", ("ttg.async_wait",)),
+    OpRule("layout.convert_layout", ("ttg.convert_layout",)),
+    OpRule("layout.convert_layout_bytes", ("ttg.convert_layout",), _convert_bytes),
+    OpRule("layout.local_alloc", ("ttg.local_alloc",)),
+    OpRule("layout.local_load", ("ttg.local_load",)),
+    OpRule("layout.local_store", ("ttg.local_store",)),
+    OpRule("layout.shared_bytes", ("builtin.module",), _shared_bytes),
+    *[OpRule(f"layout.enc.{k}", ("*",), _encoding_count(k))
+      for k in ("blocked", "mma", "dot_op", "shared", "linear", "slice")],
+    OpRule("mem.load", ("tt.load", "tt.descriptor_load", "tt.descriptor_gather")),
+    OpRule("mem.store", ("tt.store", "tt.descriptor_store", "tt.descriptor_scatter")),
+    OpRule("mem.load_masked", ("tt.load",), _masked_load),
+    OpRule("mem.store_masked", ("tt.store",), _masked_store),
+    OpRule("mem.cp_async", ("ttg.async_copy_global_to_local",)),
+    OpRule("compute.dot", ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot", "ttng.tc_gen5_mma")),
+    OpRule("compute.dot_fma", ("tt.dot",), _dot_encoding("blocked")),
+    OpRule("compute.mma_sync", ("tt.dot",), _dot_encoding("mma", 2)),
+    OpRule("compute.reduce", ("tt.reduce",)),
+    OpRule("compute.reduce_index", ("tt.reduce",), _index_reduce),
+    OpRule("compute.scan", ("tt.scan",)),
+    OpRule("compute.atomic", ("tt.atomic_rmw", "tt.atomic_cas")),
+    OpRule("control.loop", ("scf.for", "scf.while")),
+    OpRule("control.pipeline_stages", ("scf.for", "ttg.async_wait"), _pipeline_depth),
+    OpRule("control.warp_specialize", ("ttg.warp_specialize",)),
+]
+
+# Counters whose trajectory value is the maximum over occurrences, not the sum.
+MAX_COUNTERS = {"control.pipeline_stages", "layout.shared_bytes"}

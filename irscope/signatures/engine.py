@@ -1,0 +1,192 @@
+"""Counters per snapshot and artifact, each count attributed to a line of the kernel's Python source."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from irscope.parse.asm import Instr, parse_amdgcn, parse_ptx, parse_sass
+from irscope.parse.llvmir import parse_llvm_ir
+from irscope.parse.locations import Frame, LocationTable
+from irscope.parse.mlir import Op, parse_mlir, scan_ops
+from irscope.signatures.core_rules import MAX_COUNTERS
+from irscope.signatures.registry import rules_for
+from irscope.signatures.rules import InstrRule, OpRule
+from irscope.trajectory import LLVM_IR, MLIR, Snapshot, Trajectory
+
+UNATTRIBUTED = 0  # line key for counts that map to no line of the kernel's file
+FULL_PARSE_LIMIT = 400_000  # characters; larger MLIR texts take the regex fast path (single-line ops only)
+
+
+@dataclass
+class Signature:
+    stage: str
+    kind: str
+    counters: dict[str, int] = field(default_factory=dict)
+    lines: dict[int, dict[str, int]] = field(default_factory=dict)  # kernel line → counter → value
+
+    def add(self, counter: str, value: int, line: int) -> None:
+        if not value:
+            return
+        bucket = self.lines.setdefault(line, {})
+        if counter in MAX_COUNTERS:
+            self.counters[counter] = max(self.counters.get(counter, 0), value)
+            bucket[counter] = max(bucket.get(counter, 0), value)
+        else:
+            self.counters[counter] = self.counters.get(counter, 0) + value
+            bucket[counter] = bucket.get(counter, 0) + value
+
+
+class LineResolver:
+    """Maps frames to lines of the kernel's file. Inside `tl.*` helpers (triton/language/*.py), PTX and SASS
+    line tables name the helper's line only; the MLIR call-site locations say which kernel lines call that
+    helper line. One caller: that line. Several: the caller most recently seen in instruction order, else the
+    next caller after it (code is emitted roughly in source order), else the last before it."""
+
+    def __init__(self, kernel_file: str, mlir_texts: list[str]):
+        self.kernel_file = kernel_file
+        self.callers: dict[tuple[str, int], set[int]] = defaultdict(set)
+        for text in mlir_texts:
+            table = LocationTable(text)
+            for alias in list(table._raw):
+                frames = table.resolve(alias).frames
+                user = next((f for f in frames if f.file == kernel_file), None)
+                if user is None:
+                    continue
+                for f in frames:
+                    if f.file == kernel_file:
+                        break
+                    self.callers[(f.file, f.line)].add(user.line)
+
+    def line(self, frame: Frame | None, previous: int) -> int:
+        if frame is None:
+            return UNATTRIBUTED
+        if frame.file == self.kernel_file:
+            return frame.line
+        callers = self.callers.get((frame.file, frame.line))
+        if not callers:
+            return UNATTRIBUTED
+        if len(callers) == 1:
+            return next(iter(callers))
+        if previous in callers:
+            return previous
+        later = [c for c in callers if c > previous]
+        return min(later) if later else max(callers)
+
+
+def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str) -> Signature:
+    sig = Signature(stage, MLIR)
+    applicable = [r for r in rules if not r.stages or stage in r.stages]
+    by_name: dict[str, list[OpRule]] = defaultdict(list)
+    star: list[OpRule] = []
+    for r in applicable:
+        for name in r.ops:
+            (star if name == "*" else by_name[name]).append(r)
+    ops: list[Op]
+    if len(text) > FULL_PARSE_LIMIT:
+        star = []  # tensor encodings live in TTGIR-sized modules; multi-megabyte ones are LLVM dialect
+    if star or len(text) <= FULL_PARSE_LIMIT:
+        parsed = parse_mlir(text)
+        ops, aliases = parsed.ops, parsed.aliases
+    else:
+        ops, aliases = scan_ops(text, set(by_name)), {}
+    for op in ops:
+        named = by_name.get(op.name)
+        if not named and not star:
+            continue
+        frame = op.location.user_frame(kernel_file)
+        line = frame.line if frame is not None and frame.file == kernel_file else UNATTRIBUTED
+        for rule in (named or []) + star:
+            sig.add(rule.counter, rule.value(op, aliases), line)
+    return sig
+
+
+def instr_signature(instrs: list[Instr], stage: str, kind: str, rules: list[InstrRule],
+                    resolver: LineResolver) -> Signature:
+    sig = Signature(stage, kind)
+    applicable = [r for r in rules if r.kind == kind]
+    previous = UNATTRIBUTED
+    for ins in instrs:
+        line = resolver.line(ins.frame, previous)
+        if line != UNATTRIBUTED:
+            previous = line
+        for rule in applicable:
+            sig.add(rule.counter, rule.count(ins), line)
+    return sig
+
+
+def llvm_ir_signature(text: str, stage: str, rules: list[InstrRule], kernel_file: str) -> Signature:
+    sig = Signature(stage, LLVM_IR)
+    applicable = [r for r in rules if r.kind == LLVM_IR]
+    for ins, frames in parse_llvm_ir(text):
+        user = next((f for f in frames if f.file == kernel_file), None)
+        line = user.line if user else UNATTRIBUTED
+        for rule in applicable:
+            sig.add(rule.counter, rule.count(ins), line)
+    return sig
+
+
+class Analyzer:
+    """Signatures of one trajectory's snapshots and artifacts, computed once per distinct text."""
+
+    def __init__(self, traj: Trajectory):
+        self.traj = traj
+        self.op_rules, self.instr_rules = rules_for(traj.target.backend)
+        self.kernel_file = traj.kernel.source_file
+        self._by_sha: dict[str, Signature] = {}
+        self._resolver: LineResolver | None = None
+
+    @property
+    def resolver(self) -> LineResolver:
+        if self._resolver is None:
+            texts = []
+            for stage in ("ttgir", "llir"):
+                mlir = [s for s in self.traj.stage_snapshots(stage) if s.kind == MLIR]
+                if mlir:
+                    texts.append(mlir[-1].text)
+            self._resolver = LineResolver(self.kernel_file, texts)
+        return self._resolver
+
+    def signature(self, snap: Snapshot) -> Signature:
+        hit = self._by_sha.get(snap.sha1)
+        if hit is not None and hit.stage == snap.stage:
+            return hit
+        text = snap.text
+        if snap.kind == MLIR:
+            sig = mlir_signature(text, snap.stage, self.op_rules, self.kernel_file)
+        elif snap.kind == LLVM_IR:
+            sig = llvm_ir_signature(text, snap.stage, self.instr_rules, self.kernel_file)
+        elif snap.kind == "ptx":
+            sig = instr_signature(parse_ptx(text), snap.stage, "ptx", self.instr_rules, self.resolver)
+        else:
+            sig = instr_signature(parse_amdgcn(text), snap.stage, "amdgcn", self.instr_rules, self.resolver)
+        self._by_sha[snap.sha1] = sig
+        return sig
+
+    def sass(self) -> Signature | None:
+        art = self.traj.artifacts.get("sass")
+        if art is None:
+            return None
+        key = "sass:" + art.sha1
+        if key not in self._by_sha:
+            self._by_sha[key] = instr_signature(parse_sass(str(art.data)), "sass", "sass", self.instr_rules,
+                                                self.resolver)
+        return self._by_sha[key]
+
+    def stage_signatures(self) -> dict[str, Signature]:
+        """Summary stages → signature of the stage's final text: ttir, ttgir, llir (last LLVM-dialect MLIR),
+        llvm (LLVM IR), ptx / amdgcn, sass."""
+        out: dict[str, Signature] = {}
+        for stage in self.traj.stages:
+            snaps = self.traj.stage_snapshots(stage)
+            mlir = [s for s in snaps if s.kind == MLIR]
+            if mlir:
+                out[stage] = self.signature(mlir[-1])
+            for s in snaps:
+                if s.kind == LLVM_IR:
+                    out["llvm"] = self.signature(s)
+                elif s.kind in ("ptx", "amdgcn"):
+                    out[s.kind] = self.signature(s)
+        if (sass := self.sass()) is not None:
+            out["sass"] = sass
+        return out

@@ -1,0 +1,25 @@
+"""The counter registry: Triton-wide rules plus each backend's own, selected by the trajectory's backend."""
+
+from __future__ import annotations
+
+from irscope.signatures.core_rules import CORE_RULES
+from irscope.signatures.rules import InstrRule, OpRule
+
+
+def rules_for(backend: str) -> tuple[list[OpRule], list[InstrRule]]:
+    # Backend rule sets live with their adapters; imported here, where the registry is asked, to keep
+    # irscope.backends free of a dependency on the analysis modules at import time.
+    if backend == "cuda":
+        from irscope.backends.nvidia_counters import MLIR_RULES, NVIDIA_INSTR_RULES
+
+        return CORE_RULES + MLIR_RULES, NVIDIA_INSTR_RULES
+    if backend == "hip":
+        from irscope.backends.amd_counters import AMDGCN_RULES, MLIR_RULES
+
+        return CORE_RULES + MLIR_RULES, AMDGCN_RULES
+    return list(CORE_RULES), []
+
+
+def counter_names(backend: str) -> list[str]:
+    ops, instrs = rules_for(backend)
+    return sorted({r.counter for r in ops} | {r.counter for r in instrs})

@@ -1,0 +1,105 @@
+"""Signatures, the stage-diff graph, attribution and comparison on real compiles, checked against independent
+counts over the PTX and SASS text."""
+
+import re
+
+import pytest
+
+from irscope.compare import compare
+from irscope.graph import build
+from irscope.signatures import by_line, summary
+
+from .conftest import capture_example
+
+ARGMAX_LINE = "i1 = tl.argmax(x, axis=0)"
+
+
+def kernel_line(traj, text):
+    return next(i for i, line in enumerate(traj.kernel.source.splitlines(), start=1) if line.strip() == text)
+
+
+def count_lines(text, pattern):
+    return sum(1 for line in text.splitlines() if re.search(pattern, line))
+
+
+@pytest.mark.parametrize("name", ["top2_argmax", "matmul", "softmax", "add"])
+def test_counters_agree_with_independent_text_counts(name, matmul_dump, argmax_traj):
+    traj = {"matmul": matmul_dump[0], "top2_argmax": argmax_traj}.get(name) or capture_example(name)
+    s = summary(traj)
+    ptx = traj.stage_output("ptx").text
+    sass = traj.artifacts["sass"].data
+    assert s.get("ptx.sync.shuffle", 0) == count_lines(ptx, r"^\s*(@!?%\w+\s+)?shfl\.sync")
+    assert s.get("ptx.sync.barrier", 0) == count_lines(ptx, r"^\s*(@!?%\w+\s+)?(bar|barrier)\.sync")
+    assert s.get("ptx.mem.load", 0) == count_lines(ptx, r"^\s*(@!?%\w+\s+)?ld\.global")
+    assert s.get("ptx.mem.load_vec4", 0) == count_lines(ptx, r"ld\.global\S*\.v4\.(b|f|s|u)32")
+    assert s.get("ptx.compute.mma_wgmma", 0) == count_lines(ptx, r"wgmma\.mma_async\.")
+    assert s.get("ptx.mem.cp_async", 0) == count_lines(ptx, r"cp\.async\.c[ag]\.")
+    assert s.get("sass.sync.shuffle", 0) == count_lines(sass, r"\*/\s+(@!?P\w+\s+)?SHFL\.")
+    assert s.get("sass.sync.barrier", 0) == count_lines(sass, r"\*/\s+(@!?P\w+\s+)?BAR\.(SYNC|RED)")
+    assert s.get("sass.mem.load_vec4", 0) == count_lines(sass, r"\*/\s+(@!?P\w+\s+)?LDG\.\S*128")
+    assert s.get("sass.compute.mma_wgmma", 0) == count_lines(sass, r"\*/\s+HGMMA\.")
+    assert s["res.registers"] == traj.resources["registers"]
+
+
+def test_argmax_line_owns_its_shuffles_and_barriers(argmax_traj):
+    line = kernel_line(argmax_traj, ARGMAX_LINE)
+    lines = by_line(argmax_traj)
+    assert lines["ttgir"][line]["compute.reduce_index"] == 1
+    ptx = lines["ptx"][line]
+    assert ptx["sync.shuffle"] > 0 and ptx["sync.barrier"] > 0
+    s = summary(argmax_traj)
+    total_attributed = sum(c.get("sync.shuffle", 0) for ln, c in lines["ptx"].items() if ln)
+    assert total_attributed == s["ptx.sync.shuffle"], "every PTX shuffle maps to a kernel line"
+
+
+def test_graph_names_pass_introducing_and_removing_convert_layout(argmax_traj):
+    g = build(argmax_traj)
+    intro, removed = g.introduced_by("ttg.convert_layout"), g.removed_by("ttg.convert_layout")
+    assert [c.edge.pass_arg for c in intro] == ["tritongpu-coalesce"]
+    assert intro[0].before == 0 and intro[0].after == 3
+    assert [c.edge.pass_arg for c in removed] == ["tritongpu-remove-layout-conversions"] and removed[0].after == 0
+    shuffles = g.introduced_by("sync.shuffle")
+    assert shuffles[0].edge.pass_arg == "convert-triton-gpu-to-llvm"
+    assert g.first_where("sync.barrier > 0").pass_arg == "convert-triton-gpu-to-llvm"
+    timeline = dict((i, v) for i, _, v in g.timeline("ttg.convert_layout"))
+    assert max(timeline.values()) == 3
+    # unchanged passes fold into the edges; every snapshot is either a node or folded
+    folded = {i for e in g.edges() for i in e.collapsed}
+    assert set(g.nodes()) | folded | {s.index for s in argmax_traj.snapshots if s.stage_index == -1} == set(
+        range(len(argmax_traj.snapshots)))
+
+
+def test_passes_touching_the_argmax_line(argmax_traj):
+    g = build(argmax_traj)
+    line = kernel_line(argmax_traj, ARGMAX_LINE)
+    touched = {e.pass_arg: d for e, d in g.passes_touching_line(line)}
+    assert touched["convert-triton-gpu-to-llvm"]["sync.shuffle"] > 0
+    assert touched["convert-triton-gpu-to-llvm"]["compute.reduce_index"] == -1
+
+
+def test_value_only_rewrite_removes_index_reduction(argmax_traj, value_traj):
+    c = compare(argmax_traj, value_traj)
+    assert c.delta("ttgir.compute.reduce_index") == -1
+    assert c.delta("ptx.sync.shuffle") < 0
+    line = kernel_line(argmax_traj, ARGMAX_LINE)
+    gone = [ld for ld in c.lines if ld.line_a == line and ld.line_b is None and ld.stage == "ptx"]
+    assert gone, "the argmax line is reported as gone"
+    assert gone[0].counters["sync.shuffle"][1] == 0 and gone[0].counters["sync.shuffle"][0] > 0
+    assert gone[0].counters["sync.barrier"][0] > 0
+    assert all(p.op == "equal" for p in c.passes)  # same pipeline, different kernels
+
+
+def test_matmul_signature(matmul_dump):
+    s = summary(matmul_dump[0])
+    assert s["ttgir.compute.mma_wgmma"] == 1 and s["ttgir.control.pipeline_stages"] == 3
+    assert s["ttgir.layout.enc.mma"] > 0 and s["ptx.compute.mma_wgmma"] > 0
+
+
+def test_amd_counters_agree_with_amdgcn_text():
+    traj = capture_example("top2_argmax", "hip:gfx942")
+    s = summary(traj)
+    asm = traj.stage_output("amdgcn").text
+    assert s["amdgcn.sync.barrier"] == count_lines(asm, r"^\s+s_barrier\b") > 0
+    assert s["amdgcn.mem.load"] == count_lines(asm, r"^\s+(global|buffer)_load")
+    assert s["ttgir.compute.reduce_index"] == 1
+    assert s["res.registers"] == traj.resources["vgprs"]

@@ -1,0 +1,112 @@
+"""Bad input gets a clear error and loses nothing: compile failures, a killed capture, the CLI's errors."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import irscope
+from irscope.capture import CompileError
+from irscope.cli import main as cli_main
+
+FAILING = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def bad_asm(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        y = tl.inline_asm_elementwise("bogus.instr.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True,
+                                      pack=1)
+        tl.store(x_ptr + offs, y)
+
+
+    @triton.jit
+    def bad_frontend(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        tl.store(x_ptr + offs, tl.dot(x, x))
+
+
+    not_a_kernel = 3
+''')
+
+
+@pytest.fixture()
+def failing_file(tmp_path):
+    path = tmp_path / "failing.py"
+    path.write_text(FAILING)
+    return path
+
+
+def test_ptxas_failure_keeps_every_pass(failing_file, tmp_path):
+    out = tmp_path / "dump"
+    rc = cli_main(["dump", f"{failing_file}:bad_asm", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=128",
+                   "--out", str(out)])
+    assert rc == 1
+    traj = irscope.load(out)
+    assert traj.error is not None and traj.error.stage == "cubin"
+    assert "bogus" in traj.error.message
+    assert traj.stage_output("ptx").text.count("bogus.instr.f32") == 1
+    assert len(list(traj.passes())) >= 55  # every MLIR pass and the PTX are kept
+
+
+def test_frontend_failure_is_reported(failing_file):
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location("failing_mod", failing_file)
+    mod = module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(CompileError, match="equal ranks") as info:
+        irscope.capture(mod.bad_frontend, "*fp32", BLOCK=128)
+    assert info.value.trajectory.snapshots == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["dump", "missing.py:k", "--out", "x"], "no such file"),
+    (["dump", "{f}:nope", "--out", "x"], "bad_asm"),  # lists the kernels that exist
+    (["dump", "{f}:not_a_kernel", "--out", "x"], "not a @triton.jit"),
+    (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp99", "--constexpr", "BLOCK=8", "--out", "x"], "unknown dtype"),
+    (["dump", "{f}:bad_asm", "--arg", "x_ptr", "--out", "x"], "NAME=VALUE"),
+    (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp32", "--out", "x"], "missing argument"),
+    (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=8", "--num-warps", "3", "--out", "x"],
+     "power of 2"),
+    (["dump", "{f}:bad_asm", "--target", "tpu:1", "--out", "x"], "unknown target"),
+    (["ls", "/nonexistent/dir"], "no such directory"),
+])
+def test_cli_errors(args, message, failing_file, capsys, tmp_path):
+    args = [a.replace("{f}", str(failing_file)) for a in args]
+    args = [str(tmp_path / "x") if a == "x" else a for a in args]
+    assert cli_main(args) == 2
+    assert message in " ".join(capsys.readouterr().err.split())
+
+
+def test_killed_capture_keeps_finished_passes(tmp_path):
+    """SIGKILL mid-compile: the journal still yields every pass written so far."""
+    out = tmp_path / "killed"
+    script = textwrap.dedent(f"""
+        import irscope
+        from irscope.examples import EXAMPLES
+        ex = EXAMPLES["matmul"]
+        irscope.capture(ex.kernel, target="cuda:90", out_dir={str(out)!r}, kernel_kwargs=ex.args, **ex.options)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
+    journal = out / "journal.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if journal.exists() and journal.read_text().count('"snapshot"') >= 20:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    traj = irscope.load(out)
+    assert not traj.complete
+    assert traj.error is not None and "ended before the compile finished" in traj.error.message
+    assert len(traj.snapshots) >= 20
+    assert all(s.text for s in traj.snapshots)  # every journaled snapshot's IR file is readable
