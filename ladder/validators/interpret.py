@@ -36,8 +36,9 @@ class InterpretValidator:
             env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "TRITON_INTERPRET": "1",
                    "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
                    "PYTHONPATH": str(_REPO)}  # fmt: skip
-            cmd = [sys.executable, "-m", "ladder.validators.interpret", str(candidate.resolve()), op.name,
-                   str(self.seeds), str(result)]  # fmt: skip
+            # The child finds the operator through the module that defines it (bench/ops/<name>.py: OPERATOR).
+            cmd = [sys.executable, "-m", "ladder.validators.interpret", str(candidate.resolve()),
+                   op.make_inputs.__module__, str(self.seeds), str(result)]  # fmt: skip
             proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     text=True, start_new_session=True)  # fmt: skip
             timed_out = False
@@ -59,14 +60,14 @@ class InterpretValidator:
         return Validation(self.name, DEVICE, not bad and bool(cases), detail, cases)
 
 
-def _check(candidate: Path, op_name: str, seeds: int) -> list[dict]:
+def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
+    import importlib
     import importlib.util
     import traceback
 
     from bench.compare import compare
-    from bench.operator import get_operator
 
-    op = get_operator(op_name)
+    op = importlib.import_module(op_module).OPERATOR
     spec = importlib.util.spec_from_file_location("candidate", candidate)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {candidate}")
@@ -99,8 +100,8 @@ def _check(candidate: Path, op_name: str, seeds: int) -> list[dict]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="child process of InterpretValidator")
     ap.add_argument("candidate", type=Path)
-    ap.add_argument("op")
+    ap.add_argument("op_module")
     ap.add_argument("seeds", type=int)
     ap.add_argument("result", type=Path)
     a = ap.parse_args()
-    a.result.write_text(json.dumps(_check(a.candidate, a.op, a.seeds)))
+    a.result.write_text(json.dumps(_check(a.candidate, a.op_module, a.seeds)))

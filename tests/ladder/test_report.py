@@ -123,7 +123,8 @@ def test_diagnose_on_a_cpu_machine_climbs_and_says_what_each_level_needs(tmp_pat
     out = capsys.readouterr().out
     assert "L2 profiling diagnosis: unavailable — L2 needs a CUDA GPU" in out
     assert "L1 pattern triage: unavailable — no L1 level is registered in this build" in out
-    assert "→ inconclusive: no level up to L4 could stop" in out
+    assert "L3 IR attribution: ran" in out and "new_gelu.py:13" in out
+    assert "→ actionable at L3: narrow-memory-access; rewrite family widen-memory-access" in out
 
 
 def test_diagnose_with_gpu_timings_shows_the_roofline_evidence(tmp_path, capsys):
@@ -135,7 +136,7 @@ def test_diagnose_with_gpu_timings_shows_the_roofline_evidence(tmp_path, capsys)
     l2 = d["results"][1]
     assert l2["status"] == "ran" and l2["evidence"][2]["claim"] == "c3: 4.516 ms, speed of light 0.4994 ms (11% of SoL)"
     assert l2["evidence"][2]["source"] == {"kind": "artifact", "path": str(vfile)}
-    assert d["outcome"] == "inconclusive"
+    assert d["outcome"] == "actionable" and d["level"] == "L3"  # L2 found no class without counters
 
 
 def test_diagnose_rejects_bad_input(tmp_path, capsys):
