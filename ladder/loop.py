@@ -134,8 +134,8 @@ class Loop:
         best = self.history.best(op.name) or self.history.get(op.name, 0)
         assert best is not None
         rdir = self._fresh_dir(op.name, n)
-        base_path = rdir / "base.py"
-        base_path.write_text(Path(best.artifacts["candidate"]).read_text())
+        base_path = rdir / "base.py"  # from the record, not the earlier round's file: the record is the truth
+        base_path.write_text(op.initial_source() if best.round == 0 or best.rewrite is None else best.rewrite.source)
         past = tuple(PastRound(r.round, r.rewrite.family if r.rewrite else None, r.decision, r.speedup, r.reason[:200])
                      for r in self.history.rounds(op.name) if r.round > 0)  # fmt: skip
         common: dict[str, Any] = {"target": self._target(), "started": started}
