@@ -14,6 +14,7 @@ import argparse
 import csv
 import importlib.util
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,7 @@ METRICS = (
     "launch__waves_per_multiprocessor",
 )
 _HEADER_START = '"ID","Process ID","Process Name"'
+_REPO = Path(__file__).resolve().parents[1]
 
 
 class NcuError(RuntimeError):
@@ -129,13 +131,21 @@ def unavailable_reason(ncu: str = "ncu") -> str | None:
     return None
 
 
+def _child_env(out_dir: Path) -> dict[str, str]:
+    """What the GPU child needs (CUDA, drivers, paths) and nothing else: the kernel is untrusted, keys stay out."""
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR") or k.startswith(("CUDA_", "NVIDIA_"))}  # fmt: skip
+    return {**keep, "PYTHONPATH": str(_REPO), "PYTHONDONTWRITEBYTECODE": "1",
+            "TRITON_CACHE_DIR": str(out_dir / "triton-cache")}  # fmt: skip
+
+
 def profile(kernel: Path, op: str, case: str, out_dir: Path, ncu: str = "ncu", timeout_s: float = 600) -> CaseCounters:
     out_dir.mkdir(parents=True, exist_ok=True)
     report = out_dir / f"ncu-{case}.ncu-rep"
     cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",
            "--metrics", ",".join(METRICS), "--force-overwrite", "--export", str(report),
            sys.executable, "-m", "ladder.ncu", "--child", str(kernel.resolve()), op, case]  # fmt: skip
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir)
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir, env=_child_env(out_dir))
     if run.returncode != 0 or not report.exists():
         raise NcuError(f"ncu on {kernel.name} case {case} exited {run.returncode}:\n{run.stdout[-2000:]}\n"
                        f"{run.stderr[-2000:]}")  # fmt: skip

@@ -126,3 +126,11 @@ def test_l2_on_a_gpu_profiles_the_cases_that_matter(tmp_path):
     assert len(profiled) == 2 and all(os.path.exists(e.source.path) for e in profiled)
     assert all(e.data["time_ns"] > 0 and e.data["dram_bytes"] > 0 for e in profiled)
     assert r.hypotheses and {h.bottleneck for h in r.hypotheses} <= {EXCESS, UNDER_PARALLEL, MEMORY, ISSUE, LATENCY}
+
+
+def test_the_profiled_child_gets_cuda_settings_but_no_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    env = ncu._child_env(tmp_path)
+    assert "OPENAI_API_KEY" not in env and env["CUDA_VISIBLE_DEVICES"] == "0"
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton-cache") and Path(env["PYTHONPATH"], "ladder").is_dir()
