@@ -150,6 +150,11 @@ def cmd_query(a: argparse.Namespace) -> int:
         line = int(a.arg)
         src = traj.kernel.source.splitlines()
         console.print(f"line {line}: {src[line - 1].strip() if 0 < line <= len(src) else '?'}")
+        for stage in ("ttir", "ttgir"):
+            if stage in traj.stages:
+                ops = g.ops_by_line(traj.stage_output(stage).index).get(line, {})
+                console.print(f"  {stage} ops: " + (", ".join(f"{k}×{v}" for k, v in sorted(ops.items())) or "none"))
+        console.print("  passes that changed it:")
         for e, delta in g.passes_touching_line(line):
             changes = ", ".join(f"{k} {v:+d}" for k, v in delta.items())
             console.print(f"  #{e.target} {e.stage} {e.pass_arg}: {changes}")

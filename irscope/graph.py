@@ -155,10 +155,11 @@ class StageDiffGraph:
     def _line_ops_delta(self, e: Edge, line: int) -> dict[str, int]:
         if e.kind_change:
             return {}
-        a, b = self._line_ops(e.source).get(line, Counter()), self._line_ops(e.target).get(line, Counter())
+        a, b = self.ops_by_line(e.source).get(line, Counter()), self.ops_by_line(e.target).get(line, Counter())
         return {k: b[k] - a[k] for k in set(a) | set(b) if a[k] != b[k]}
 
-    def _line_ops(self, index: int) -> dict[int, Counter[str]]:
+    def ops_by_line(self, index: int) -> dict[int, Counter[str]]:
+        """MLIR op names per kernel line in one snapshot (LLVM-dialect giants excepted: see FULL_PARSE_LIMIT)."""
         from irscope.parse.mlir import parse_mlir
         from irscope.signatures.engine import FULL_PARSE_LIMIT
 

@@ -47,29 +47,22 @@ print(json.dumps(times))
 """
 
 
-def time_plain(name: str, runs: int) -> list[float]:
+def time_plain(name: str) -> float:
     ex = EXAMPLES[name]
     req = build_request(ex.kernel, ex.args, dict(ex.options), "cuda:90")
-    out = []
     with knobs.compilation.scope():
         knobs.compilation.always_compile = True
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
-            out.append(time.perf_counter() - t0)
-    return out
-
-
-def time_capture(name: str, runs: int, disassemble: bool) -> tuple[list[float], int, int]:
-    ex = EXAMPLES[name]
-    out, snaps, nbytes = [], 0, 0
-    for _ in range(runs):
         t0 = time.perf_counter()
-        traj = irscope.capture(ex.kernel, target="cuda:90", disassemble=disassemble, kernel_kwargs=ex.args,
-                               **ex.options)
-        out.append(time.perf_counter() - t0)
-        snaps, nbytes = len(traj.snapshots), sum(len(s.text) for s in traj.snapshots)
-    return out, snaps, nbytes
+        triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
+        return time.perf_counter() - t0
+
+
+def time_capture(name: str, disassemble: bool) -> tuple[float, int, int]:
+    ex = EXAMPLES[name]
+    t0 = time.perf_counter()
+    traj = irscope.capture(ex.kernel, target="cuda:90", disassemble=disassemble, kernel_kwargs=ex.args, **ex.options)
+    elapsed = time.perf_counter() - t0
+    return elapsed, len(traj.snapshots), sum(len(s.text) for s in traj.snapshots)
 
 
 def time_dump(name: str, runs: int) -> tuple[list[float], int]:
@@ -93,15 +86,21 @@ def main() -> None:
     a = ap.parse_args()
     rows = []
     for name in KERNELS:
-        time_plain(name, 2)  # warm: imports, first-compile initialization
-        plain = statistics.median(time_plain(name, a.runs))
-        ir_only, snaps, nbytes = time_capture(name, a.runs, disassemble=False)
-        full, _, _ = time_capture(name, a.runs, disassemble=True)
-        dump, dump_bytes = time_dump(name, a.runs)
+        time_plain(name)  # warm: imports, first-compile initialization
+        time_capture(name, disassemble=False)
+        plain, ir_only, full = [], [], []
+        snaps = nbytes = 0
+        for _ in range(a.runs):  # interleaved, so load on the machine hits all three alike
+            plain.append(time_plain(name))
+            t, snaps, nbytes = time_capture(name, disassemble=False)
+            ir_only.append(t)
+            full.append(time_capture(name, disassemble=True)[0])
+        dump, dump_bytes = time_dump(name, a.runs + 1)
         rows.append({
-            "kernel": name, "plain_ms": plain * 1e3, "capture_ir_ms": statistics.median(ir_only) * 1e3,
-            "capture_sass_ms": statistics.median(full) * 1e3, "dump_ms": statistics.median(dump[1:] or dump) * 1e3,
-            "snapshots": snaps, "ir_mb": nbytes / 1e6, "dump_mb": dump_bytes / 1e6,
+            "kernel": name, "plain_ms": statistics.median(plain) * 1e3,
+            "capture_ir_ms": statistics.median(ir_only) * 1e3, "capture_sass_ms": statistics.median(full) * 1e3,
+            "dump_ms": statistics.median(dump[1:]) * 1e3, "snapshots": snaps, "ir_mb": nbytes / 1e6,
+            "dump_mb": dump_bytes / 1e6,
         })
     for r in rows:
         r["capture_ir_x"] = r["capture_ir_ms"] / r["plain_ms"]

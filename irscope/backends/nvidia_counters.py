@@ -105,6 +105,8 @@ PTX_RULES: list[InstrRule] = [
     InstrRule("compute.fp_ops", "ptx", rx(_ARITH), text_pattern=None,
               value=lambda i: int(bool(re.search(_FP_TYPES, i.opcode)))),
     InstrRule("compute.int_ops", "ptx", rx(_ARITH), value=lambda i: int(bool(re.search(_INT_TYPES, i.opcode)))),
+    InstrRule("compute.vector_fp_ops", "ptx", rx(_ARITH), value=lambda i: int(bool(re.search(r"x2(?:\.|$)",
+                                                                                             i.opcode)))),
     InstrRule("control.branch", "ptx", rx(r"^bra"), lambda i: int(i.predicated)),
 ]
 
@@ -135,6 +137,7 @@ SASS_RULES: list[InstrRule] = [
     InstrRule("compute.fp_ops", "sass",
               rx(r"^(?:FADD|FMUL|FFMA|FMNMX|FSETP|FSEL|HADD2|HMUL2|HFMA2|HMNMX2|DADD|DMUL|DFMA|FCHK|FRND)\b")),
     InstrRule("compute.int_ops", "sass", rx(r"^(?:IADD3|IMAD|IMUL|LOP3|ISETP|SHF|LEA|IABS|IMNMX|SEL|PRMT|POPC|FLO)\b")),
+    InstrRule("compute.vector_fp_ops", "sass", rx(r"^(?:HADD2|HMUL2|HFMA2|HMNMX2|HSET2|HSETP2)\b")),
     InstrRule("control.branch", "sass", rx(r"^BRA\b"), lambda i: int(i.predicated)),
     InstrRule("res.instructions", "sass", rx(r".")),
 ]

@@ -144,13 +144,15 @@ def scan_ops(text: str, names: set[str]) -> list[Op]:
     pattern = re.compile(rf'^[ \t]*(?:(%[^\n=]*?)[ \t]*=[ \t]*)?"?({alternation})"?(?=[ \t(<{{"]|$)', re.M)
     table = LocationTable(text)
     ops: list[Op] = []
+    line_no, counted_to = 1, 0
     for m in pattern.finditer(text):
         end = text.find("\n", m.end())
         line = text[m.start() : end if end >= 0 else len(text)]
         results = tuple(r.strip() for r in m.group(1).split(",")) if m.group(1) else ()
         lm = _TRAILING_LOC.search(line)
-        op = Op(m.group(2), results, text.count("\n", 0, m.start()) + 1, 0, line.strip()[:2000],
-                lm.group(1) if lm else None)
+        line_no += text.count("\n", counted_to, m.start())
+        counted_to = m.start()
+        op = Op(m.group(2), results, line_no, 0, line.strip()[:2000], lm.group(1) if lm else None)
         op.location = table.resolve(op.loc_body)
         ops.append(op)
     return ops

@@ -47,12 +47,29 @@ def _dot_encoding(kind: str, version: int | None = None):
     return value
 
 
+def _result_encoding(op: Op, aliases: dict[str, str]) -> str | None:
+    """The encoding kind of the op's (last) result tensor, computed once per op for all encoding counters."""
+    cached = op.__dict__.get("_result_encoding", _UNSET)
+    if cached is _UNSET:
+        cached = None
+        if op.results:
+            body = op.text.split(" loc(", 1)[0]
+            result = body.split("->")[-1] if "->" in body else body
+            if "!ttg.memdesc<" in result:
+                cached = "shared"  # shared-memory descriptors carry a shared encoding
+            else:
+                types = tensor_types(result)
+                cached = encoding_kind(types[-1].encoding, aliases) if types else None
+        op.__dict__["_result_encoding"] = cached
+    return cached
+
+
+_UNSET = object()
+
+
 def _encoding_count(kind: str):
     def value(op: Op, aliases: dict[str, str]) -> int:
-        if not op.results:
-            return 0
-        types = tensor_types(op.text.split(" loc(", 1)[0].split("->")[-1] if "->" in op.text else op.text)
-        return int(any(encoding_kind(t.encoding, aliases) == kind for t in types[-1:]))
+        return int(_result_encoding(op, aliases) == kind)
 
     return value
 

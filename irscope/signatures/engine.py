@@ -18,6 +18,11 @@ UNATTRIBUTED = 0  # line key for counts that map to no line of the kernel's file
 FULL_PARSE_LIMIT = 400_000  # characters; larger MLIR texts take the regex fast path (single-line ops only)
 
 
+def is_llvm_dialect(text: str) -> bool:
+    """Lowered to the LLVM dialect: one op per line, no regions worth tracking, tens of thousands of ops."""
+    return "llvm.func " in text
+
+
 @dataclass
 class Signature:
     stage: str
@@ -83,9 +88,9 @@ def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str)
         for name in r.ops:
             (star if name == "*" else by_name[name]).append(r)
     ops: list[Op]
-    if len(text) > FULL_PARSE_LIMIT:
-        star = []  # tensor encodings live in TTGIR-sized modules; multi-megabyte ones are LLVM dialect
-    if star or len(text) <= FULL_PARSE_LIMIT:
+    if is_llvm_dialect(text):
+        star = []  # after conversion to the LLVM dialect no tensor encodings remain
+    if not is_llvm_dialect(text) or len(text) <= FULL_PARSE_LIMIT // 4:
         parsed = parse_mlir(text)
         ops, aliases = parsed.ops, parsed.aliases
     else:
