@@ -1,4 +1,4 @@
-"""`ladder export DIR`: the history as JSON lines, one per round (format: docs/ladder.md, "JSONL export")."""
+"""`ladder export DIR`: the history as JSON lines (formats: docs/ladder.md, "JSONL export")."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ladder import synthesis_export
 from ladder.commands.base import Command
 from ladder.records import History, HistoryError
 
@@ -14,6 +15,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", type=Path, help="run directory (holds history.sqlite)")
     p.add_argument("-o", "--output", type=Path, help="JSONL file (default DIR/rounds.jsonl)")
     p.add_argument("--op", help="only this operator")
+    p.add_argument("--format", choices=("ladder", "synthesis"), default="ladder",
+                   help="ladder: every round, all fields (docs/ladder.md); synthesis: the patterns synthesizer's "
+                        "reader format, rewrite rounds only")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or args.dir / "rounds.jsonl"
     try:
         with History(args.dir) as h:
-            n = h.export_jsonl(out, args.op)
+            n = h.export_jsonl(out, args.op) if args.format == "ladder" else synthesis_export.export(h, out, args.op)
     except HistoryError as e:
         print(f"ladder: {e}", file=sys.stderr)
         return 2

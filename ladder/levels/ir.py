@@ -79,6 +79,8 @@ SYMPTOMS = (
             "feed tl.dot bf16/fp16 operands with tiles of K ≥ 16 so it lowers to wgmma/mma rather than FMAs",
             "ttgir", lambda c: c.get("compute.dot_fma", 0) > 0, ("compute.dot_fma",), "a dot left on the FMA path"),
 )  # fmt: skip
+SUMMARY_SHOWN = ("ttgir.compute.reduce_index", "ttgir.layout.convert_layout", "ptx.sync.shuffle", "ptx.sync.barrier",
+                 "ptx.mem.load_bits_max", "res.registers", "res.spill_bytes", "res.instructions")
 SPILLS = ("register-spills", "reduce-register-pressure",
           "fewer live values per thread (smaller tiles, more warps, fewer stages) so nothing spills")  # fmt: skip
 
@@ -102,10 +104,15 @@ def _introducing_pass(g: graph.StageDiffGraph, counter: str) -> graph.Edge | Non
     return ups[-1].edge if ups else None
 
 
-def symptoms_of(traj: Trajectory, tag: str) -> list[_Found]:
-    """Symptoms of one captured kernel, each with source-line and pass evidence (ids prefixed L3.<tag>.)."""
+def analyze(traj: Trajectory, tag: str) -> tuple[Evidence, list[_Found]]:
+    """One captured kernel: its counter summary, and its symptoms with source-line and pass evidence."""
     assert traj.root is not None
     analyzer = signatures.Analyzer(traj)
+    summary = {k: v for k, v in signatures.summary(traj, analyzer).items() if v}
+    shown = ", ".join(f"{k} {summary[k]:g}" for k in SUMMARY_SHOWN if k in summary)
+    overview = Evidence(f"L3.{tag}.summary", "L3", f"{traj.kernel.name}: {len(traj.snapshots)} snapshots for "
+                        f"{traj.target}" + (f"; {shown}" if shown else ""), SourceRef(ARTIFACT, str(traj.root)),
+                        data=summary)  # fmt: skip
     by_line = signatures.by_line(traj, analyzer)
     ptx = by_line.get("ptx", {})
     g = graph.build(traj, analyzer)
@@ -141,7 +148,7 @@ def symptoms_of(traj: Trajectory, tag: str) -> list[_Found]:
         ev = [Evidence(f"L3.{tag}.register-spills", "L3", f"{name}: ptxas spills {spill:g} bytes",
                        SourceRef(ARTIFACT, where), data={"spill_bytes": spill})]  # fmt: skip
         found.append(_Found(SPILLS[0], SPILLS[1:], total, name, ev))
-    return found
+    return overview, found
 
 
 class IRLevel(Level):
@@ -151,15 +158,17 @@ class IRLevel(Level):
         case = self._case(ctx)
         target = ctx.option("target", "cuda:90")
         dirs = capture(ctx.kernel_path, ctx.op.make_inputs.__module__, case, ctx.workdir / "ir", target)
-        found = [f for i, d in enumerate(dirs) for f in symptoms_of(irscope.load(d), str(i))]
+        analyzed = [analyze(irscope.load(d), str(i)) for i, d in enumerate(dirs)]
+        overviews = tuple(o for o, _ in analyzed)
+        found = [f for _, fs in analyzed for f in fs]
         notes = [f"captured {len(dirs)} kernel(s) for {target} as specialized for case {case}"]
         if not found:
-            return LevelResult(self.name, RAN, notes=tuple(notes))
+            return LevelResult(self.name, RAN, evidence=overviews, notes=tuple(notes))
         found.sort(key=lambda f: -f.cost)
         top = found[0].cost
         kept = [f for f in found if f.cost >= RIVAL_SHARE * top]
         notes += [f"minor: {f.bottleneck} at {f.hotspot} (cost {f.cost} vs {top})" for f in found if f not in kept]
-        evidence = tuple(e for f in kept for e in f.evidence)
+        evidence = overviews + tuple(e for f in kept for e in f.evidence)
         hypotheses = tuple(Hypothesis(f.bottleneck, f.hotspot, (), tuple(e.id for e in f.evidence)) for f in kept)
         families: dict[str, RewriteFamily] = {}
         for f in kept:
