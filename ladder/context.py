@@ -39,10 +39,6 @@ class Context:
     sol_target: float = DEFAULT_SOL_TARGET
     options: tuple[tuple[str, Any], ...] = ()  # level options from the command line, e.g. (("ncu", "ncu"),)
 
-    @property
-    def kernel_source(self) -> str:
-        return self.kernel_path.read_text()
-
     def option(self, key: str, default: Any = None) -> Any:
         return dict(self.options).get(key, default)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -266,6 +266,3 @@ class History:
         lines = [json.dumps(r.to_jsonl()) for r in self.rounds(op)]
         Path(out).write_text("".join(line + "\n" for line in lines))
         return len(lines)
-
-    def __iter__(self) -> Iterator[Round]:
-        return iter(self.rounds())
