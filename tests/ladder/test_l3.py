@@ -41,7 +41,7 @@ def test_the_tie_aware_rewrite_has_no_index_reduction_and_is_correct_where_value
     rewritten = IRLevel().run(Context(moe_op.OPERATOR, KERNELS / "moe_top2_tie_aware.py", tmp_path))
     assert "index-reduction-sync" not in {h.bottleneck for h in rewritten.hypotheses}
     assert not any("index-reduction" in n for n in rewritten.notes)
-    v = InterpretValidator(seeds=2)
+    v = InterpretValidator(seeds=1)
     assert v.validate(moe_op.OPERATOR, KERNELS / "moe_top2_tie_aware.py", tmp_path).correct
     wrong = v.validate(moe_op.OPERATOR, KERNELS / "moe_top2_value_mask.py", tmp_path)
     assert not wrong.correct and wrong.detail.startswith("s1: ties seed")
