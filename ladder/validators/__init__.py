@@ -1,0 +1,32 @@
+"""The validators registry: how a round checks a candidate. Each returns a ladder.validation.Validation.
+
+"interpret" is the CPU check (correctness on small cases under Triton's interpreter, no timings). The GPU
+timing harness (ladder/harness) registers here as "harness" once it is merged; until then no round is timed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from bench.operator import Operator
+from ladder.validation import Validation
+from ladder.validators.interpret import InterpretValidator
+
+
+class Validator(Protocol):
+    name: str
+
+    def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
+        """Check (and where it can, time) the kernel module at `candidate`; never import it in this process."""
+        ...
+
+
+VALIDATORS: dict[str, type[Validator]] = {"interpret": InterpretValidator}
+
+
+def create(name: str) -> Validator:
+    cls = VALIDATORS.get(name)
+    if cls is None:
+        raise ValueError(f"no validator {name!r}; validators: {', '.join(VALIDATORS)}")
+    return cls()
