@@ -40,11 +40,16 @@ def release_branch(version: str) -> str:
     return f"release/{m.group(1)}.{m.group(2)}.x"
 
 
+KNOWN_COMMITS = {"3.6.0": "7c56a5e4"}  # release tips; triton-lang/triton-windows carries these branches unchanged
+
+
 def manual_hint(version: str, into: Path) -> str:
+    commit = KNOWN_COMMITS.get(version)
+    pinned = (f" (for {version}: commit {commit}, also in triton-lang/triton-windows: "
+              f"`git archive {commit} | tar x -C {into}`)") if commit else ""  # fmt: skip
     return (f"get the sources another way and put them in {into}: any checkout of triton-lang/triton branch "
-            f"{release_branch(version)} (for 3.6.0: commit 7c56a5e4, which triton-lang/triton-windows carries "
-            f"unchanged: `git archive 7c56a5e4 | tar x -C {into}`), or a source archive of that branch unpacked "
-            f"there; then `compiler-index build --source {into}`")  # fmt: skip
+            f"{release_branch(version)}{pinned}, or a source archive of that branch unpacked there; then "
+            f"`compiler-index build --source {into}`")  # fmt: skip
 
 
 def reachable(url: str, timeout: float = CONNECT_TIMEOUT_S) -> str | None:

@@ -9,6 +9,7 @@ another version and say how to rebuild it.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -246,13 +247,22 @@ def write_file(con: sqlite3.Connection, root_id: int, rel: str, sha1: str, size:
     return file_id
 
 
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def words(identifier: str) -> str:
+    """`isContiguousEnough` → "is Contiguous Enough": identifiers are single FTS tokens, their words are not."""
+    return " ".join(_CAMEL.findall(identifier))
+
+
 def _search_docs(facts: FileFacts) -> Iterable[tuple[str, str, int, str]]:
+    # (kind, name, first line, text); the text starts at `line`, so a match's offset in it gives its own line
     for f in facts.functions:
-        yield "function", f.qualname, f.line, f.body
+        yield "function", f.qualname, f.line, f"{f.body}\n{words(f.qualname)}"
     for g in facts.gates:
         if g.message:
-            yield g.kind, g.message, g.line, f"{g.condition} {g.snippet}"
+            yield g.kind, g.message, g.line, f"{g.snippet} {g.condition}"
     for r in facts.td_records:
-        yield f"td-{r.kind}", r.name, r.line, " ".join(str(v) for v in r.lets.values() if isinstance(v, str))
+        yield f"td-{r.kind}", r.name, r.line, f"{r.text}\n{words(r.name)}"
     for s in facts.pipeline_steps:
         yield "pipeline", s.adder, s.line, f"{s.method} {s.args} {s.condition}"

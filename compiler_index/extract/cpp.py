@@ -447,7 +447,10 @@ class _File:
             rest = operands[1:] if operands[0] == node else operands
             kind, message = _DIAG[name], _render_message(literal_args + rest)
         elif name in _DEBUG_MACROS and form == "plain":
-            kind, message = "debug", _squeeze(" ".join(_string_literals(node)), 500)
+            streamed = args[-1] if args and args[-1].type != "compound_statement" else None
+            message = _render_message(_stream_operands(streamed)) if streamed is not None else \
+                _squeeze(" ".join(_string_literals(node)), 500)  # LLVM_DEBUG({ … }): its literals
+            kind = "debug"
         elif name == "assert" and form == "plain" and args:
             lits = _string_literals(args[0])
             cond = re.sub(r'&&\s*"(?:[^"\\]|\\.)*"\s*$', "", _text(args[0])).strip()
