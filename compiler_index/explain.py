@@ -10,7 +10,7 @@ during the pass are traced to the code that emits them.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import irscope
@@ -129,8 +129,9 @@ def _explain_op(con: sqlite3.Connection, d: OpDelta, args: set[str], files: set[
         out.note = str(e)
         return out
     for s in sites:
-        if not filtered or _belongs(s, args, files):
-            out.sites.append(s)
+        kept = _restrict(s, args, files) if filtered else s
+        if kept is not None:
+            out.sites.append(kept)
         else:
             out.other_passes += 1
     seen: set[tuple[str, int]] = set()
@@ -152,12 +153,13 @@ def _explain_op(con: sqlite3.Connection, d: OpDelta, args: set[str], files: set[
     return out
 
 
-def _belongs(site: Site, args: set[str], files: set[str]) -> bool:
-    if args & set(site.passes):
-        return True
-    if site.function is not None and site.function.loc.file in files:
-        return True
-    return any(h.function.loc.file in files for path in site.paths for h in path)
+def _restrict(site: Site, args: set[str], files: set[str]) -> Site | None:
+    """The site with only the call paths of this pass; None when neither the site nor any path belongs to it."""
+    paths = [p for p in site.paths if args & set(p.passes) or any(h.function.loc.file in files for h in p.hops)]
+    direct = site.function is not None and (site.function.loc.file in files or bool(args & set(site.direct_passes)))
+    if not paths and not direct:
+        return None
+    return replace(site, paths=paths, passes=sorted(args & set(site.passes)) or site.passes)
 
 
 def _diagnostics(con: sqlite3.Connection, text: str) -> list[RemarkMatch]:

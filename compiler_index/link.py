@@ -32,11 +32,34 @@ def relink(con: sqlite3.Connection) -> None:
     for name in DERIVED_NAMES:
         con.execute(f"DROP TABLE IF EXISTS {name}")
     con.executescript(DERIVED_TABLES)
+    resolve_namespaces(con)
     _tablegen(con)
     _patterns(con)
     _pass_classes(con)
     _adders(con)
     _pass_patterns(con)
+
+
+# ---- C++ names -----------------------------------------------------------------------------------------------------
+def resolve_namespaces(con: sqlite3.Connection) -> None:
+    """Settle `X::f` definitions: X is a class when some file defines a class X, a namespace when some file opens
+    a namespace X (or aliases one), else the extractor's guess (upper case: class) stands."""
+    namespaces: set[str] = {r[0] for r in con.execute("SELECT DISTINCT alias FROM aliases")}
+    for (name,) in con.execute("SELECT DISTINCT name FROM namespaces"):
+        namespaces.update(name.split("::"))
+    classes = {r[0] for r in con.execute("SELECT DISTINCT name FROM classes")}
+    updates = []
+    for r in con.execute("SELECT id, name, cls, ns, qual, cls_guess, ns_decl FROM functions WHERE qual != ''"):
+        qual = r["qual"].lstrip(":")
+        last = qual.rsplit("::", 1)[-1]
+        if last in classes or (last not in namespaces and r["cls_guess"]):
+            cls, ns = last, r["ns_decl"]
+        else:
+            absolute = not r["ns_decl"] or qual.split("::")[0] == r["ns_decl"].split("::")[0]
+            cls, ns = None, qual if absolute else f"{r['ns_decl']}::{qual}"
+        if (cls, ns) != (r["cls"], r["ns"]):
+            updates.append((cls, ns, f"{cls}::{r['name']}" if cls else r["name"], r["id"]))
+    con.executemany("UPDATE functions SET cls = ?, ns = ?, qualname = ? WHERE id = ?", updates)
 
 
 # ---- TableGen ------------------------------------------------------------------------------------------------------
@@ -301,6 +324,19 @@ def _pass_patterns(con: sqlite3.Connection) -> None:
         cands = pass_of_class.get(f.cls or "", [])
         return {d for d, file_id in cands if len(cands) == 1 or file_id == f.file_id}
 
+    class_files: dict[str, set[int]] = {}
+    for r in con.execute("SELECT name, file_id FROM classes"):
+        class_files.setdefault(r["name"], set()).add(r["file_id"])
+
+    def class_file(pattern: str, registered_in_file: int) -> int | None:
+        """The file of the class `patterns.add<pattern>` means: the registering file's own class of that name,
+        else the only one; None when several files define it and the registering file none."""
+        files = class_files.get(pattern, set())
+        if registered_in_file in files:
+            return registered_in_file
+        return next(iter(files)) if len(files) == 1 else None
+
+    scopes = callgraph.Scopes(con)
     by_function: dict[int, set[str]] = {}
     for r in con.execute("SELECT pattern, function_id FROM registrations WHERE function_id IS NOT NULL"):
         by_function.setdefault(r["function_id"], set()).add(r["pattern"])
@@ -313,11 +349,12 @@ def _pass_patterns(con: sqlite3.Connection) -> None:
                 found = owners(f) - done
                 done |= found
                 for def_name in sorted(found):
-                    con.executemany("INSERT INTO pass_patterns VALUES (?, ?, ?, ?)",
-                                    [(def_name, p, fn_id, depth) for p in sorted(patterns)])
+                    con.executemany("INSERT INTO pass_patterns VALUES (?, ?, ?, ?, ?)",
+                                    [(def_name, p, class_file(p, start.file_id), fn_id, depth)
+                                     for p in sorted(patterns)])  # fmt: skip
                 if owners(f):
                     continue
-                for e in callgraph.callers(con, f):
+                for e in callgraph.callers(con, f, scopes=scopes):
                     if e.caller.id not in seen and not e.by_name:
                         seen.add(e.caller.id)
                         nxt.append(e.caller)

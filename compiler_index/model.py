@@ -13,12 +13,15 @@ from typing import Any
 @dataclass
 class Function:
     name: str  # unqualified: matchAndRewrite
-    cls: str | None  # enclosing or qualifying class: BlockedToMMA
+    cls: str | None  # enclosing or qualifying class: BlockedToMMA (a guess for `X::f`; the link step corrects it
+    #                  when X turns out to be a namespace, as in `mlir::triton::NVIDIA::populate…`)
     returns: str  # return type as written: LogicalResult, bool, void
     line: int
     end_line: int
     signature: str  # first line of the definition
     body: str  # the definition's text, for full-text search
+    ns: str = ""  # enclosing named namespaces: mlir::triton::gpu
+    qual: str = ""  # the declarator's qualifier as written: mlir::triton::NVIDIA, LayoutRematerialization
 
     @property
     def qualname(self) -> str:
@@ -167,6 +170,8 @@ class FileFacts:
     py_adders: list[PyAdder] = field(default_factory=list)
     py_submodules: list[PySubmodule] = field(default_factory=list)
     aliases: list[tuple[str, str]] = field(default_factory=list)  # namespace alias → target
+    namespaces: list[str] = field(default_factory=list)  # namespaces the file opens: mlir::triton::AMD
+    usings: list[str] = field(default_factory=list)  # `using namespace X;` targets
     td_records: list[TdRecord] = field(default_factory=list)
     pipeline_stages: list[PipelineStage] = field(default_factory=list)
     pipeline_steps: list[PipelineStep] = field(default_factory=list)

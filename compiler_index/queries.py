@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,12 @@ class Hop:
 
 
 @dataclass
+class CallPath:
+    hops: list[Hop]  # outermost caller first, ending at the function that holds the site
+    passes: list[str]  # pass arguments owning a function on the path
+
+
+@dataclass
 class Site:
     action: str  # create | erase
     how: str  # X::create, create<X>, replaceOpWithNewOp<X>, eraseOp, replaceOp, erase, rauw, fold, drr
@@ -125,7 +132,8 @@ class Site:
     target: str = ""  # erase sites: the expression erased
     ambiguous: bool = False  # unqualified class name that several dialects define
     passes: list[str] = field(default_factory=list)  # pass arguments that run this code (directly or via a path)
-    paths: list[list[Hop]] = field(default_factory=list)  # callers, outermost first, ending at `function`
+    direct_passes: list[str] = field(default_factory=list)  # … whose class/patterns hold `function` (or its file)
+    paths: list[CallPath] = field(default_factory=list)  # how callers reach `function`
 
 
 @dataclass
@@ -207,25 +215,101 @@ def connection(db: str | Path | sqlite3.Connection) -> Iterator[sqlite3.Connecti
 
 
 class _Ctx:
-    """Lookups shared by one query: file paths, pass ownership, op names."""
+    """Lookups shared by one query, each loaded on first use: file paths, pass ownership, op names."""
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
-        self.files = {r[0]: r[1] for r in con.execute("SELECT id, path FROM files")}
-        self.debug_types = {r[0]: r[1] for r in con.execute("SELECT id, debug_type FROM files")}
-        self.argument = {r[0]: r[1] for r in con.execute("SELECT def_name, argument FROM td_passes")}
-        self.pass_classes: dict[str, list[tuple[str, int]]] = {}
-        for r in con.execute("SELECT def_name, class_name, file_id FROM pass_classes WHERE class_name IS NOT NULL"):
-            self.pass_classes.setdefault(r[1], []).append((r[0], r[2]))
-        self.pattern_passes: dict[str, set[str]] = {}
-        for r in con.execute("SELECT def_name, pattern FROM pass_patterns"):
-            self.pattern_passes.setdefault(r[1], set()).add(r[0])
-        self.patterns = {r[0] for r in con.execute("SELECT DISTINCT name FROM patterns")}
-        self.op_by_class: dict[str, list[str]] = {}
-        for r in con.execute("SELECT cpp_class, name FROM td_ops"):
-            self.op_by_class.setdefault(r[0], []).append(r[1])
-        self.aliases = {r[0]: r[1] for r in con.execute("SELECT alias, target FROM aliases")}
-        self._file_passes: dict[int, set[str]] | None = None
+
+    @cached_property
+    def files(self) -> dict[int, str]:
+        return {r[0]: r[1] for r in self.con.execute("SELECT id, path FROM files")}
+
+    @cached_property
+    def file_ids(self) -> dict[str, int]:
+        return {path: i for i, path in self.files.items()}
+
+    @cached_property
+    def debug_types(self) -> dict[int, str | None]:
+        return {r[0]: r[1] for r in self.con.execute("SELECT id, debug_type FROM files")}
+
+    @cached_property
+    def argument(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.con.execute("SELECT def_name, argument FROM td_passes")}
+
+    @cached_property
+    def pass_classes(self) -> dict[str, list[tuple[str, int]]]:
+        out: dict[str, list[tuple[str, int]]] = {}
+        for r in self.con.execute("SELECT def_name, class_name, file_id FROM pass_classes "
+                                  "WHERE class_name IS NOT NULL"):  # fmt: skip
+            out.setdefault(r[1], []).append((r[0], r[2]))
+        return out
+
+    @cached_property
+    def pattern_passes(self) -> dict[tuple[str, int | None], set[str]]:
+        """(pattern class, file of its definition or None when unresolved) → passes registering it."""
+        out: dict[tuple[str, int | None], set[str]] = {}
+        for r in self.con.execute("SELECT def_name, pattern, class_file_id FROM pass_patterns"):
+            out.setdefault((r[1], r[2]), set()).add(r[0])
+        return out
+
+    @cached_property
+    def class_files(self) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for r in self.con.execute("SELECT name, file_id FROM classes"):
+            out.setdefault(r[0], set()).add(r[1])
+        return out
+
+    def registered_by(self, pattern: str, file_id: int | None) -> set[str]:
+        """Passes that register pattern class `pattern` as defined in `file_id` (None: any definition)."""
+        out = set(self.pattern_passes.get((pattern, None), set()))
+        for (name, f), defs in self.pattern_passes.items():
+            if name == pattern and f is not None and (file_id is None or f == file_id):
+                out |= defs
+        return out
+
+    @cached_property
+    def patterns(self) -> set[str]:
+        return {r[0] for r in self.con.execute("SELECT DISTINCT name FROM patterns")}
+
+    @cached_property
+    def op_by_class(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for r in self.con.execute("SELECT cpp_class, name FROM td_ops"):
+            out.setdefault(r[0], []).append(r[1])
+        return out
+
+    @cached_property
+    def aliases(self) -> dict[str, str]:
+        return {r[0]: r[1] for r in self.con.execute("SELECT alias, target FROM aliases")}
+
+    @cached_property
+    def scopes(self) -> callgraph.Scopes:
+        return callgraph.Scopes(self.con)
+
+    @cached_property
+    def pass_backends(self) -> dict[str, str | None]:
+        """Backend of each pass, from where its class lives: third_party/<backend>/…, None for shared code."""
+        return {d: backend_of_path(self.files.get(f, "")) for entries in self.pass_classes.values() for d, f in entries}
+
+    def path_owners(self, chain: list[FnRow]) -> set[str]:
+        """Passes owning a function on a call chain, less those of another backend than a function on it lives
+        in: generic code reached through NVIDIA's and AMD's same-named TargetInfo runs in one backend's pass."""
+        owners = set().union(*(self.owners(f) for f in chain))
+        backends = {b for f in chain if (b := backend_of_path(self.files.get(f.file_id, "")))}
+        if not backends:
+            return owners
+        if len(backends) > 1:
+            return set()  # a chain through two backends' code is an artifact of matching by name
+        (backend,) = backends
+        return {d for d in owners if self.pass_backends.get(d) in (None, backend)}
+
+    @cached_property
+    def file_passes(self) -> dict[int, set[str]]:
+        out: dict[int, set[str]] = {}
+        for entries in self.pass_classes.values():
+            for d, f in entries:
+                out.setdefault(f, set()).add(d)
+        return out
 
     def loc(self, file_id: int, line: int, snippet: str = "") -> Loc:
         return Loc(self.files.get(file_id, "?"), line, snippet or "")
@@ -245,17 +329,15 @@ class _Ctx:
         out: set[str] = set()
         cands = self.pass_classes.get(fn.cls or "", [])
         out |= {d for d, file_id in cands if len(cands) == 1 or file_id == fn.file_id}
-        out |= self.pattern_passes.get(fn.cls or "", set())
+        if fn.cls:
+            # a method defined where its class is: that class; defined out of line elsewhere: any of that name
+            defined_here = fn.file_id in self.class_files.get(fn.cls, set())
+            out |= self.registered_by(fn.cls, fn.file_id if defined_here else None)
         return out
 
     def file_owners(self, file_id: int) -> set[str]:
         """Passes whose pass class is defined in the file: a helper there most likely serves them."""
-        if self._file_passes is None:
-            self._file_passes = {}
-            for entries in self.pass_classes.values():
-                for d, f in entries:
-                    self._file_passes.setdefault(f, set()).add(d)
-        return self._file_passes.get(file_id, set())
+        return self.file_passes.get(file_id, set())
 
     def pass_args(self, def_names: set[str]) -> list[str]:
         return sorted(self.argument.get(d) or d for d in def_names)
@@ -344,13 +426,14 @@ def _pass_for_def(ctx: _Ctx, def_name: str) -> PassInfo:
     adder_rows = con.execute("SELECT * FROM adders WHERE def_name = ? ORDER BY qualname", (def_name,)).fetchall()
     info.adders = [_adder(ctx, r) for r in adder_rows]
     info.pipeline = _pipeline(ctx, [r["qualname"] for r in adder_rows])
-    for r in con.execute("SELECT DISTINCT pattern, registered_in FROM pass_patterns WHERE def_name = ? "
-                         "ORDER BY pattern", (def_name,)):  # fmt: skip
-        info.patterns.extend(_pattern_refs(ctx, r["pattern"], r["registered_in"]))
+    for r in con.execute("SELECT DISTINCT pattern, class_file_id, registered_in FROM pass_patterns "
+                         "WHERE def_name = ? ORDER BY pattern", (def_name,)):  # fmt: skip
+        info.patterns.extend(_pattern_refs(ctx, r["pattern"], r["registered_in"], r["class_file_id"]))
     return info
 
 
-def _pattern_refs(ctx: _Ctx, name: str, registered_in: int | None = None) -> list[PatternRef]:
+def _pattern_refs(ctx: _Ctx, name: str, registered_in: int | None = None,
+                  file_id: int | None = None) -> list[PatternRef]:
     con = ctx.con
     reg = None
     if registered_in is not None:
@@ -358,7 +441,8 @@ def _pattern_refs(ctx: _Ctx, name: str, registered_in: int | None = None) -> lis
                           (registered_in, name)).fetchone()  # fmt: skip
         reg = ctx.loc(row["file_id"], row["line"]) if row else None
     out = []
-    for p in con.execute("SELECT * FROM patterns WHERE name = ?", (name,)).fetchall():
+    for p in con.execute("SELECT * FROM patterns WHERE name = ? AND (? IS NULL OR file_id = ?)",
+                         (name, file_id, file_id)).fetchall():  # fmt: skip
         fn_row = con.execute("SELECT id FROM functions WHERE cls = ? AND file_id = ? AND name IN "
                              "('matchAndRewrite', 'rewrite', 'match') ORDER BY line LIMIT 1",
                              (name, p["file_id"])).fetchone()  # fmt: skip
@@ -412,15 +496,30 @@ def _resolve_op(con: sqlite3.Connection, op: str) -> OpInfo:
                       r["snippet"]), r["summary"])  # fmt: skip
     if "." in op:  # an op of a dialect not in the index (arith, scf, llvm, nvvm, …): match C++ class names
         dialect, _, mnemonic = op.partition(".")
-        want = (mnemonic.replace("_", "").replace(".", "") + "op").lower()
-        row = con.execute("SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? "
-                          "LIMIT 1", (want, f"%{dialect.lower()}")).fetchone()  # fmt: skip
-        if row is not None:
-            return OpInfo(op, row[0], dialect, "upstream-name")
+        for want in _upstream_class_keys(mnemonic):
+            row = con.execute("SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? "
+                              "LIMIT 1", (want, f"%{dialect.lower()}")).fetchone()  # fmt: skip
+            if row is not None:
+                return OpInfo(op, row[0], dialect, "upstream-name")
         raise QueryError(_not_found(con, "op", op) + f" (no TableGen op, and no {dialect}::<{mnemonic}>Op in C++)")
     if con.execute("SELECT 1 FROM op_sites WHERE op_class = ? LIMIT 1", (op,)).fetchone():
         return OpInfo(op, op, "", "class-name")
     raise QueryError(_not_found(con, "op", op))
+
+
+def backend_of_path(path: str) -> str | None:
+    """third_party/amd/lib/… → "amd"; shared code → None."""
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "third_party" else None
+
+
+def _upstream_class_keys(mnemonic: str) -> list[str]:
+    """Lower-case C++ class names an upstream op's mnemonic may have, most specific first: `inline_asm` →
+    inlineasmop; `mlir.constant` → constantop (LLVM's `mlir.`/`intr.` prefixes); `shfl.sync` → shflsyncop, shflop."""
+    parts = mnemonic.split(".")
+    if parts[0] in ("mlir", "intr") and len(parts) > 1:
+        parts = parts[1:]
+    return [("".join(parts[:n]).replace("_", "") + "op").lower() for n in range(len(parts), 0, -1)]
 
 
 def _scope_ok(ctx: _Ctx, info: OpInfo, scope: str) -> tuple[bool, bool]:
@@ -452,7 +551,7 @@ def _op_sites(ctx: _Ctx, op: str, action: str, depth: int) -> OpSites:
     con = ctx.con
     info = _resolve_op(con, op)
     sites: list[Site] = []
-    paths_cache: dict[int, tuple[list[list[Hop]], set[str]]] = {}
+    paths_cache: dict[int, list[CallPath]] = {}
     rows = con.execute("SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line",
                        (info.cpp_class, action)).fetchall()  # fmt: skip
     for r in rows:
@@ -471,51 +570,50 @@ def _op_sites(ctx: _Ctx, op: str, action: str, depth: int) -> OpSites:
         made = json.loads(d["result_ops"]) if action == "create" else [d["root_op"]]
         if info.name in made:
             site = Site(action, "drr", ctx.loc(d["file_id"], d["line"], d["snippet"]), None, d["def_name"])
-            site.passes = ctx.pass_args(ctx.pattern_passes.get(d["def_name"], set()))
+            site.passes = ctx.pass_args(ctx.registered_by(d["def_name"], None))
             sites.append(site)
     return OpSites(info, action, sites)
 
 
 def _site(ctx: _Ctx, fn_id: int | None, action: str, how: str, loc: Loc, target: str, ambiguous: bool, depth: int,
-          paths_cache: dict[int, tuple[list[list[Hop]], set[str]]]) -> Site:
+          paths_cache: dict[int, list[CallPath]]) -> Site:
     fn, ref = ctx.fn_ref_by_id(fn_id)
     site = Site(action, how, loc, ref, fn.cls if fn and fn.cls in ctx.patterns else None, target, ambiguous)
     if fn is None:
         return site
     owners = ctx.owners(fn)
     if fn.id not in paths_cache:
-        paths_cache[fn.id] = _caller_paths(ctx, fn, depth) if not owners else ([], set())
-    site.paths, path_owners = paths_cache[fn.id]
-    owners |= path_owners
-    site.passes = ctx.pass_args(owners or ctx.file_owners(fn.file_id))
+        paths_cache[fn.id] = _caller_paths(ctx, fn, depth) if not owners else []
+    site.paths = paths_cache[fn.id]
+    site.direct_passes = ctx.pass_args(owners or ctx.file_owners(fn.file_id))
+    site.passes = sorted(set(site.direct_passes).union(*(p.passes for p in site.paths)))
     return site
 
 
-def _caller_paths(ctx: _Ctx, start: FnRow, depth: int) -> tuple[list[list[Hop]], set[str]]:
-    """Caller chains ending at `start`, outermost first, and the passes that own any function on them. A chain stops
-    at a pass or pattern method, a function nobody calls, or after `depth` calls."""
-    out: list[list[Hop]] = []
-    owners: set[str] = set()
+def _caller_paths(ctx: _Ctx, start: FnRow, depth: int) -> list[CallPath]:
+    """Caller chains ending at `start`, outermost first, each with the passes that own a function on it. A chain
+    stops at a pass or pattern method, a function nobody calls, or after `depth` calls."""
+    out: list[CallPath] = []
     seen: set[tuple[int, ...]] = set()
 
     def walk(fn: FnRow, chain: list[tuple[FnRow, Loc | None]], left: int) -> None:
         if len(out) >= MAX_PATHS:
             return
         found = ctx.owners(fn)
-        owners.update(found)
-        edges = [] if left == 0 or (len(chain) > 1 and found) else callgraph.callers(ctx.con, fn)
+        edges = [] if left == 0 or (len(chain) > 1 and found) else callgraph.callers(ctx.con, fn, scopes=ctx.scopes)
         edges = [e for e in edges if all(e.caller.id != f.id for f, _ in chain)]
         if not edges:
             key = tuple(f.id for f, _ in chain)
             if len(chain) > 1 and key not in seen:  # one path per chain of functions, not per call line
                 seen.add(key)
-                out.append([Hop(ctx.fn_ref(f), call) for f, call in reversed(chain)])
+                out.append(CallPath([Hop(ctx.fn_ref(f), call) for f, call in reversed(chain)],
+                                    ctx.pass_args(ctx.path_owners([f for f, _ in chain]))))
             return
         for e in edges:
             walk(e.caller, [*chain, (e.caller, ctx.loc(e.caller.file_id, e.line, e.snippet))], left - 1)
 
     walk(start, [(start, None)], depth)
-    return out, owners
+    return out
 
 
 def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -> list[GateInfo]:
@@ -547,7 +645,7 @@ def conditions(db: str | Path | sqlite3.Connection, symbol: str, callee_depth: i
                 seen.add(fn.id)
                 gates.extend(_gates(ctx, fn, via))
                 if level < callee_depth:
-                    for _call, edges in callgraph.callees(con, fn):
+                    for _call, edges in callgraph.callees(con, fn, scopes=ctx.scopes):
                         nxt.extend((e.callee, via or fn.qualname) for e in edges if not e.by_name)
             frontier = nxt
         return Conditions(symbol, [ctx.fn_ref(f) for f in targets], gates, notes)
@@ -570,7 +668,7 @@ def _targets(ctx: _Ctx, symbol: str) -> tuple[list[FnRow], list[str]]:
     if not ids:
         ids = [r[0] for r in con.execute("SELECT id FROM functions WHERE cls = ? ORDER BY file_id, line", (symbol,))]
         for p in _pattern_refs(ctx, symbol):
-            passes = ctx.pass_args(ctx.pattern_passes.get(symbol, set()))
+            passes = ctx.pass_args(ctx.registered_by(symbol, ctx.file_ids.get(p.loc.file)))
             notes.append(f"pattern {p.name} : {p.base}<{p.root_op or '?'}> at {p.loc}"
                          + (f", registered by {', '.join(passes)}" if passes else ""))
     if not ids:
@@ -612,9 +710,7 @@ def remarks(db: str | Path | sqlite3.Connection, text: str, limit: int = 10,
             raise QueryError("empty remark text")
         q_low = query.lower()
         scored: list[tuple[float, sqlite3.Row]] = []
-        rows = con.execute(f"SELECT * FROM gates WHERE message != '' AND kind IN ({','.join('?' * len(kinds))})",
-                           kinds).fetchall()  # fmt: skip
-        for g in rows:
+        for g in _remark_candidates(con, query, kinds):
             score = _remark_score(q_low, g["message"])
             if score >= 0.5:
                 scored.append((score, g))
@@ -631,6 +727,18 @@ def remarks(db: str | Path | sqlite3.Connection, text: str, limit: int = 10,
         if not out:
             raise QueryError(f"no remark, warning, error or debug message in the index matches {query!r}")
         return out
+
+
+def _remark_candidates(con: sqlite3.Connection, query: str, kinds: tuple[str, ...]) -> list[sqlite3.Row]:
+    """Messages sharing a word with the query (full-text index), or all of them when the query has no word."""
+    marks = ",".join("?" * len(kinds))
+    words = list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z_]{3,}", query)))[:24]
+    if not words:
+        return con.execute(f"SELECT * FROM gates WHERE message != '' AND kind IN ({marks})", kinds).fetchall()
+    return con.execute(
+        f"SELECT DISTINCT g.* FROM fts JOIN search_docs d ON d.id = fts.rowid JOIN gates g ON g.file_id = d.file_id "
+        f"AND g.line = d.line AND g.kind = d.kind WHERE fts MATCH ? AND d.kind IN ({marks}) AND g.message != '' "
+        f"ORDER BY rank LIMIT 400", (" OR ".join(f'"{w}"' for w in words), *kinds)).fetchall()  # fmt: skip
 
 
 def _remark_score(query: str, message: str) -> float:
@@ -654,7 +762,7 @@ def callers(db: str | Path | sqlite3.Connection, symbol: str) -> list[CallEdge]:
         out = []
         for fn in targets:
             ref = ctx.fn_ref(fn)
-            for e in callgraph.callers(con, fn, limit=200):
+            for e in callgraph.callers(con, fn, limit=200, scopes=ctx.scopes):
                 out.append(CallEdge(ctx.fn_ref(e.caller), ref, fn.name, ctx.loc(e.caller.file_id, e.line, e.snippet),
                                     e.by_name))
         return out
@@ -668,7 +776,7 @@ def callees(db: str | Path | sqlite3.Connection, symbol: str, indexed_only: bool
         out = []
         for fn in targets:
             ref = ctx.fn_ref(fn)
-            for call, edges in callgraph.callees(con, fn):
+            for call, edges in callgraph.callees(con, fn, scopes=ctx.scopes):
                 loc = ctx.loc(fn.file_id, call["line"], call["snippet"])
                 if not edges and not indexed_only:
                     out.append(CallEdge(ref, None, call["callee"], loc, False))

@@ -71,7 +71,7 @@ def _site(site: Site) -> list[str]:
     owners = f"  ← pass {', '.join(site.passes)}" if site.passes else ""
     lines = [f"  {site.loc}  {who}  {site.how}{target}{flags}{owners}", f"{INDENT}{site.loc.snippet}"]
     for path in site.paths:
-        chain = " → ".join(f"{h.function.name} ({h.call})" if h.call else h.function.name for h in path)
+        chain = " → ".join(f"{h.function.name} ({h.call})" if h.call else h.function.name for h in path.hops)
         lines.append(f"{INDENT}via {chain}")
     return lines
 
@@ -132,7 +132,8 @@ def edges(result: list[CallEdge], direction: str) -> str:
     for e in result:
         tag = " (by name)" if e.by_name else ""
         if direction == "callers":
-            out.append(f"{e.caller.name} → {e.callee_name}{tag}  {_cite(e.call)}")
+            callee = f"{e.callee.name} [{e.callee.loc}]" if e.callee else e.callee_name
+            out.append(f"{e.caller.name} → {callee}{tag}  {_cite(e.call)}")
         else:
             where = f"  [{e.callee.loc}]" if e.callee else ""
             out.append(f"{e.caller.name} → {e.callee.name if e.callee else e.callee_name}{tag}{where}  {_cite(e.call)}")

@@ -27,7 +27,7 @@ CREATE TABLE files(id INTEGER PRIMARY KEY, root_id INTEGER NOT NULL REFERENCES r
                    lines INTEGER, parse_errors INTEGER, debug_type TEXT, error TEXT, UNIQUE(root_id, path));
 CREATE TABLE functions(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                        name TEXT NOT NULL, cls TEXT, qualname TEXT NOT NULL, returns TEXT, line INTEGER,
-                       end_line INTEGER, signature TEXT);
+                       end_line INTEGER, signature TEXT, ns TEXT, qual TEXT, cls_guess TEXT, ns_decl TEXT);
 CREATE INDEX functions_name ON functions(name);
 CREATE INDEX functions_cls ON functions(cls);
 CREATE INDEX functions_file ON functions(file_id);
@@ -65,6 +65,9 @@ CREATE TABLE py_submodules(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFE
                            function_id INTEGER REFERENCES functions(id) ON DELETE CASCADE, callee TEXT,
                            rel_path TEXT, line INTEGER);
 CREATE TABLE aliases(file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, alias TEXT, target TEXT);
+CREATE TABLE namespaces(file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, name TEXT);
+CREATE TABLE usings(file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, target TEXT);
+CREATE INDEX usings_file ON usings(file_id);
 CREATE TABLE td_records(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                         kind TEXT, name TEXT, parents TEXT, params TEXT, lets TEXT, line INTEGER, end_line INTEGER,
                         snippet TEXT);
@@ -105,7 +108,8 @@ CREATE TABLE adders(qualname TEXT, name TEXT, module TEXT, builder TEXT, def_nam
                     file_id INTEGER, line INTEGER, snippet TEXT);
 CREATE INDEX adders_qualname ON adders(qualname);
 CREATE INDEX adders_def ON adders(def_name);
-CREATE TABLE pass_patterns(def_name TEXT, pattern TEXT, registered_in INTEGER, depth INTEGER);
+CREATE TABLE pass_patterns(def_name TEXT, pattern TEXT, class_file_id INTEGER, registered_in INTEGER,
+                           depth INTEGER);
 CREATE INDEX pass_patterns_def ON pass_patterns(def_name);
 CREATE INDEX pass_patterns_pattern ON pass_patterns(pattern);
 """
@@ -197,10 +201,11 @@ def write_file(con: sqlite3.Connection, root_id: int, rel: str, sha1: str, size:
         (root_id, rel, facts.lang, sha1, size, lines, facts.parse_errors, facts.debug_type, facts.error))
     file_id = int(cur.lastrowid or 0)
     fn_ids: list[int] = []
-    for f in facts.functions:
-        c = con.execute("INSERT INTO functions(file_id, name, cls, qualname, returns, line, end_line, signature) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (file_id, f.name, f.cls, f.qualname, f.returns, f.line, f.end_line, f.signature))
+    for f in facts.functions:  # cls/ns/qualname are settled by link.resolve_namespaces from the *_guess/_decl ones
+        c = con.execute("INSERT INTO functions(file_id, name, cls, qualname, returns, line, end_line, signature, ns, "
+                        "qual, cls_guess, ns_decl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (file_id, f.name, f.cls, f.qualname, f.returns, f.line, f.end_line, f.signature, f.ns, f.qual,
+                         f.cls, f.ns))  # fmt: skip
         fn_ids.append(int(c.lastrowid or 0))
 
     def fid(i: int | None) -> int | None:
@@ -232,6 +237,8 @@ def write_file(con: sqlite3.Connection, root_id: int, rel: str, sha1: str, size:
     con.executemany("INSERT INTO py_submodules(file_id, function_id, callee, rel_path, line) VALUES (?,?,?,?,?)",
                     [(file_id, fid(s.fn), s.callee, s.rel_path, s.line) for s in facts.py_submodules])
     con.executemany("INSERT INTO aliases VALUES (?, ?, ?)", [(file_id, a, t) for a, t in facts.aliases])
+    con.executemany("INSERT INTO namespaces VALUES (?, ?)", [(file_id, n) for n in facts.namespaces])
+    con.executemany("INSERT INTO usings VALUES (?, ?)", [(file_id, u) for u in facts.usings])
     con.executemany("INSERT INTO td_records(file_id, kind, name, parents, params, lets, line, end_line, snippet) "
                     "VALUES (?,?,?,?,?,?,?,?,?)",
                     [(file_id, r.kind, r.name, json.dumps(r.parents), json.dumps(r.params), json.dumps(r.lets),

@@ -42,6 +42,8 @@ _QUERY = """
 (for_range_loop) @range
 (preproc_def name: (_)) @macro
 (namespace_alias_definition) @alias
+(namespace_definition) @namespace
+(using_declaration) @using
 (ERROR) @error
 """
 
@@ -231,7 +233,7 @@ class _File:
         head = self.data[node.start_byte:body.start_byte if body is not None else node.end_byte]
         return Function(name=name, cls=cls or None, returns=_squeeze(_text(node.child_by_field_name("type")), 80),
                         line=line, end_line=end, signature=_squeeze(head.decode("utf-8", "replace"), 240),
-                        body=_text(node)[:20000])  # fmt: skip
+                        body=_text(node)[:20000], ns=_enclosing_namespace(node), qual=scope)  # fmt: skip
 
     @staticmethod
     def _enclosing_class(node: Node) -> str | None:
@@ -343,6 +345,13 @@ class _File:
             elif name == "DEBUG_TYPE":
                 value = _text(node.child_by_field_name("value")).strip().strip('"')
                 self.facts.debug_type = value or None
+        for node in self.caps.get("namespace", []):
+            name = _text(node.child_by_field_name("name"))
+            if name and name not in self.facts.namespaces:
+                self.facts.namespaces.append(name)
+        for node in self.caps.get("using", []):
+            if any(c.type == "namespace" for c in node.children) and node.named_child_count:
+                self.facts.usings.append(_text(node.named_children[-1]).lstrip(":"))
         for node in self.caps.get("alias", []):
             named = node.named_children
             if len(named) >= 2:
@@ -377,7 +386,7 @@ class _File:
             name, targs, _ = _last_name(field_node)
             receiver = fn_node.child_by_field_name("argument")
             rtype = self.local_type(receiver, pos) if receiver is not None else None
-            scope, form = (split_type(rtype)[1] if rtype else ""), "member"
+            scope, form = ("::".join(p for p in split_type(rtype) if p) if rtype else ""), "member"
         elif fn_node.type in ("identifier", "qualified_identifier", "template_function"):
             name, targs, scope = _last_name(fn_node)
             form = "qualified" if fn_node.type == "qualified_identifier" else "plain"
@@ -525,6 +534,19 @@ class _File:
                 receiver_var, sub_name = sub
                 parent = submodule_vars.get((caller, receiver_var), "")
                 self.facts.py_submodules.append(PySubmodule(caller, name, f"{parent}.{sub_name}".lstrip("."), line))
+
+
+def _enclosing_namespace(node: Node) -> str:
+    """`namespace mlir::triton { namespace gpu { … } }` → "mlir::triton::gpu" (anonymous namespaces add nothing)."""
+    parts: list[str] = []
+    p = node.parent
+    while p is not None:
+        if p.type == "namespace_definition":
+            name = _text(p.child_by_field_name("name"))
+            if name:
+                parts.append(name)
+        p = p.parent
+    return "::".join(reversed(parts))
 
 
 def _template_params(node: Node) -> list[str]:

@@ -69,8 +69,9 @@ def test_creators_direct_and_through_the_call_graph(corpus_db: Path):
     helper = by_loc[f"{UTILITY}:19"]
     assert helper.function.name == "relayoutOperands" and helper.passes == ["toygpu-vectorize-loads"]
     (path,) = helper.paths
-    assert [h.function.name for h in path] == ["ToyGPUVectorizeLoadsPass::runOnOperation", "relayoutOperands"]
-    assert str(path[0].call) == f"{VECTORIZE}:75" and path[-1].call is None
+    assert [h.function.name for h in path.hops] == ["ToyGPUVectorizeLoadsPass::runOnOperation", "relayoutOperands"]
+    assert str(path.hops[0].call) == f"{VECTORIZE}:75" and path.hops[-1].call is None
+    assert path.passes == ["toygpu-vectorize-loads"] and helper.direct_passes == []
     drr = by_loc["lib/Dialect/ToyGPU/Transforms/Combine.td:8"]
     assert (drr.how, drr.pattern) == ("drr", "FoldDoubleRelayout")
     assert len(res.sites) == 3
@@ -79,8 +80,27 @@ def test_creators_direct_and_through_the_call_graph(corpus_db: Path):
 def test_creators_of_an_upstream_dialect_op(corpus_db: Path):
     res = q.creators(corpus_db, "llvm.inline_asm")
     assert res.op.resolved_by == "upstream-name"
-    assert [(str(s.loc), s.passes) for s in res.sites] == [
-        ("lib/Conversion/ToyGPUToLLVM/BarrierOpToLLVM.cpp:28", ["toygpu-lower-barriers"])]
+    got = {str(s.loc): (s.passes, [[h.function.name for h in p.hops] for p in s.paths]) for s in res.sites}
+    assert got == {
+        "lib/Conversion/ToyGPUToLLVM/BarrierOpToLLVM.cpp:31": (["toygpu-lower-barriers"], []),
+        # `const ref::TargetInfo &targetInfo; targetInfo.emitBarrier(…)` reaches toy::gpu::ref's method only
+        "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp:8": (
+            ["toygpu-lower-barriers"], [["BarrierOpConversion::matchAndRewrite", "TargetInfo::emitBarrier"]]),
+        "third_party/toyhw/HwLowering.cpp:8": ([], []),
+    }
+    assert q._upstream_class_keys("mlir.constant") == ["constantop"]
+    assert q._upstream_class_keys("shfl.sync") == ["shflsyncop", "shflop"]
+
+
+def test_same_named_functions_in_two_namespaces(corpus_db: Path):
+    # `using namespace toy::gpu::ref;` + a plain call: toy::gpu::ref::populateBarrierLowering, not toy::hw's
+    edges = q.callers(corpus_db, "populateBarrierLowering")
+    assert [(e.caller.name, e.callee.loc.file) for e in edges] == [
+        ("ToyGPULowerBarriersPass::runOnOperation", "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp")]
+    (info,) = q.pass_info(corpus_db, "toygpu-lower-barriers")
+    assert {p.name for p in info.patterns} == {"BarrierOpConversion", "RefBarrierCleanup"}
+    hw = [s for s in q.erasers(corpus_db, "tgpu.barrier").sites if s.loc.file.startswith("third_party/toyhw")]
+    assert [(s.function.name, s.passes) for s in hw] == [("HwBarrierCleanup::matchAndRewrite", [])]
 
 
 def test_erasers(corpus_db: Path):

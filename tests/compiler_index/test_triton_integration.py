@@ -48,7 +48,7 @@ def test_creators_of_convert_layout(triton_db: Path):
     coalesce = [s for s in res.sites if s.function and s.function.name == "convertDistributedOpEncoding"]
     assert coalesce and all(s.loc.file == "lib/Dialect/TritonGPU/Transforms/Utility.cpp" for s in coalesce)
     assert all("tritongpu-coalesce" in s.passes for s in coalesce)
-    paths = [[h.function.name for h in p] for s in coalesce for p in s.paths]
+    paths = [[h.function.name for h in p.hops] for s in coalesce for p in s.paths]
     assert ["CoalescePass::runOnOperation", "convertDistributedOpEncoding"] in paths
 
 

@@ -1,6 +1,9 @@
 // Lower tgpu.barrier to inline assembly (test corpus for compiler_index).
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "toy/Dialect/ToyGPU/IR/Dialect.h"
+#include "toy/Dialect/ToyGPU/Lowering/TargetInfo.h"
+
+using namespace toy::gpu::ref;
 
 namespace toy::gpu {
 
@@ -27,6 +30,8 @@ struct BarrierOpConversion : public mlir::ConvertOpToLLVMPattern<BarrierOp> {
     }
     mlir::LLVM::InlineAsmOp::create(rewriter, op.getLoc(), mlir::TypeRange{},
                                     mlir::ValueRange{}, asmText, "", true, false);
+    const ref::TargetInfo &targetInfo = getTargetInfo();
+    targetInfo.emitBarrier(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return mlir::success();
   }
@@ -42,6 +47,7 @@ struct ToyGPULowerBarriersPass
     mlir::LLVMTypeConverter converter(&getContext());
     mlir::RewritePatternSet patterns(&getContext());
     patterns.add<BarrierOpConversion>(converter, computeCapability);
+    populateBarrierLowering(patterns);
     mlir::ConversionTarget target(getContext());
     if (mlir::failed(mlir::applyPartialConversion(getOperation(), target,
                                                   std::move(patterns))))
