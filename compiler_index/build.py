@@ -1,7 +1,8 @@
 """`compiler-index build`: discover, hash, extract what changed (in parallel), store, relink.
 
 The whole update is one transaction: an interrupted build leaves the previous index as it was. Files are compared by
-content hash; a build that finds nothing changed reads and hashes the sources and stops there.
+content hash; a build that finds nothing changed reads and hashes the sources and stops there. A change to the
+extractors' own code (their fingerprint in `meta`) re-extracts every file.
 """
 
 from __future__ import annotations
@@ -114,10 +115,20 @@ def build(db: str | Path, roots: list[Root], jobs: int = 0, rebuild: bool = Fals
     return report
 
 
+def extractor_fingerprint() -> str:
+    """Hash of the extractors' own code: facts extracted by other code are stale even where sources are not."""
+    here = Path(__file__).resolve().parent
+    paths = sorted([here / "model.py", *(here / "extract").glob("*.py")])
+    return digest(b"".join(p.read_bytes() for p in paths))
+
+
 def _update(con: sqlite3.Connection, roots: list[Root], files: list[SourceFile], jobs: int, progress: bool,
             report: BuildReport) -> None:
     t = time.perf_counter()
     root_ids = _sync_roots(con, roots)
+    fingerprint = extractor_fingerprint()
+    if store.get_meta(con).get("extractors") not in (None, fingerprint):
+        store.clear_files(con)  # other extractors wrote these facts: re-extract everything
     stored = {(r["root_id"], r["path"]): (r["id"], r["sha1"]) for r in
               con.execute("SELECT f.id, f.root_id, f.path, f.sha1 FROM files f")}
     wanted = {(root_ids[f.root.key], f.rel) for f in files}
@@ -155,7 +166,8 @@ def _update(con: sqlite3.Connection, roots: list[Root], files: list[SourceFile],
         link.relink(con)
         report.relinked = True
         report.seconds["link"] = time.perf_counter() - t
-        store.set_meta(con, complete="1", updated=time.strftime("%Y-%m-%dT%H:%M:%S"), **_versions(roots))
+        store.set_meta(con, complete="1", updated=time.strftime("%Y-%m-%dT%H:%M:%S"), extractors=fingerprint,
+                       **_versions(roots))
 
 
 def _extract_all(files: list[SourceFile], jobs: int) -> Iterator[tuple[SourceFile, _Extracted]]:

@@ -7,7 +7,8 @@ A call `foo(…)`, `ns::foo(…)`, `Cls::foo(…)` or `x.foo(…)` may target a 
   is visible that way (the code relies on includes and lookup rules we do not model), every one is a candidate;
 * a method of `Cls`: plain calls from methods of `Cls`, calls qualified by `Cls`, and member calls whose receiver is
   of type `Cls` or of a type the extractor could not tell (marked `by_name`; followed backwards only when a single
-  indexed class defines a method of that name). Where several namespaces define a class `Cls` (NVIDIA's and AMD's
+  indexed class defines a method of that name), or of a base class of `Cls` (virtual dispatch: a call on a
+  `TargetInfoBase &` may run any override). Where several namespaces define a class `Cls` (NVIDIA's and AMD's
   `TargetInfo`), the same visibility rule as for free functions picks among them.
 """
 
@@ -61,6 +62,23 @@ class Scopes:
         self.aliases = {r[0]: r[1] for r in con.execute("SELECT alias, target FROM aliases")}
         self._usings: dict[int, list[str]] = {}
         self._named: dict[tuple[str, str | None], list[FnRow]] = {}
+        self._bases: dict[str, set[str]] | None = None
+
+    def ancestors(self, cls: str) -> set[str]:
+        """Base classes of `cls`, transitively, by name: a call on a `TargetInfoBase &` may run `TargetInfo`'s
+        override (virtual dispatch)."""
+        if self._bases is None:
+            self._bases = {}
+            for r in self.con.execute("SELECT c.name, b.name FROM class_bases b JOIN classes c ON c.id = b.class_id"):
+                self._bases.setdefault(r[0], set()).add(r[1])
+        out: set[str] = set()
+        todo = [cls]
+        while todo:
+            for base in self._bases.get(todo.pop(), ()):
+                if base not in out:
+                    out.add(base)
+                    todo.append(base)
+        return out
 
     def expand(self, scope: str) -> str:
         head, sep, rest = scope.lstrip(":").partition("::")
@@ -109,8 +127,9 @@ class Scopes:
             ok = caller.cls == fn.cls
         elif form == "qualified":
             ok = last == fn.cls
-        else:  # member: the receiver's type, `NVIDIA::TargetInfo` also names the namespace
-            ok = not scope or (last == fn.cls and (not ns or _ends_with(fn.ns, self.expand(ns))))
+        else:  # member: the receiver's type (`NVIDIA::TargetInfo` also names the namespace), or a base of the class
+            ok = not scope or (last == fn.cls and (not ns or _ends_with(fn.ns, self.expand(ns)))) or \
+                last in self.ancestors(fn.cls)
         return ok and fn.id in self.targets(caller, fn.name, fn.cls)
 
 
@@ -127,8 +146,7 @@ def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Sco
                        (callee.name,)).fetchall()
     out = []
     unique_method = callee.cls is not None and con.execute(
-        "SELECT count(*) FROM (SELECT DISTINCT cls, ns FROM functions WHERE name = ?)", (callee.name,)
-    ).fetchone()[0] == 1
+        "SELECT count(DISTINCT cls) FROM functions WHERE name = ?", (callee.name,)).fetchone()[0] == 1
     for r in rows:
         caller = fn_from_row(r)
         if r["form"] == "member" and not r["scope"] and not unique_method:

@@ -25,8 +25,9 @@ from typing import Any
 from compiler_index import callgraph, store
 from compiler_index.callgraph import FnRow
 
-CALL_DEPTH = 3  # callers followed from a creation/erase site
+CALL_DEPTH = 4  # callers followed from a creation/erase site
 MAX_PATHS = 8  # call paths kept per function
+PATH_BUDGET = 256  # partial call chains followed per level
 REMARK_KINDS = ("remark", "warning", "error", "match-failure", "fatal", "debug", "assert")
 
 
@@ -134,6 +135,7 @@ class Site:
     passes: list[str] = field(default_factory=list)  # pass arguments that run this code (directly or via a path)
     direct_passes: list[str] = field(default_factory=list)  # … whose class/patterns hold `function` (or its file)
     paths: list[CallPath] = field(default_factory=list)  # how callers reach `function`
+    paths_omitted: int = 0  # further call paths found beyond MAX_PATHS
 
 
 @dataclass
@@ -290,6 +292,9 @@ class _Ctx:
     def pass_backends(self) -> dict[str, str | None]:
         """Backend of each pass, from where its class lives: third_party/<backend>/…, None for shared code."""
         return {d: backend_of_path(self.files.get(f, "")) for entries in self.pass_classes.values() for d, f in entries}
+
+    def backend(self, file_id: int) -> str | None:
+        return backend_of_path(self.files.get(file_id, ""))
 
     def path_owners(self, chain: list[FnRow]) -> set[str]:
         """Passes owning a function on a call chain, less those of another backend than a function on it lives
@@ -469,8 +474,11 @@ def _not_found(con: sqlite3.Connection, what: str, q: str) -> str:
             close += [r[0] for r in con.execute("SELECT qualname FROM adders WHERE qualname LIKE ? LIMIT 5",
                                                 (f"%{w}%",))]  # fmt: skip
     elif what == "op":
+        dialect = q.partition(".")[0] if "." in q else None
         for w in words:
-            close += [r[0] for r in con.execute("SELECT name FROM td_ops WHERE name LIKE ? LIMIT 5", (f"%{w}%",))]
+            if w != dialect:  # suggest ops of the asked dialect (or any, for a bare name) that share a word
+                close += [r[0] for r in con.execute("SELECT name FROM td_ops WHERE name LIKE ? AND (? IS NULL OR "
+                                                    "dialect = ?) LIMIT 5", (f"%{w}%", dialect, dialect))]
     else:
         for w in words:
             close += [r[0] for r in con.execute("SELECT DISTINCT qualname FROM functions WHERE qualname LIKE ? "
@@ -501,7 +509,10 @@ def _resolve_op(con: sqlite3.Connection, op: str) -> OpInfo:
                               "LIMIT 1", (want, f"%{dialect.lower()}")).fetchone()  # fmt: skip
             if row is not None:
                 return OpInfo(op, row[0], dialect, "upstream-name")
-        raise QueryError(_not_found(con, "op", op) + f" (no TableGen op, and no {dialect}::<{mnemonic}>Op in C++)")
+        known = con.execute("SELECT 1 FROM td_dialects WHERE name = ?", (dialect,)).fetchone()
+        hint = "" if known else f" (dialect {dialect!r} has no TableGen in the index, and no C++ creates a " \
+                                f"{dialect}::…Op named like {mnemonic!r})"  # fmt: skip
+        raise QueryError(_not_found(con, "op", op) + hint)
     if con.execute("SELECT 1 FROM op_sites WHERE op_class = ? LIMIT 1", (op,)).fetchone():
         return OpInfo(op, op, "", "class-name")
     raise QueryError(_not_found(con, "op", op))
@@ -551,7 +562,7 @@ def _op_sites(ctx: _Ctx, op: str, action: str, depth: int) -> OpSites:
     con = ctx.con
     info = _resolve_op(con, op)
     sites: list[Site] = []
-    paths_cache: dict[int, list[CallPath]] = {}
+    paths_cache: dict[int, tuple[list[CallPath], int]] = {}
     rows = con.execute("SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line",
                        (info.cpp_class, action)).fetchall()  # fmt: skip
     for r in rows:
@@ -576,44 +587,51 @@ def _op_sites(ctx: _Ctx, op: str, action: str, depth: int) -> OpSites:
 
 
 def _site(ctx: _Ctx, fn_id: int | None, action: str, how: str, loc: Loc, target: str, ambiguous: bool, depth: int,
-          paths_cache: dict[int, list[CallPath]]) -> Site:
+          paths_cache: dict[int, tuple[list[CallPath], int]]) -> Site:
     fn, ref = ctx.fn_ref_by_id(fn_id)
     site = Site(action, how, loc, ref, fn.cls if fn and fn.cls in ctx.patterns else None, target, ambiguous)
     if fn is None:
         return site
     owners = ctx.owners(fn)
     if fn.id not in paths_cache:
-        paths_cache[fn.id] = _caller_paths(ctx, fn, depth) if not owners else []
-    site.paths = paths_cache[fn.id]
+        paths_cache[fn.id] = _caller_paths(ctx, fn, depth) if not owners else ([], 0)
+    site.paths, site.paths_omitted = paths_cache[fn.id]
     site.direct_passes = ctx.pass_args(owners or ctx.file_owners(fn.file_id))
     site.passes = sorted(set(site.direct_passes).union(*(p.passes for p in site.paths)))
     return site
 
 
-def _caller_paths(ctx: _Ctx, start: FnRow, depth: int) -> list[CallPath]:
-    """Caller chains ending at `start`, outermost first, each with the passes that own a function on it. A chain
-    stops at a pass or pattern method, a function nobody calls, or after `depth` calls."""
-    out: list[CallPath] = []
-    seen: set[tuple[int, ...]] = set()
-
-    def walk(fn: FnRow, chain: list[tuple[FnRow, Loc | None]], left: int) -> None:
-        if len(out) >= MAX_PATHS:
-            return
-        found = ctx.owners(fn)
-        edges = [] if left == 0 or (len(chain) > 1 and found) else callgraph.callers(ctx.con, fn, scopes=ctx.scopes)
-        edges = [e for e in edges if all(e.caller.id != f.id for f, _ in chain)]
-        if not edges:
-            key = tuple(f.id for f, _ in chain)
-            if len(chain) > 1 and key not in seen:  # one path per chain of functions, not per call line
-                seen.add(key)
-                out.append(CallPath([Hop(ctx.fn_ref(f), call) for f, call in reversed(chain)],
-                                    ctx.pass_args(ctx.path_owners([f for f, _ in chain]))))
-            return
-        for e in edges:
-            walk(e.caller, [*chain, (e.caller, ctx.loc(e.caller.file_id, e.line, e.snippet))], left - 1)
-
-    walk(start, [(start, None)], depth)
-    return out
+def _caller_paths(ctx: _Ctx, start: FnRow, depth: int) -> tuple[list[CallPath], int]:
+    """Caller chains ending at `start`, outermost first, each with the passes that own a function on it, and how
+    many more were found than kept. Breadth first: a chain stops at a pass or pattern method, a function nobody
+    calls, or after `depth` calls; chains that reach a pass come first, then shorter ones."""
+    done: list[list[tuple[FnRow, Loc | None]]] = []
+    frontier: list[list[tuple[FnRow, Loc | None]]] = [[(start, None)]]
+    for level in range(depth + 1):
+        nxt = []
+        for chain in frontier:
+            fn = chain[-1][0]
+            if level == depth or (level > 0 and ctx.owners(fn)):
+                done.append(chain)
+                continue
+            backends = {b for f, _ in chain if (b := ctx.backend(f.file_id))}
+            # no cycles, and no chain through two backends' code (NVIDIA's and AMD's same-named helpers)
+            edges = [e for e in callgraph.callers(ctx.con, fn, scopes=ctx.scopes)
+                     if all(e.caller.id != f.id for f, _ in chain)
+                     and not (backends and ctx.backend(e.caller.file_id) not in (None, *backends))]
+            if not edges:
+                done.append(chain)
+            nxt.extend([*chain, (e.caller, ctx.loc(e.caller.file_id, e.line, e.snippet))] for e in edges)
+        frontier = nxt[:PATH_BUDGET]
+    unique: dict[tuple[int, ...], tuple[list[tuple[FnRow, Loc | None]], set[str]]] = {}
+    for chain in done:
+        key = tuple(f.id for f, _ in chain)
+        if len(chain) > 1 and key not in unique:  # one path per chain of functions, not per call line
+            unique[key] = (chain, ctx.path_owners([f for f, _ in chain]))
+    ranked = sorted(unique.values(), key=lambda co: (not co[1], len(co[0])))
+    paths = [CallPath([Hop(ctx.fn_ref(f), call) for f, call in reversed(chain)], ctx.pass_args(owners))
+             for chain, owners in ranked[:MAX_PATHS]]
+    return paths, max(0, len(ranked) - MAX_PATHS)
 
 
 def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -> list[GateInfo]:

@@ -73,6 +73,8 @@ def _site(site: Site) -> list[str]:
     for path in site.paths:
         chain = " → ".join(f"{h.function.name} ({h.call})" if h.call else h.function.name for h in path.hops)
         lines.append(f"{INDENT}via {chain}")
+    if site.paths_omitted:
+        lines.append(f"{INDENT}(+{site.paths_omitted} more call paths)")
     return lines
 
 
@@ -83,7 +85,8 @@ def op_sites(result: OpSites) -> str:
     out = [head]
     direct = [s for s in result.sites if not s.paths]
     indirect = [s for s in result.sites if s.paths]
-    out.append(f"direct ({len(direct)}):")
+    if direct:
+        out.append(f"direct ({len(direct)}):")
     for s in direct:
         out.extend(_site(s))
     if indirect:

@@ -39,6 +39,7 @@ _QUERY = """
 (return_statement) @ret
 (declaration) @decl
 (parameter_declaration) @param
+(field_declaration type: (_)) @field
 (for_range_loop) @range
 (preproc_def name: (_)) @macro
 (namespace_alias_definition) @alias
@@ -60,7 +61,7 @@ _DEBUG_MACROS = {"LDBG", "LLVM_DEBUG", "DEBUG_WITH_TYPE"}
 _FATAL = {"llvm_unreachable", "report_fatal_error"}
 _NOT_CALLS = _DEBUG_MACROS | {"DBGS", "assert", "static_assert", "sizeof", "decltype"}
 _PASS_WRAPPER = re.compile(r"ADD_PASS(?:_OPTION)?_WRAPPER_\d+$")
-_ROOT_HINT = re.compile(r"([A-Za-z_][\w:]*?)::getOperationName\(\)")
+_ROOT_HINT = re.compile(r"([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)::getOperationName\(\)")
 _SPACE = re.compile(r"\s+")
 # Idioms tree-sitter cannot parse, each of which would swallow the code after it into ERROR nodes:
 # type arguments of the pybind adder macros (`ADD_PASS_OPTION_WRAPPER_2("add_x", createX, int, bool);`) and
@@ -193,6 +194,7 @@ class _File:
         self._fn_ends: list[int] = []
         self._fn_parent: list[int] = []
         self._scopes: dict[int, _Scope] = {}
+        self._fields: dict[str, dict[str, str]] = {}  # class → data member → type as written
 
     def snippet(self, line: int) -> str:
         raw = self.lines[line - 1] if 0 < line <= len(self.lines) else b""
@@ -266,6 +268,13 @@ class _File:
                 target = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                 type_text = self._infer(type_node, value, target)
                 self._scope(node.start_byte).add(self._declarator_name(target), node.start_byte, type_text)
+        for node in self.caps.get("field", []):  # data members, for calls on them from the class's methods
+            cls = self._enclosing_class(node)
+            type_text = _text(node.child_by_field_name("type"))
+            for d in node.children_by_field_name("declarator"):
+                name = self._declarator_name(d, ("field_identifier",))
+                if cls and name and d.type != "function_declarator":
+                    self._fields.setdefault(cls, {})[name] = type_text
         for node in self.caps.get("range", []):
             target = node.child_by_field_name("declarator")
             type_text = self._infer(node.child_by_field_name("type"), node.child_by_field_name("right"), target)
@@ -279,14 +288,14 @@ class _File:
         return self._scopes[key]
 
     @staticmethod
-    def _declarator_name(node: Node | None) -> str:
+    def _declarator_name(node: Node | None, kinds: tuple[str, ...] = ("identifier",)) -> str:
         while node is not None and node.type in ("reference_declarator", "pointer_declarator", "init_declarator",
                                                  "array_declarator"):
             inner = node.child_by_field_name("declarator")
             if inner is None:  # reference_declarator has no field name for its child
                 inner = next((c for c in node.named_children if c.type.endswith(("identifier", "declarator"))), None)
             node = inner
-        return _text(node) if node is not None and node.type == "identifier" else ""
+        return _text(node) if node is not None and node.type in kinds else ""
 
     @staticmethod
     def _type(node: Node) -> str:
@@ -309,11 +318,16 @@ class _File:
             if fn is not None and fn.type == "field_expression" and _text(fn.child_by_field_name("field")) in (
                     "getOperation", "getDefiningOp"):
                 node = fn.child_by_field_name("argument") or node
-        if node.type != "identifier":
+        if node.type == "field_expression" and _text(node.child_by_field_name("argument")) == "this":
+            node = node.child_by_field_name("field") or node  # this->member
+        if node.type not in ("identifier", "field_identifier"):
             return None
         fn_idx = self.fn_at(pos)
         scope = self._scopes.get(-1 if fn_idx is None else fn_idx)
-        return scope.type_of(_text(node), pos) if scope else None
+        found = scope.type_of(_text(node), pos) if scope else None
+        if found is None and fn_idx is not None:  # a data member of the method's class
+            found = self._fields.get(self.facts.functions[fn_idx].cls or "", {}).get(_text(node))
+        return found
 
     # ---- classes ---------------------------------------------------------------------------------------------
     def classes(self) -> None:
@@ -326,7 +340,8 @@ class _File:
                     if c.type in ("type_identifier", "qualified_identifier", "template_type"):
                         base_name, targs, _ = _last_name(c)
                         bases.append(Base(text=_squeeze(_text(c), 200), name=base_name, targs=targs))
-            hint = _ROOT_HINT.search(_text(node.child_by_field_name("body")))
+            body = _text(node.child_by_field_name("body"))
+            hint = _ROOT_HINT.search(body) if "getOperationName" in body else None
             cls = ClassDef(name=name, kind="struct" if node.type == "struct_specifier" else "class", bases=bases,
                            line=node.start_point.row + 1, end_line=node.end_point.row + 1,
                            root_hint=hint.group(1) if hint else None, tparams=_template_params(node))  # fmt: skip
@@ -565,8 +580,8 @@ def _template_params(node: Node) -> list[str]:
 
 
 def _initializer_type(node: Node) -> str:
-    """The op type an `auto` takes from its initializer: dyn_cast<T>(…), x.getDefiningOp<T>(), T::create(…),
-    builder.create<T>(…), make_early_inc_range(m.getOps<T>())."""
+    """The type an `auto` takes from its initializer: dyn_cast<T>(…), x.getDefiningOp<T>(), T::create(…),
+    builder.create<T>(…), make_early_inc_range(m.getOps<T>()), T(…) (LLVM style: functions are lowerCamel)."""
     for _ in range(4):
         if node.type != "call_expression":
             return ""
@@ -581,6 +596,8 @@ def _initializer_type(node: Node) -> str:
             return targs[0]
         if name in ("create", "createOrFold") and fn.type == "qualified_identifier" and scope:
             return scope
+        if fn.type in ("identifier", "qualified_identifier") and name[:1].isupper():
+            return f"{scope}::{name}" if scope else name  # `auto b = TritonLLVMOpBuilder(loc, rewriter)`: a ctor
         if name not in ("make_early_inc_range", "reverse", "make_range"):
             return ""
         args = node.child_by_field_name("arguments")

@@ -67,6 +67,24 @@ def test_incremental_rebuild(corpus_copy: Path, tmp_path: Path):
     assert queries.pass_info(db, "toygpu-fuse-relayouts")[0].classes == []
 
 
+def test_changed_extractors_reextract_everything(tmp_path: Path):
+    db = tmp_path / "index.db"
+    build(db, roots_for(CORPUS))
+    con = sqlite3.connect(db)
+    with con:  # as if the facts had been written by an older extractor
+        con.execute("UPDATE meta SET value = 'older' WHERE key = 'extractors'")
+        con.execute("DELETE FROM op_sites")
+    con.close()
+    report = build(db, roots_for(CORPUS))
+    assert (report.parsed, report.unchanged) == (14, 0)
+    assert queries.creators(db, "tgpu.relayout").sites
+
+
+def test_build_with_progress_display(tmp_path: Path, capsys: pytest.CaptureFixture):
+    report = build(tmp_path / "index.db", roots_for(CORPUS), jobs=2, progress=True)
+    assert report.parsed == 14 and not report.errors
+
+
 def test_broken_pipeline_file_is_reported_and_the_rest_indexed(corpus_copy: Path, tmp_path: Path):
     broken = corpus_copy / "python/toytriton/backends/broken/compiler.py"
     broken.parent.mkdir()
