@@ -300,7 +300,7 @@ class _Ctx:
         """Passes owning a function on a call chain, less those of another backend than a function on it lives
         in: generic code reached through NVIDIA's and AMD's same-named TargetInfo runs in one backend's pass."""
         owners = set().union(*(self.owners(f) for f in chain))
-        backends = {b for f in chain if (b := backend_of_path(self.files.get(f.file_id, "")))}
+        backends = {b for f in chain if (b := self.backend(f.file_id))}
         if not backends:
             return owners
         if len(backends) > 1:

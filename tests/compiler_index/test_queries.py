@@ -116,6 +116,14 @@ def test_erasers(corpus_db: Path):
         ("replaceOp", "DropTrivialShuffle::matchAndRewrite"), ("fold", "ShuffleOp::fold")}
 
 
+@pytest.mark.parametrize("name", ["tgpu.relayout", "TGPU_RelayoutOp", "RelayoutOp"])
+def test_resolve_op_by_mnemonic_def_or_class(corpus_db: Path, name: str):
+    op = q.resolve_op(corpus_db, name)
+    assert (op.name, op.cpp_class, op.cpp_namespace, op.summary) == (
+        "tgpu.relayout", "RelayoutOp", "::toy::gpu", "move a tile to another register layout")
+    assert str(op.td) == "include/toy/Dialect/ToyGPU/IR/ToyGPUOps.td:11"
+
+
 def test_unknown_op(corpus_db: Path):
     with pytest.raises(q.QueryError, match=r"no op named 'tgpu.relay'.*tgpu.relayout"):
         q.creators(corpus_db, "tgpu.relay")
