@@ -714,7 +714,9 @@ def _targets(ctx: _Ctx, symbol: str) -> tuple[list[FnRow], list[str]]:
 
 # ---- remarks -------------------------------------------------------------------------------------------------------
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
-_DIAG_PREFIX = re.compile(r"^.*?\b(remark|warning|error|note):\s*", re.I)
+# The diagnostic's location and severity as MLIR prints them (`loc("k.py":3:12): remark: `, `k.py:3:12: warning: `);
+# the message itself may start with a word like "Warning:" too, so a bare leading severity is kept.
+_DIAG_PREFIX = re.compile(r"^(?:loc\(.*?\)|[^\s:]+:\d+(?::\d+)?)\s*:?\s*(remark|warning|error|note):\s*", re.I)
 
 
 def remarks(db: str | Path | sqlite3.Connection, text: str, limit: int = 10,
