@@ -221,3 +221,27 @@ def climb(ctx: Context, levels: Mapping[str, RunsLevel]) -> Diagnosis:
         if result.stopped:
             return Diagnosis(ACTIONABLE, tuple(results))
     return Diagnosis(INCONCLUSIVE, tuple(results))
+
+
+def beyond(ctx: Context, levels: Mapping[str, RunsLevel], diagnosis: Diagnosis,
+           through: str) -> tuple[LevelResult, ...]:
+    """The levels above where the ladder stopped, up to `through`, each seeing everything below it.
+
+    For `ladder diagnose --through L4`: what deeper evidence would add. The diagnosis itself does not change;
+    optimization rounds never run these.
+    """
+    if diagnosis.reached is None or LEVELS.index(through) <= LEVELS.index(diagnosis.reached):
+        return ()
+    results = list(diagnosis.results)
+    extra: list[LevelResult] = []
+    for name in LEVELS[LEVELS.index(diagnosis.reached) + 1 : LEVELS.index(through) + 1]:
+        level = levels.get(name)
+        here = replace(ctx, earlier=tuple(results))
+        if level is None:
+            result = assess(LevelResult(name, UNAVAILABLE, f"no {name} level is registered in this build"), here)
+        else:
+            result = level.run(here)
+        results.append(result)
+        extra.append(result)
+    return tuple(extra)
+

@@ -12,7 +12,7 @@ from ladder.commands.base import Command
 from ladder.context import DEFAULT_SOL_TARGET, Context
 from ladder.evidence import ARTIFACT, LEVEL_TITLES, RAN, LevelResult, SourceRef
 from ladder.levels import registry
-from ladder.policy import Diagnosis, climb
+from ladder.policy import Diagnosis, beyond, climb
 from ladder.validation import Validation
 
 
@@ -24,6 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, help="where levels write artifacts (default out/diagnose/OP)")
     p.add_argument("--sol-target", type=float, default=DEFAULT_SOL_TARGET)
     p.add_argument("--ncu", default="ncu", help="Nsight Compute executable for L2 counters")
+    p.add_argument("--index", type=Path, help="compiler index for L4 (default out/compiler-index.db, built from "
+                                              "third_party/triton when absent)")
+    p.add_argument("--through", choices=["L1", "L2", "L3", "L4"], default="L4",
+                   help="also run the levels above the one the ladder stops at, up to this one (default L4)")
     p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
 
 
@@ -73,10 +77,18 @@ def run(args: argparse.Namespace) -> int:
         ref = SourceRef(ARTIFACT, str(args.validation))
     workdir = args.out or Path("out") / "diagnose" / op.name
     workdir.mkdir(parents=True, exist_ok=True)
-    ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target,
-                  options=(("ncu", args.ncu),))  # fmt: skip
+    options: tuple = (("ncu", args.ncu),) + ((("index_db", str(args.index)),) if args.index else ())
+    ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target, options=options)
     d = climb(ctx, registry())
-    print(json.dumps(d.to_json(), indent=1) if args.json else f"{op.name}: {kernel}\n{describe(d)}")
+    deeper = beyond(ctx, registry(), d, args.through)
+    if args.json:
+        print(json.dumps({**d.to_json(), "beyond": [r.to_json() for r in deeper]}, indent=1))
+    else:
+        text = f"{op.name}: {kernel}\n{describe(d)}"
+        if deeper:
+            text += f"\n\ndeeper evidence (the ladder stops at {d.level or d.reached}; --through {args.through}):\n"
+            text += "\n".join(line for r in deeper for line in _level(r))
+        print(text)
     return 0
 
 

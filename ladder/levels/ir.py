@@ -125,8 +125,9 @@ def analyze(traj: Trajectory, tag: str) -> tuple[Evidence, list[_Found]]:
         ev = []
         for line in lines:
             at = ptx.get(line, {})
-            shown = ("sync.shuffle", "sync.barrier", "mem.load", "mem.store")
-            cost = ", ".join(f"{k} {v}" for k in shown if (v := at.get(k)))
+            # shuffles and barriers are always stated, zero included: "no barrier" is evidence too
+            cost = ", ".join([f"{k} {at.get(k, 0)}" for k in ("sync.shuffle", "sync.barrier")] +
+                             [f"{k} {v}" for k in ("mem.load", "mem.store") if (v := at.get(k))])
             ev.append(Evidence(f"L3.{tag}.{s.bottleneck}.line{line}", "L3",
                                f"{name} line {line}: {s.what}" + (f"; in PTX: {cost}" if cost else ""),
                                SourceRef(SOURCE_LINE, src, line=line), data=dict(at)))  # fmt: skip
