@@ -20,6 +20,7 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
+from bench import interp_compat
 from bench.compare import compare
 from bench.operator import Operator, all_operators
 
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
+    interp_compat.install()
     ops = all_operators()
     names = a.ops or list(ops)
     unknown = [n for n in names if n not in ops]
