@@ -21,6 +21,7 @@ import torch
 from bench.operator import Tolerance
 
 EPS32 = 1.2e-7
+CHUNK = 1 << 24
 
 
 @dataclass
@@ -81,36 +82,59 @@ def _compare_one(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, reduc
             return Verdict(False, f"output {i}: {len(bad)} index mismatches, first at {idx}: "
                            f"{o[idx].item()} vs {r[idx].item()}")  # fmt: skip
         return Verdict(True, "ok")
-    o64, r64 = o.to(torch.float64), r.to(torch.float64)
-    nan_o, nan_r = torch.isnan(o64), torch.isnan(r64)
-    if not torch.equal(nan_o, nan_r):
-        n = int((nan_o != nan_r).sum())
-        return Verdict(False, f"output {i}: NaN at {n} positions where the reference has none (or vice versa)")
-    inf_o, inf_r = torch.isinf(o64), torch.isinf(r64)
-    if not torch.equal(inf_o, inf_r) or not torch.equal(o64[inf_o], r64[inf_r]):
-        return Verdict(False, f"output {i}: infinities differ from the reference")
-    finite = ~(nan_r | inf_r)
-    of, rf = o64[finite], r64[finite]
-    if rf.numel() == 0:
+    return _compare_float(o.reshape(-1), r.reshape(-1), tol, i, reduction_len)
+
+
+def _chunks(o: torch.Tensor, r: torch.Tensor):
+    """float64 slices of at most CHUNK elements: a 2 GB output never needs 5 float64 copies of itself at once."""
+    for start in range(0, r.numel(), CHUNK):
+        yield start, o[start:start + CHUNK].to(torch.float64), r[start:start + CHUNK].to(torch.float64)
+
+
+def _compare_float(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, reduction_len: int | None) -> Verdict:
+    scale, finite_count = 0.0, 0
+    for _, oc, rc in _chunks(o, r):
+        nan_o, nan_r = torch.isnan(oc), torch.isnan(rc)
+        if not torch.equal(nan_o, nan_r):
+            n = int((nan_o != nan_r).sum())
+            return Verdict(False, f"output {i}: NaN at {n} positions where the reference has none (or vice versa)")
+        inf_o, inf_r = torch.isinf(oc), torch.isinf(rc)
+        if not torch.equal(inf_o, inf_r) or not torch.equal(oc[inf_o], rc[inf_r]):
+            return Verdict(False, f"output {i}: infinities differ from the reference")
+        finite = rc[~(nan_r | inf_r)]
+        if finite.numel():
+            scale = max(scale, float(finite.abs().max()))
+            finite_count += finite.numel()
+    if finite_count == 0:
         return Verdict(True, "ok")
-    scale = float(rf.abs().max())
     atol = tol.atol * max(scale, 1.0)
     rel_l2_limit = tol.rel_l2
     if tol.atol_scale_sqrt_n:
-        sqrt_n = math.sqrt(reduction_len if reduction_len else rf.numel())
+        sqrt_n = math.sqrt(reduction_len if reduction_len else finite_count)
         atol = max(atol, sqrt_n * EPS32 * scale)
         rel_l2_limit = max(rel_l2_limit, sqrt_n * EPS32)
-    diff = (of - rf).abs()
-    limit = atol + tol.rtol * rf.abs()
-    bad = diff > limit
-    max_abs = float(diff.max())
-    denom = float(torch.linalg.vector_norm(rf)) or 1.0
-    rel_l2 = float(torch.linalg.vector_norm(of - rf)) / denom
-    if bool(bad.any()):
-        k = int(bad.sum())
-        j = int(torch.argmax((diff - limit).masked_fill(~bad, -math.inf)))
-        return Verdict(False, f"output {i}: {k} elements outside rtol={tol.rtol} atol={atol:.3g}; worst got "
-                       f"{float(of[j]):.6g} expected {float(rf[j]):.6g}", max_abs, rel_l2)  # fmt: skip
+    bad_count, max_abs, err_sq, ref_sq = 0, 0.0, 0.0, 0.0
+    worst: tuple[float, float, float] | None = None  # (excess over the limit, got, expected)
+    for _, oc, rc in _chunks(o, r):
+        keep = torch.isfinite(rc)
+        oc, rc = oc[keep], rc[keep]
+        if rc.numel() == 0:
+            continue
+        diff = (oc - rc).abs_()
+        excess = diff - (atol + tol.rtol * rc.abs())
+        bad = excess > 0
+        max_abs = max(max_abs, float(diff.max()))
+        err_sq += float(diff.square().sum())
+        ref_sq += float(rc.square().sum())
+        if bool(bad.any()):
+            bad_count += int(bad.sum())
+            j = int(torch.argmax(excess))
+            if worst is None or float(excess[j]) > worst[0]:
+                worst = (float(excess[j]), float(oc[j]), float(rc[j]))
+    rel_l2 = math.sqrt(err_sq) / (math.sqrt(ref_sq) or 1.0)
+    if worst is not None:
+        return Verdict(False, f"output {i}: {bad_count} elements outside rtol={tol.rtol} atol={atol:.3g}; worst got "
+                       f"{worst[1]:.6g} expected {worst[2]:.6g}", max_abs, rel_l2)  # fmt: skip
     if rel_l2 > rel_l2_limit:
         return Verdict(False, f"output {i}: relative L2 error {rel_l2:.3g} > {rel_l2_limit:.3g}", max_abs, rel_l2)
     return Verdict(True, "ok", max_abs, rel_l2)

@@ -169,8 +169,9 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def validate_case(op: Operator, forward: Callable[..., Any], case: Case, *, device: str, seeds: int,
-                  kinds: Sequence[str], seed_base: int = 0) -> list[RunResult]:  # fmt: skip
-    """`seeds` fresh input sets per input kind, each checked by `check_once`."""
+                  kinds: Sequence[str], seed_base: int = 0,
+                  on_run: Callable[[RunResult], None] | None = None) -> list[RunResult]:  # fmt: skip
+    """`seeds` fresh input sets per input kind, each checked by `check_once`; `on_run` sees each result."""
     reduction_len = op.reduction_len(case) if op.reduction_len else None
     runs = []
     for kind in kinds:
@@ -179,6 +180,8 @@ def validate_case(op: Operator, forward: Callable[..., Any], case: Case, *, devi
             runs.append(check_once(op, forward, case, inputs, kind=kind, seed=seed, device=device,
                                    reduction_len=reduction_len))  # fmt: skip
             del inputs
+            if on_run is not None:
+                on_run(runs[-1])
     return runs
 
 

@@ -158,7 +158,9 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
     inputs: tuple = ()
     try:
         kinds = job.kinds or list(op.input_kinds)
-        runs = validate_case(op, forward, case, device=job.device, seeds=job.seeds, kinds=kinds)
+        runs = validate_case(op, forward, case, device=job.device, seeds=job.seeds, kinds=kinds,
+                             on_run=lambda r: emit({"type": "run", "case": case.name, "kind": r.kind, "seed": r.seed,
+                                                    "ok": r.ok, "seconds": r.seconds}))  # fmt: skip
         record["validation"] = _summary(runs)
         record["phase_seconds"]["validation"] = round(time.perf_counter() - t0, 3)
         emit({"type": "progress", "case": case.name, "phase": "validated", "ok": record["validation"]["ok"]})
