@@ -3,7 +3,8 @@ monitor of the forward call (Triton launches, aten ops, streams, threads, timer 
 
 Static (`static_check`): imports only from an allowlist (torch, triton, triton.language[.*], math, functools,
 typing); no dynamic-code builtins (eval, exec, __import__, open, getattr, …); no dunder attribute access; no
-stream, event, graph, thread, compile, backend-flag, allocator, knob or timer APIs; and outside @triton.jit
+stream, event, graph, thread, compile, backend-flag, allocator, knob or timer APIs (reading
+`triton.knobs.runtime.interpret` is allowed: kernels may branch on the interpreter); and outside @triton.jit
 functions no torch compute call (`torch.*`/`F.*` other than allocation, `tensor.<method>()` other than views,
 shape/stride/dtype queries, fills and copies).
 
@@ -43,6 +44,8 @@ BANNED_PREFIXES = (
     "triton.knobs", "triton.runtime", "triton.testing", "triton.compile", "triton.compiler", "triton.backends",
     "triton.tools", "triton.profiler",
 )  # fmt: skip
+# Names under a banned prefix that may still be read (never assigned): kernels branch on the interpreter mode.
+READABLE = frozenset({"triton.knobs.runtime.interpret"})
 # Calls under `torch.` allowed in the host (non-@triton.jit) code: allocation and device queries.
 ALLOWED_TORCH_CALLS = frozenset({
     "torch.empty", "torch.empty_like", "torch.empty_strided", "torch.zeros", "torch.zeros_like", "torch.ones",
@@ -204,6 +207,8 @@ class _Checker:
             if node.attr.startswith("__") and node.attr.endswith("__"):
                 self._flag(node, "dunder", f"attribute {node.attr} is not allowed")
             dotted = self._dotted(node)
+            if dotted in READABLE and isinstance(node.ctx, ast.Load):
+                return  # the whole chain is a permitted read
             if dotted is not None:
                 self._check_dotted(node, dotted)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):

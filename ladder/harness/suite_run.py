@@ -55,8 +55,10 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
     t0 = time.monotonic()
     settings.out.mkdir(parents=True, exist_ok=True)
     names = settings.ops or list(all_operators())
-    for n in names:
-        get_operator(n)  # unknown names fail here, before any device time is spent
+    for n in names:  # unknown operator or case names fail here, before any device time is spent
+        known = {c.name for c in get_operator(n).cases}
+        if settings.device == "cuda" and settings.cases and not set(settings.cases) & known:
+            raise KeyError(f"{n} has none of the cases {', '.join(settings.cases)}; it has {', '.join(sorted(known))}")
     doc: dict = {"schema": SCHEMA, "command": _command(), "cwd": os.getcwd(), "git": _git_head(),
                  "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "settings": settings.to_json(),
                  "operators": [], "skipped": []}  # fmt: skip
@@ -81,6 +83,8 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
         with ThreadPoolExecutor(max_workers=2) as pool:
             for future in [pool.submit(one, name) for name in names]:
                 entry = future.result()
+                if entry.get("skipped_cases") and not entry.get("cases"):
+                    entry = {"op": entry["op"], "skipped": "the deadline passed while it waited for the GPU"}
                 if "skipped" in entry:
                     doc["skipped"].append(entry)
                     progress(f"{entry['op']}: skipped ({entry['skipped']})")

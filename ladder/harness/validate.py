@@ -52,6 +52,9 @@ class RunResult:
         return asdict(self)
 
 
+CONTRACT_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
 class FatalDeviceError(RuntimeError):
     """The device is unusable after this (a sticky CUDA error): the worker must end, the harness goes on."""
 
@@ -110,7 +113,7 @@ def check_once(op: Operator, forward: Callable[..., Any], case: Case, inputs: tu
     if out is not None or not result.problems:  # a forward that raised has said enough
         result.problems += report.problems()
     if out is not None or not result.problems:
-        result.problems += output_problems(out, inputs, device)
+        result.problems += output_problems(out, inputs, device, CONTRACT_DTYPES.get(op.dtype))
     if [t.data_ptr() for t in tensors(inputs)] != pointers:
         result.problems.append("an input tensor's storage was replaced")
     for i, (now, before) in enumerate(zip(inputs, pristine)):
@@ -126,8 +129,9 @@ def check_once(op: Operator, forward: Callable[..., Any], case: Case, inputs: tu
     return result
 
 
-def output_problems(out: Any, inputs: tuple, device: str) -> list[str]:
-    """Outputs must be exactly torch.Tensor, materialized on the inputs' device, not aliasing an input."""
+def output_problems(out: Any, inputs: tuple, device: str, float_dtype: torch.dtype | None = None) -> list[str]:
+    """Outputs must be exactly torch.Tensor, materialized on the inputs' device, not aliasing an input, and
+    floating outputs must have the operator's contract dtype (no silent precision change)."""
     problems = []
     outs = tuple(out) if isinstance(out, tuple | list) else (out,)
     spans = [_span(t) for t in tensors(inputs) if t.numel()]
@@ -138,6 +142,8 @@ def output_problems(out: Any, inputs: tuple, device: str) -> list[str]:
         if o.device.type != torch.device(device).type or o.is_meta:
             problems.append(f"output {i} is on {o.device}, not {device}")
             continue
+        if float_dtype is not None and o.is_floating_point() and o.dtype != float_dtype:
+            problems.append(f"output {i} is {o.dtype}; the operator's dtype contract is {float_dtype}")
         if o.numel() and o.untyped_storage().nbytes() < (o.storage_offset() + _extent(o)) * o.element_size():
             problems.append(f"output {i} has no materialized storage behind it")
         if o.numel() and any(_overlaps(_span(o), s) for s in spans):

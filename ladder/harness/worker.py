@@ -152,8 +152,9 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
     from ladder.harness.timing import TimingSettings, time_interleaved
     from ladder.harness.validate import FatalDeviceError, is_fatal_device_error, recheck, validate_case
 
+    # errors fail the case; notes do not (a reference that will not compile says nothing about the candidate)
     record: dict[str, Any] = {"case": case.name, "label": case.label(), "role": case.role, "shape": dict(case.shape),
-                              "errors": [], "phase_seconds": {}}  # fmt: skip
+                              "errors": [], "notes": [], "phase_seconds": {}}  # fmt: skip
     t0 = time.perf_counter()
     inputs: tuple = ()
     try:
@@ -172,7 +173,7 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
             if numeric_ok:
                 fns["candidate"] = lambda: forward(*inputs)
             else:
-                record["errors"].append("candidate not timed: it failed validation")
+                record["notes"].append("candidate not timed: it failed validation")
             if initial is not None:
                 fns["initial"] = lambda: initial(*inputs)
             if "eager" in job.references:
@@ -216,7 +217,7 @@ def _compile_reference(op: Operator, inputs: tuple, record: dict) -> Callable | 
         compiled(*inputs)
         torch.cuda.synchronize()
     except Exception as e:
-        record["errors"].append(f"torch.compile failed: {type(e).__name__}: {str(e)[:300]}")
+        record["notes"].append(f"torch.compile of the reference failed: {type(e).__name__}: {str(e)[:300]}")
         return None
     record["compile_seconds"] = round(time.perf_counter() - t, 2)
     return compiled

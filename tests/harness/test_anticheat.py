@@ -74,6 +74,19 @@ def test_jit_bodies_are_triton_code_and_host_code_is_not():
     assert found == [("torch-compute", ".exp(...) is a torch compute op in the forward path")]
 
 
+def test_knobs_are_off_limits_except_reading_the_interpreter_mode():
+    src = """
+        import triton
+        import triton.language as tl
+        INTERPRETED = tl.constexpr(triton.knobs.runtime.interpret)
+        triton.knobs.runtime.interpret = False
+        triton.knobs.runtime.launch_enter_hook.add(print)
+    """
+    found = rules(src)
+    assert [r for r, _ in found] == ["banned-api", "banned-api"]
+    assert found[0][1].startswith("triton.knobs") and "line" not in found[0][1]
+
+
 def test_forbidden_imports_builtins_and_escapes():
     src = """
         import os
