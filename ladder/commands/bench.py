@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     if device == "cpu":
         console.print("[yellow]No GPU: checking the kernels under TRITON_INTERPRET=1 on the small cases; "
                       "timing needs a GPU.[/]")  # fmt: skip
+        if args.cases:
+            console.print("[yellow]--cases selects GPU cases; the CPU check runs each operator's small cases.[/]")
     try:
         doc = run_suite(settings, progress=lambda line: console.print(line, markup=False, highlight=False))
     except KeyError as e:

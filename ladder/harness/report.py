@@ -37,7 +37,7 @@ def print_table(doc: dict, console: Console) -> None:
                               f"{cand['gbps']:.0f}" if cand.get("gbps") else "-",
                               f"{frac:.0%}" if frac else "-", _x(m.get("speedup", {}).get("eager")),
                               _x(m.get("speedup", {}).get("compile")),
-                              str(len(m.get("flags", []) + rec.get("errors", []))) or "")  # fmt: skip
+                              "; ".join(m.get("flags", []) + rec.get("errors", []))[:120])  # fmt: skip
             else:
                 v = rec.get("validation") or {}
                 problems = [e.splitlines()[0] for e in rec.get("errors", [])]

@@ -109,6 +109,8 @@ def evaluate(payload: dict, emit: Emit) -> dict:
         import torch._inductor.compile_fx  # noqa: F401  (CPU-only import work, done before waiting for the GPU)
     if job.gpu_lock:
         _acquire(job.gpu_lock, emit)  # held until this process exits
+    import ladder.harness.timing  # noqa: F401  (binds do_bench before candidate code can replace it)
+
     fingerprint = timer_fingerprint()
     try:
         forward = load_module(path, "candidate").forward
@@ -116,6 +118,9 @@ def evaluate(payload: dict, emit: Emit) -> dict:
     except Exception as e:
         emit({"type": "load_error", "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]})
         return {"cases": 0}
+    changed = tampered(fingerprint)
+    if changed:  # at import time already: report now, whatever happens later
+        emit({"type": "tamper", "changed": changed})
     for case in cases:
         if job.not_after is not None and time.time() > job.not_after:
             emit({"type": "skipped", "case": case.name, "reason": "deadline reached"})

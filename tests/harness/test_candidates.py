@@ -15,13 +15,14 @@ TOY_ARGMAX = "tests.harness.toy_ops:ROW_ARGMAX"
 RUNS = {
     "caches_by_data_ptr": "new_gelu", "returns_reference": "new_gelu", "never_launches": "new_gelu",
     "mutates_input": "new_gelu", "skips_tail": "new_gelu", "lazy_subclass": "new_gelu", "exits": "new_gelu",
-    "out_of_bounds": "new_gelu", "hangs": "new_gelu", "patches_timer": "new_gelu",
+    "out_of_bounds": "new_gelu", "hangs": "new_gelu", "patches_timer": "new_gelu", "device_fault": "new_gelu",
     "argmax_first_index": TOY_ARGMAX, "argmax_wrong_on_ties": TOY_ARGMAX,
 }  # fmt: skip
 
 
 def _evaluate(name: str):
-    return name, evaluate_candidate(RUNS[name], candidate=CANDIDATES / f"{name}.py", cases=["s1"], device="cpu",
+    cases = ["s1", "s2"] if name == "device_fault" else ["s1"]
+    return name, evaluate_candidate(RUNS[name], candidate=CANDIDATES / f"{name}.py", cases=cases, device="cpu",
                                     seeds=2, timeout_s=120, silence_s=20)  # fmt: skip
 
 
@@ -109,3 +110,11 @@ def test_hang_is_killed(results):
 def test_timer_patching_is_seen_at_runtime_too(results):
     r = results["patches_timer"]
     assert not r.accepted and "triton.testing.do_bench" in r.tampered
+
+
+def test_fatal_device_error_ends_the_worker_and_the_rest_runs_in_a_fresh_one(results):
+    r = results["device_fault"]
+    assert [c["case"] for c in r.cases] == ["s1", "s2"]
+    for case in r.cases:
+        assert not case["correct"] and "fatal device error" in case["errors"][0]
+    assert [f["status"] for f in r.sandbox_failures] == ["exception", "exception"]  # one worker per case
