@@ -86,13 +86,20 @@ def clean_env(base: Mapping[str, str], workdir: Path, extra: Mapping[str, str] |
     """The child's environment: allowlisted, credential- and proxy-free, HOME/TMPDIR in `workdir`."""
     env = {k: v for k, v in base.items() if _kept(k)}
     env.update(
-        HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=str(REPO_ROOT), PYTHONNOUSERSITE="1",
+        HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=python_path(), PYTHONNOUSERSITE="1",
         PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1",
     )  # fmt: skip
     for k, v in (extra or {}).items():
         if not _secret(k):
             env[k] = v
     return env
+
+
+def python_path() -> str:
+    """The repository first, then every directory on the parent's sys.path: the child imports exactly what the
+    parent can (site-packages in a user directory included, although HOME moves and user site is off)."""
+    entries = [str(REPO_ROOT)] + [p for p in sys.path if p and os.path.isdir(p)]
+    return os.pathsep.join(dict.fromkeys(entries))
 
 
 def _kept(name: str) -> bool:
