@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -77,7 +78,12 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
         def one(name: str) -> dict:
             if time.time() > not_after:
                 return {"op": name, "skipped": f"deadline of {settings.deadline_s:g} s reached"}
-            return _run_operator(name, settings, ceilings, env_vars, lock, not_after, progress)
+            try:
+                return _run_operator(name, settings, ceilings, env_vars, lock, not_after, progress)
+            except Exception as e:  # a harness bug must cost one operator, not the run
+                progress(f"{name}: harness error: {type(e).__name__}: {e}")
+                return {"op": name, "accepted": False, "cases": [],
+                        "harness_error": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}"}  # fmt: skip
 
         # Two workers at a time: one measures while the next imports torch/triton/inductor and waits for the lock.
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -118,8 +124,10 @@ def _run_operator(name: str, settings: SuiteSettings, ceilings: Ceilings | None,
     entry = {"op": name, "number": op.number, "dtype": op.dtype, "category": op.category, **result.to_json()}
     for record in entry["cases"]:
         case = next((c for c in [*op.cases, *op.small_cases] if c.name == record["case"]), None)
-        if case is not None:
-            record["metrics"] = case_metrics(record, op, case, ceilings)
+        try:
+            record["metrics"] = case_metrics(record, op, case, ceilings) if case is not None else {}
+        except Exception as e:
+            record.setdefault("notes", []).append(f"metrics failed: {type(e).__name__}: {e}")
     if not result.accepted:
         progress(f"{name}: NOT accepted: " + "; ".join(r.splitlines()[0] for r in result.reasons()[:3]))
     return entry
