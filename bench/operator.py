@@ -63,6 +63,8 @@ class Operator:
     tolerance: Tolerance = field(default_factory=Tolerance)
     input_kinds: Sequence[str] = (RANDOM,)  # adversarial kinds the operator is validated on, beyond random
     notes: str = ""
+    # Length N of the reduction behind each output element, for Tolerance.atol_scale_sqrt_n (else numel is used)
+    reduction_len: Callable[[Case], int] | None = None
 
     @property
     def kernel_path(self) -> Path:
