@@ -46,6 +46,22 @@ def argmin_rows_kernel(x_ptr, out_ptr, idx_ptr, M: tl.constexpr, N: tl.constexpr
     tl.store(idx_ptr + rows, i)
 
 
+# Two kernels triton-ascend 3.2.0's adapter cannot lower: a verifier error and a crash in triton-to-unstructure.
+@triton.jit
+def int_pointer_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    addr = (x_ptr + offs).to(tl.int64, bitcast=True)
+    p = addr.to(tl.pointer_type(tl.float32), bitcast=True)
+    tl.store(out_ptr + offs, tl.load(p))
+
+
+@triton.jit
+def pointer_select_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    p = tl.where(offs % 2 == 0, x_ptr + offs, y_ptr + offs)
+    tl.store(out_ptr + offs, tl.load(p))
+
+
 @triton.jit
 def bad_kernel(x_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

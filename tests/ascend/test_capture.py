@@ -140,6 +140,30 @@ def test_frontend_error_is_a_compile_error(ascend_env, tmp_path):
     assert irscope.load(tmp_path).error is not None  # written, not lost
 
 
+@pytest.mark.parametrize(("kernel", "args", "error", "diagnostic"), [
+    ("int_pointer_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, "TritonToUnstructure failed",
+     "error: 'tensor.extract' op incorrect number of indices"),
+    ("pointer_select_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"},
+     "triton-adapter-opt died in TritonToUnstructure", "Assertion"),
+])
+def test_adapter_failure_keeps_every_pass_up_to_the_failing_one(kernel, args, error, diagnostic, ascend_env,
+                                                                 tmp_path):
+    with pytest.raises(CompileError, match="stage ttadapter, pass triton-to-unstructure"):
+        capture_probe(kernel, args, {"BLOCK": 128}, out_dir=tmp_path)
+    traj = irscope.load(tmp_path)
+    assert (traj.error.stage, traj.error.pass_arg) == ("ttadapter", "triton-to-unstructure")
+    adapter = [s for s in traj.stage_snapshots("ttadapter") if s.pass_arg != INPUT_PASS]
+    assert [s.pass_arg for s in adapter] == ["discrete-mask-access-conversion", "triton-to-annotation",
+                                             "triton-to-unstructure"]
+    assert adapter[-1].error.startswith(error) and diagnostic in adapter[-1].diagnostics
+    # the IR it left behind (invalid IR prints in generic form) or crashed on
+    assert re.search(r'^(?:module \{|"builtin.module"\(\))', adapter[-1].text, re.M)
+    if kernel == "int_pointer_kernel":  # the verifier names the kernel's line
+        lines = traj.kernel.source.splitlines()
+        line = next(i for i in range(traj.kernel.first_line, traj.kernel.last_line + 1) if "tl.load(p)" in lines[i - 1])
+        assert f"kernels.py:{line}:" in adapter[-1].diagnostics
+
+
 def test_timeout_kills_the_worker(ascend_env):
     with pytest.raises(RuntimeError, match="timed out"):
         capture_probe("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}, timeout_s=0.01)

@@ -42,10 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-DUMP_HEADER = re.compile(
-    r"^// -----// IR Dump (?:Before|After) (\S+) \((.*?)\)(?: \('(.*?)' operation(?:: @(\S+))?\))? //----- //$")
-# A compiler diagnostic, as MLIR prints it: `<unknown>:0: warning: …` or `/path/k.py:36:16: error: …`.
-DIAGNOSTIC = re.compile(r"^(?:<unknown>|[^\s\"#%{}()]+):\d+(?::\d+)?: (?:error|warning|note|remark): ")
+DUMP_HEADER = re.compile(r"^// -----// IR Dump (Before|After) (\S+)( Failed)? \((.*?)\)"
+                         r"(?: \('(.*?)' operation(?:: @(\S+))?\))? //----- //$")
 TIMING_REPORT = re.compile(r"^===-+===\n\s+\.\.\. Execution time report \.\.\.", re.M)
 TIMING_ROW = re.compile(r"^\s+([\d.]+) \(\s*[\d.]+%\)\s+(\S.*?)\s*$")
 CACHE_NOTE = re.compile(r"^\[INFO\]: The compiled kernel cache is in .*$", re.M)
@@ -111,8 +109,10 @@ class FdCapture:
 def split_dumps(text: str) -> tuple[str, list[tuple[re.Match[str], str, str]]]:
     """An MLIR IR-printing stream → (diagnostics before the first dump, [(header, IR, diagnostics after it)]).
 
-    What a pass prints comes after its Before dump (or before its After dump): the lines from the first
-    diagnostic line after a dump up to the next header."""
+    What a pass prints comes after its Before dump (or before its After dump): from the first line after a
+    dump that is not IR (diagnostics such as `<unknown>:0: warning: …`, `k.py:3:7: error: …`, a crash's
+    assertion and stack dump) up to the next header. A printed module's lines are indented, except `module`,
+    its closing brace and `#`/`!` alias definitions."""
     lead: list[str] = []
     blocks: list[tuple[re.Match[str], list[str], list[str]]] = []
     in_diagnostics = True
@@ -123,7 +123,7 @@ def split_dumps(text: str) -> tuple[str, list[tuple[re.Match[str], str, str]]]:
             continue
         if not blocks:
             lead.append(line)
-        elif in_diagnostics or DIAGNOSTIC.match(line):
+        elif in_diagnostics or (line and not line[0].isspace() and not line.startswith(_IR_TOP_LEVEL)):
             in_diagnostics = True
             blocks[-1][2].append(line)
         else:
@@ -132,15 +132,19 @@ def split_dumps(text: str) -> tuple[str, list[tuple[re.Match[str], str, str]]]:
                                      for m, ir, diag in blocks]
 
 
+_IR_TOP_LEVEL = ("#", "!", "}", "{", '"', "module")
+
+
 @dataclass
 class TopLevelPass:
     """A pass of the command line, with the passes it ran inside itself (dynamic pipelines) folded in."""
 
     name: str
     arg: str
-    ir: str = ""
+    ir: str = ""  # after the pass; for a pass that crashed, the IR it crashed on
     diagnostics: list[str] = field(default_factory=list)
     nested: list[str] = field(default_factory=list)
+    failed: bool = False
 
 
 def top_level_passes(text: str) -> list[TopLevelPass]:
@@ -154,9 +158,8 @@ def top_level_passes(text: str) -> list[TopLevelPass]:
     running: list[TopLevelPass] = []  # the Before headers not yet closed by their After
     pending = [lead] if lead else []  # diagnostics printed while no pass ran (parser, output)
     for header, ir, after in blocks:
-        is_before = header.group(0).startswith("// -----// IR Dump Before")
-        if is_before:
-            entry = TopLevelPass(header.group(1), header.group(2))
+        if header.group(1) == "Before":
+            entry = TopLevelPass(header.group(2), header.group(4), ir=ir)
             if running:
                 running[0].nested.append(entry.arg)
             else:
@@ -166,17 +169,20 @@ def top_level_passes(text: str) -> list[TopLevelPass]:
         elif running:
             done = running.pop()
             if not running:
-                done.ir = ir
+                done.ir, done.failed = ir, bool(header.group(3))
                 out.append(done)
         if after:
             (running[0].diagnostics if running else pending).append(after)
+    if running:  # the process died inside this pass
+        running[0].failed = True
+        out.append(running[0])
     if pending and out:
         out[-1].diagnostics.extend(pending)
     return out
 
 
 def module_level(header: re.Match[str]) -> bool:
-    return header.group(3) in (None, "builtin.module")
+    return header.group(5) in (None, "builtin.module")
 
 
 def timing_ms(report: str) -> dict[str, list[float]]:
@@ -234,16 +240,17 @@ class Capture:
                 with self.stage_output.redirect():
                     out = fn(src, metadata)
             except Exception as e:
+                self.emit_commands(key, log)
+                adapter = [c for c in log.commands if Path(c[0]).name == "triton-adapter-opt"]
+                failed_in = self.adapter_passes(adapter[-1], src.str(), None) if adapter and self.replay else None
                 printed = self.stage_output.text()
-                self.fail(key, None, f"{type(e).__name__}: {_stderr_of(e) or e}\n{printed}".strip())
+                self.fail(key, failed_in, f"{type(e).__name__}: {_stderr_of(e) or e}\n{printed}".strip())
                 raise
             finally:
                 compiler_globals["subprocess"] = log.real
             ms = (time.perf_counter() - t0) * 1e3
             printed = self.stage_output.text().strip()
-            if log.commands:
-                self.events.emit("artifact", name=f"{key}-command", text="".join(shlex.join(c) + "\n"
-                                                                                 for c in log.commands))
+            self.emit_commands(key, log)
             if key == "ttir" and not self.replay:
                 self.snapshot(key, 0, "make_ttir", None, out.str(), ms, diagnostics=printed)
             elif key == "ttadapter":
@@ -259,8 +266,16 @@ class Capture:
 
         return stage
 
-    def adapter_passes(self, command: list[str], source: str, output: str) -> None:
-        """Rerun the stage's triton-adapter-opt command on the same input, printing the IR around every pass."""
+    def emit_commands(self, key: str, log: CommandLog) -> None:
+        if log.commands:
+            self.events.emit("artifact", name=f"{key}-command",
+                             text="".join(shlex.join(c) + "\n" for c in log.commands))
+
+    def adapter_passes(self, command: list[str], source: str, output: str | None) -> str | None:
+        """Rerun the stage's triton-adapter-opt command on the same input, printing the IR around every pass.
+
+        `output` is the stage's output, or None when the stage failed: then the passes up to the failing one
+        are recorded, the failing one with the IR it left (or crashed on); returns its argument."""
         with tempfile.TemporaryDirectory(prefix="irscope-ascend-") as tmp:
             src, dst = Path(tmp, "kernel.ttir.mlir"), Path(tmp, "kernel.ttadapter.mlir")
             src.write_text(source)
@@ -279,12 +294,17 @@ class Capture:
             ms = sum(times.get(p.name, [])) / len(same_name)  # MLIR's timer merges rows of one name
             pipeline = flags.get(p.arg, p.arg) + (f" (runs inside: {', '.join(p.nested)})" if p.nested else "")
             last = i == len(passes) - 1
-            self.snapshot("ttadapter", i, p.arg, p.name, output if last else p.ir, ms,
+            error = (f"{p.name} failed" if proc.returncode == 1 else
+                     f"triton-adapter-opt died in {p.name} (exit {proc.returncode})") if p.failed else None
+            self.snapshot("ttadapter", i, p.arg, p.name, output if last and output is not None else p.ir, ms,
                           adder=f"triton-adapter-opt --{p.arg}" if p.arg in flags else None, pipeline=pipeline,
-                          diagnostics="\n".join(p.diagnostics))
+                          diagnostics="\n".join(p.diagnostics), error=error)
+        if output is None:
+            return next((p.arg for p in passes if p.failed), None)
         if not passes or passes[-1].ir.rstrip() != output.rstrip() or rerun_output != output:
             self.events.emit("warning", message="the rerun of triton-adapter-opt with IR printing did not reproduce "
                              f"the stage output (exit {proc.returncode}); per-pass IR may differ from the compile")
+        return None
 
     # passes (ttir) ---------------------------------------------------------------------------------------------
     def run_passes(self, module: Any, adders: list[tuple[str, Callable, tuple, dict]], context: Any,
@@ -308,7 +328,7 @@ class Capture:
                 text = module.str()
             except Exception as e:
                 text = f"// irscope: module could not be printed after the failure: {e}\n"
-            arg, pass_name = (top[0].group(2), top[0].group(1)) if top else (name.rsplit(".add_", 1)[-1], None)
+            arg, pass_name = (top[0].group(4), top[0].group(2)) if top else (name.rsplit(".add_", 1)[-1], None)
             self.snapshot(self.stage or "ttir", self.position, arg, pass_name, text, wall, adder=name,
                           diagnostics=diagnostics, error=error)
             self.position += 1
