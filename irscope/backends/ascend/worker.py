@@ -8,11 +8,13 @@ request and turns the events into a Trajectory.
 * The kernel goes through the JIT's own path (`JITFunction.warmup` with a stand-in driver that names the
   target), so signature, constants and divisibility attributes are what `kernel[grid](…)` would compile.
 * `ttir` runs in process: `ir.pass_manager` is replaced by a recorder that replays the stage's adders one
-  pass manager per pass and prints the module after each; `MLIR_ENABLE_DUMP=1` makes each one-pass manager
-  print its "IR Dump Before NAME (ARG)" header, which names the pass.
+  pass manager per pass and prints the module after each (triton-ascend 3.2's pass manager has no pipeline
+  string: a one-pass manager run on an empty module with `MLIR_ENABLE_DUMP=1` prints the
+  "IR Dump Before NAME (ARG)" header that names the pass).
 * `ttadapter` runs triton-ascend's bundled `triton-adapter-opt`; the worker records that command, and after
-  the stage reruns it on the same input with `--mlir-print-ir-after-all --mlir-print-ir-module-scope
-  --mlir-timing`, checking that the last dump equals the stage output.
+  the stage reruns it on the same input with `--mlir-print-ir-before-all --mlir-print-ir-after-all
+  --mlir-print-ir-module-scope` (and once more with `--mlir-timing` alone for per-pass times), checking
+  that the last dump equals the stage output.
 * `npubin` needs CANN's `bishengir-compile`; where it is absent the stage's failure is reported as such.
 
 Request (stdin): {"kernel_file", "kernel_name", "args": {name: {"ptr": dtype, "align": n} | {"value": v}},
@@ -50,7 +52,8 @@ CACHE_NOTE = re.compile(r"^\[INFO\]: The compiled kernel cache is in .*$", re.M)
 METADATA_KEYS = ("mix_mode", "parallel_mode", "kernel_name", "required_ub_bits", "workspace_size", "lock_num",
                  "lock_init_val", "bs_task_type", "tensor_kinds")
 PRINT_PASSES = ["--mlir-print-ir-before-all", "--mlir-print-ir-after-all", "--mlir-print-ir-module-scope",
-                "--mlir-disable-threading", "--mlir-timing"]
+                "--mlir-disable-threading"]
+EMPTY_MODULE = "module {\n}\n"
 
 
 class RequestError(Exception):
@@ -199,9 +202,10 @@ def timing_ms(report: str) -> dict[str, list[float]]:
 class Capture:
     """Wraps triton-ascend's stages and pass managers for one compile and emits what they produce."""
 
-    def __init__(self, events: Events, replay: bool):
+    def __init__(self, events: Events, replay: bool, scratch: Path):
         self.events = events
         self.replay = replay
+        self.scratch = scratch  # a private directory that lives as long as the run
         self.stage: str | None = None
         self.position = 0
         self.specialized = False  # the JIT bound the arguments and is about to compile
@@ -209,6 +213,7 @@ class Capture:
         self.metadata: dict[str, Any] = {}
         self.stage_output = FdCapture()
         self.pass_output = FdCapture()
+        self.identities: dict[tuple[str, str, str], tuple[str, str | None]] = {}
 
     def snapshot(self, stage: str, stage_index: int, pass_arg: str, pass_name: str | None, text: str,
                  wall_ms: float = 0.0, adder: str | None = None, pipeline: str | None = None,
@@ -284,10 +289,11 @@ class Capture:
             cmd[cmd.index("-o") + 1] = str(dst)
             proc = subprocess.run(cmd + PRINT_PASSES, capture_output=True, text=True)
             rerun_output = dst.read_text() if dst.exists() else ""
-        m = TIMING_REPORT.search(proc.stderr)
-        cut = m.start() if m else len(proc.stderr)
-        passes = top_level_passes(proc.stderr[:cut])
-        times = timing_ms(proc.stderr[cut:])
+            # Printing IR inside a pass's timer (nested pipelines print) would inflate it: time a quiet run.
+            timed = subprocess.run([*cmd, "--mlir-timing"], capture_output=True, text=True)
+        passes = top_level_passes(proc.stderr)
+        m = TIMING_REPORT.search(timed.stderr)
+        times = timing_ms(timed.stderr[m.start():] if m else "")
         flags = {f.split("=", 1)[0].removeprefix("--"): f for f in command if f.startswith("--")}
         for i, p in enumerate(passes):
             same_name = [q for q in passes if q.name == p.name]
@@ -307,11 +313,33 @@ class Capture:
         return None
 
     # passes (ttir) ---------------------------------------------------------------------------------------------
+    def pass_identity(self, adder: str, fn: Callable, args: tuple, kwargs: dict, context: Any,
+                      real_pass_manager: type) -> tuple[str, str | None]:
+        """(argument, name) of the pass(es) an adder adds, as MLIR names them: run a one-pass manager with
+        MLIR_ENABLE_DUMP=1 on an empty module and read its "IR Dump Before NAME (ARG)" header. Kept apart from
+        the real run, whose time would otherwise be mostly the printing of the module."""
+        from triton._C.libtriton import ir
+
+        key = (adder, repr(args), repr(kwargs))
+        if key not in self.identities:
+            empty = self.scratch / "empty.mlir"
+            empty.write_text(EMPTY_MODULE)
+            pm = real_pass_manager(context)
+            pm.enable_debug()
+            fn(pm, *args, **kwargs)
+            with self.pass_output.redirect():
+                pm.run(ir.parse_mlir_module(str(empty), context))
+            _, blocks = split_dumps(self.pass_output.text())
+            top = [b[0] for b in blocks if module_level(b[0])]
+            self.identities[key] = ((",".join(h.group(4) for h in top), ",".join(h.group(2) for h in top)) if top
+                                    else (adder.rsplit(".add_", 1)[-1], None))
+        return self.identities[key]
+
     def run_passes(self, module: Any, adders: list[tuple[str, Callable, tuple, dict]], context: Any,
                    real_pass_manager: type) -> None:
         for name, fn, args, kwargs in adders:
+            arg, pass_name = self.pass_identity(name, fn, args, kwargs, context, real_pass_manager)
             pm = real_pass_manager(context)
-            pm.enable_debug()  # with MLIR_ENABLE_DUMP=1: prints this pass's "IR Dump Before NAME (ARG)" header
             fn(pm, *args, **kwargs)
             error: str | None = None
             t0 = time.perf_counter()
@@ -321,14 +349,11 @@ class Capture:
                 except Exception as e:
                     error = f"{type(e).__name__}: {e}"
             wall = (time.perf_counter() - t0) * 1e3
-            lead, blocks = split_dumps(self.pass_output.text())
-            top = next((b for b in blocks if module_level(b[0])), None)
-            diagnostics = "\n".join(x for x in [lead, *(b[2] for b in blocks)] if x)
+            diagnostics = self.pass_output.text().strip()
             try:
                 text = module.str()
             except Exception as e:
                 text = f"// irscope: module could not be printed after the failure: {e}\n"
-            arg, pass_name = (top[0].group(4), top[0].group(2)) if top else (name.rsplit(".add_", 1)[-1], None)
             self.snapshot(self.stage or "ttir", self.position, arg, pass_name, text, wall, adder=name,
                           diagnostics=diagnostics, error=error)
             self.position += 1
@@ -564,7 +589,7 @@ def main() -> int:
     request = json.load(sys.stdin)
     with tempfile.TemporaryDirectory(prefix="irscope-ascend-cache-") as cache_dir:
         configure_environment(request, cache_dir)
-        capture = Capture(events, replay=request.get("replay", True))
+        capture = Capture(events, replay=request.get("replay", True), scratch=Path(cache_dir))
         try:
             kernel = load_kernel(request["kernel_file"], request["kernel_name"])
             fn, named = unwrap(kernel, int(request.get("config", 0)), arguments(request))
