@@ -173,3 +173,12 @@ def test_missing_environment_says_how_to_build_it(monkeypatch):
     monkeypatch.setenv(ENV_VAR, "/nonexistent/python")
     with pytest.raises(AscendEnvironmentError, match="make ascend-env"):
         capture_probe("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128})
+
+
+def test_irscope_capture_takes_the_ascend_target(value_traj):
+    from irscope.examples import kernels
+
+    traj = irscope.capture(kernels.moe_group_top2_value, "*fp32", "*fp32", 8, 128, BLOCK=128, num_warps=4,
+                           target="npu:Ascend910B3")
+    assert traj.specialization.signature == value_traj.specialization.signature
+    assert traj.stage_output("ttadapter").text == value_traj.stage_output("ttadapter").text
