@@ -10,8 +10,11 @@ stored by the same DirectoryWriter, so `irscope load/ls/show/diff/query/report` 
 from __future__ import annotations
 
 import base64
+import contextlib
 import inspect
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -137,13 +140,16 @@ def _run_worker(request: dict[str, Any], run: WorkerRun, timeout_s: float) -> No
     """Stream the worker's events into `run`; a worker that dies or times out becomes the run's failure."""
     python = ascend_python()
     with tempfile.TemporaryFile(mode="w+") as err:
+        # Its own process group: a timeout also ends the triton-adapter-opt or bishengir-compile it runs.
         proc = subprocess.Popen([str(python), str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                text=True, env=worker_environment(), cwd=Path(request["kernel_file"]).parent)
+                                text=True, env=worker_environment(), cwd=Path(request["kernel_file"]).parent,
+                                start_new_session=True)
         timed_out = threading.Event()
 
         def kill() -> None:
             timed_out.set()
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
         timer = threading.Timer(timeout_s, kill)
         timer.start()
@@ -152,12 +158,16 @@ def _run_worker(request: dict[str, Any], run: WorkerRun, timeout_s: float) -> No
             proc.stdin.write(json.dumps(request))
             proc.stdin.close()
             for line in proc.stdout:
-                run.handle(json.loads(line))
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    break  # the line being written when the worker was killed
+                run.handle(event)
             rc = proc.wait()
         finally:
             timer.cancel()
             if proc.poll() is None:
-                proc.kill()
+                kill()
                 proc.wait()
         err.seek(0)
         stderr = err.read()
