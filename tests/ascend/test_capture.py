@@ -6,6 +6,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -182,3 +183,9 @@ def test_irscope_capture_takes_the_ascend_target(value_traj):
                            target="npu:Ascend910B3")
     assert traj.specialization.signature == value_traj.specialization.signature
     assert traj.stage_output("ttadapter").text == value_traj.stage_output("ttadapter").text
+
+
+def test_a_python_without_triton_ascend_is_refused(monkeypatch):
+    monkeypatch.setenv(ENV_VAR, sys.executable)  # irscope's own environment: Triton 3.6, no ascend backend
+    with pytest.raises(AscendEnvironmentError, match="without an ascend backend"):
+        capture_probe("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128})

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from irscope.backends.ascend.environment import WORKER, ascend_python, worker_environment
+from irscope.backends.ascend.environment import WORKER, AscendEnvironmentError, ascend_python, worker_environment
 from irscope.capture.api import CompileError
 from irscope.capture.builder import TrajectoryBuilder
 from irscope.capture.loader import KernelLoadError
@@ -124,7 +124,7 @@ def capture_ascend(kernel: Any, args: dict[str, Any], options: dict[str, Any] | 
     _run_worker(request, run, timeout_s)
     if run.request_error is not None:
         kind, message = run.request_error
-        raise (KernelLoadError if kind == "load" else SpecError)(message)
+        raise {"load": KernelLoadError, "environment": AscendEnvironmentError}.get(kind, SpecError)(message)
     if run.kernel is None or run.spec is None:
         failure = run.builder.failure
         raise RuntimeError(failure.message if failure else "the Ascend worker reported nothing")

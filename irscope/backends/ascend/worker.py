@@ -20,7 +20,7 @@ request and turns the events into a Trajectory.
 Request (stdin): {"kernel_file", "kernel_name", "args": {name: {"ptr": dtype, "align": n} | {"value": v}},
 "options": {name: value}, "arch", "config", "line_info", "replay"}.
 Events (stdout, one JSON object per line): kernel, specialization, snapshot, artifact, stage_end, failure,
-error (bad input: kind load | spec), done.
+warning, error (kind load | spec: bad input; environment: no triton-ascend here), done.
 """
 
 from __future__ import annotations
@@ -397,7 +397,7 @@ def install_pass_recorder(capture: Capture) -> None:
             self.adders: list[tuple[str, Callable, tuple, dict]] = []
 
         def enable_debug(self) -> None:
-            pass  # each replayed one-pass manager enables it
+            pass  # the stage's own request; only the naming runs on an empty module print dumps
 
         def run(self, module: Any) -> None:
             capture.run_passes(module, self.adders, self.context, real)
@@ -590,6 +590,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="irscope-ascend-cache-") as cache_dir:
         configure_environment(request, cache_dir)
         capture = Capture(events, replay=request.get("replay", True), scratch=Path(cache_dir))
+        import triton
+        from triton.backends import backends
+
+        if "ascend" not in backends:
+            events.emit("error", kind="environment", message=f"{sys.executable} has triton {triton.__version__} "
+                        f"without an ascend backend; it needs triton-ascend 3.2.0 (make ascend-env)")
+            return 2
         try:
             kernel = load_kernel(request["kernel_file"], request["kernel_name"])
             fn, named = unwrap(kernel, int(request.get("config", 0)), arguments(request))
