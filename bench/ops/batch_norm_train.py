@@ -18,9 +18,9 @@ def shape_of(case: Case) -> tuple[int, int, int, int]:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     g = torch.Generator(device=device).manual_seed(seed)
     B, C, H, W = shape_of(case)
-    x = torch.randn((B, C, H, W), generator=g, device=device)
-    w = torch.randn((C,), generator=g, device=device)
-    b = torch.randn((C,), generator=g, device=device)
+    x = torch.randn((B, C, H, W), generator=g, device=g.device)
+    w = torch.randn((C,), generator=g, device=g.device)
+    b = torch.randn((C,), generator=g, device=g.device)
     if kind == RANDOM:
         return x, w, b
     if kind == EXTREME:

@@ -9,12 +9,12 @@ from bench.operator import EXTREME, RANDOM, Case, Operator, Tolerance
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
     g = torch.Generator(device=device).manual_seed(seed)
     M, N = case.shape["M"], case.shape["N"]
-    x = torch.randn((M, N), generator=g, device=device)
+    x = torch.randn((M, N), generator=g, device=g.device)
     if kind == RANDOM:
         return (x,)
     if kind == EXTREME:
         # Row magnitudes from 1e-6 to 1e6: squares span 1e-12..1e12 without leaving fp32's range.
-        return (x * 10.0 ** (torch.rand((M, 1), generator=g, device=device) * 12.0 - 6.0),)
+        return (x * 10.0 ** (torch.rand((M, 1), generator=g, device=g.device) * 12.0 - 6.0),)
     raise ValueError(f"l2_norm: unknown input kind {kind!r}; it takes {RANDOM!r} and {EXTREME!r}")
 
 

@@ -21,9 +21,9 @@ def shape_of(case: Case) -> tuple[int, ...]:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     g = torch.Generator(device=device).manual_seed(seed)
     shape = shape_of(case)
-    x = torch.randn(shape, generator=g, device=device)
-    w = torch.randn(shape[1:], generator=g, device=device)
-    b = torch.randn(shape[1:], generator=g, device=device)
+    x = torch.randn(shape, generator=g, device=g.device)
+    w = torch.randn(shape[1:], generator=g, device=g.device)
+    b = torch.randn(shape[1:], generator=g, device=g.device)
     if kind == RANDOM:
         return x, w, b
     if kind == EXTREME:

@@ -11,7 +11,7 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Te
     g = torch.Generator(device=device).manual_seed(seed)
     M, N = case.shape["M"], case.shape["N"]
     if kind == RANDOM:
-        return (torch.randn((M, N), generator=g, device=device),)
+        return (torch.randn((M, N), generator=g, device=g.device),)
     if kind == EXTREME:
         return (large_magnitude_rows(M, N, g, device),)
     raise ValueError(f"log_softmax: unknown input kind {kind!r}; it takes {RANDOM!r} and {EXTREME!r}")

@@ -13,14 +13,14 @@ ROUTED_SCALING_FACTOR = 2.5
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor, int, int, int]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     T, E = case.shape["T"], case.shape["E"]
     if kind == RANDOM:
-        logits = torch.randn((T, E), generator=g, dtype=torch.float32)
-        bias = torch.randn((E,), generator=g, dtype=torch.float32) * 0.1
+        logits = torch.randn((T, E), generator=g, device=g.device, dtype=torch.float32)
+        bias = torch.randn((E,), generator=g, device=g.device, dtype=torch.float32) * 0.1
     elif kind == TIES:
         # Integer logits and no bias: tied scores inside groups, tied group scores, tied experts at the cut.
-        logits = torch.randint(0, 8, (T, E), generator=g).to(torch.float32)
+        logits = torch.randint(0, 8, (T, E), generator=g, device=g.device).to(torch.float32)
         bias = torch.zeros((E,), dtype=torch.float32)
     else:
         raise ValueError(f"moe_grouped_topk: unknown input kind {kind!r}; it takes {RANDOM!r} and {TIES!r}")

@@ -16,12 +16,12 @@ def shape_of(case: Case) -> tuple[int, int, int, int]:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
     g = torch.Generator(device=device).manual_seed(seed)
     B, C, H, W = shape_of(case)
-    x = torch.randn((B, C, H, W), generator=g, device=device)
+    x = torch.randn((B, C, H, W), generator=g, device=g.device)
     if kind == RANDOM:
         return (x,)
     if kind == EXTREME:
         # Per-pixel magnitudes 1e-4..1e3: where mean(x²) ≪ eps the placement of eps decides the result.
-        return (x * 10.0 ** (torch.rand((B, 1, H, W), generator=g, device=device) * 7.0 - 4.0),)
+        return (x * 10.0 ** (torch.rand((B, 1, H, W), generator=g, device=g.device) * 7.0 - 4.0),)
     raise ValueError(f"rms_norm_ch: unknown input kind {kind!r}; it takes {RANDOM!r} and {EXTREME!r}")
 
 

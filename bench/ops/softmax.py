@@ -10,7 +10,7 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Te
     g = torch.Generator(device=device).manual_seed(seed)
     M, N = case.shape["M"], case.shape["N"]
     if kind == RANDOM:
-        return (torch.randn((M, N), generator=g, device=device),)
+        return (torch.randn((M, N), generator=g, device=g.device),)
     if kind == EXTREME:
         return (large_magnitude_rows(M, N, g, device),)
     raise ValueError(f"softmax: unknown input kind {kind!r}; it takes {RANDOM!r} and {EXTREME!r}")
@@ -19,14 +19,14 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Te
 def large_magnitude_rows(M: int, N: int, g: torch.Generator, device: str) -> torch.Tensor:
     """randn·30 around a per-row offset in ±1000 (exp overflows without max subtraction), a tied row maximum,
     and a sprinkling of -inf (masked positions; never a whole row)."""
-    x = torch.randn((M, N), generator=g, device=device) * 30.0
-    x += torch.rand((M, 1), generator=g, device=device) * 2000.0 - 1000.0
+    x = torch.randn((M, N), generator=g, device=g.device) * 30.0
+    x += torch.rand((M, 1), generator=g, device=g.device) * 2000.0 - 1000.0
     if N >= 2:
         k = min(N, 4)
         x[:, :k] = x.amax(dim=1, keepdim=True)  # ties at the maximum
         n_masked = max(1, N // 100)
         if k < N:
-            x.scatter_(1, torch.randint(k, N, (M, n_masked), generator=g, device=device), float("-inf"))
+            x.scatter_(1, torch.randint(k, N, (M, n_masked), generator=g, device=g.device), float("-inf"))
     return x
 
 

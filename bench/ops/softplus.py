@@ -14,13 +14,13 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Te
     g = torch.Generator(device=device).manual_seed(seed)
     shape = (case.shape["M"], case.shape["N"])
     if kind == RANDOM:
-        return (torch.randn(shape, generator=g, device=device) * 12.0,)  # both sides of threshold=20
+        return (torch.randn(shape, generator=g, device=g.device) * 12.0,)  # both sides of threshold=20
     if kind == EXTREME:
-        x = torch.rand(shape, generator=g, device=device) * 60.0 - 30.0  # ±30
+        x = torch.rand(shape, generator=g, device=g.device) * 60.0 - 30.0  # ±30
         flat = x.view(-1)
         specials = torch.tensor(_SPECIALS, device=device)
         n = min(flat.numel(), 4 * len(_SPECIALS))
-        where = torch.randperm(flat.numel(), generator=g, device=device)[:n]
+        where = torch.randperm(flat.numel(), generator=g, device=g.device)[:n]
         flat[where] = specials.repeat(4)[:n]
         return (x,)
     raise ValueError(f"softplus: unknown input kind {kind!r}; it takes {RANDOM!r} and {EXTREME!r}")

@@ -14,8 +14,6 @@ import json
 import os
 from typing import Any
 
-import openai
-
 from ladder.records import Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, RewriterUnavailable, unified_diff
 from ladder.rewriters.extract import ReplyError, parse_reply
@@ -32,6 +30,8 @@ class LLMRewriter(Rewriter):
                  temperature: float | None = None, max_tokens: int | None = None):  # fmt: skip
         if attempts < 1:
             raise ValueError(f"attempts must be ≥ 1, got {attempts}")
+        import openai  # imported here: the GPU machine and offline runs need the ladder without the client
+
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             raise ValueError("no API key: set OPENAI_API_KEY (any non-empty value for an endpoint without auth)")
@@ -50,6 +50,8 @@ class LLMRewriter(Rewriter):
                    temperature=args.temperature, max_tokens=args.max_tokens)  # fmt: skip
 
     def _ask(self, messages: list[dict[str, str]]) -> tuple[str, str | None, dict[str, int]]:
+        import openai
+
         extra: dict[str, Any] = {}
         if self.temperature is not None:
             extra["temperature"] = self.temperature
