@@ -17,7 +17,7 @@ def mkn_case(name: str, m: int, k: int, n: int, role: str = "") -> Case:
 
 
 def randn_bf16(g: torch.Generator, shape: tuple[int, ...], scale: float = 1.0) -> torch.Tensor:
-    """randn·scale drawn in fp32 on the generator's device, then rounded to bf16 (calib_suite.py's g(…, bf16, "randn"))."""
+    """randn·scale in fp32 on the generator's device, rounded to bf16 (calib_suite.py's g(…, bf16, "randn"))."""
     return (torch.randn(shape, generator=g, device=g.device, dtype=torch.float32) * scale).to(torch.bfloat16)
 
 
