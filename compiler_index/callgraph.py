@@ -204,11 +204,11 @@ def callees(con: sqlite3.Connection, caller: FnRow,
     for c in calls:
         rows = con.execute(f"SELECT {_FN_COLUMNS} FROM functions fn WHERE fn.name = ?", (c["callee"],)).fetchall()
         targets = []
+        resolved = c["target_usr"] is not None
         for r in rows:
             fn = fn_from_row(r)
-            if scopes.reaches(c, fn) if c["target_usr"] is not None else \
-                    scopes.may_call(c["form"], c["scope"] or "", caller, fn):
+            if scopes.reaches(c, fn) if resolved else scopes.may_call(c["form"], c["scope"] or "", caller, fn):
                 targets.append(Edge(caller=caller, callee=fn, line=c["line"], snippet=c["snippet"],
-                                    by_name=c["form"] == "member" and not c["scope"]))
+                                    by_name=not resolved and c["form"] == "member" and not c["scope"]))
         out.append((c, targets))
     return out

@@ -57,13 +57,11 @@ _MISSING_HEADER = re.compile(r"'([^']+)' file not found")
 _TYPE_PARAMETER = re.compile(r"type-parameter-0-(\d+)")
 _TEMPLATE_ARGS = re.compile(r"<.*>$")
 # flags that shape what the parser sees; the rest may be dropped when libclang rejects another compiler's flags
-_PORTABLE_WITH_VALUE = ("-working-directory", "-I", "-isystem", "-iquote", "-idirafter", "-include", "-D", "-U",
-                        "-x", "-resource-dir", "-target", "--target", "-isysroot", "--sysroot")  # fmt: skip
-_PORTABLE = ("-std=", "-nostdinc", "-fno-exceptions", "-fno-rtti", "-fexceptions", "-frtti", "--gcc-toolchain=")
-
-
-class LibclangUnavailable(RuntimeError):
-    """libclang cannot be loaded here."""
+_PORTABLE_WITH_VALUE = frozenset({"-working-directory", "-I", "-isystem", "-iquote", "-idirafter", "-include", "-D",
+                                  "-U", "-x", "-resource-dir", "-target", "-isysroot", "--sysroot"})  # fmt: skip
+_PORTABLE_JOINED = ("-I", "-D", "-U", "-x", "-std=", "-isystem", "-iquote", "-idirafter", "-resource-dir=", "--target=",
+                    "--sysroot=", "--gcc-toolchain=", "-nostdinc", "-fno-exceptions", "-fno-rtti", "-fexceptions",
+                    "-frtti")  # fmt: skip
 
 
 def unavailable() -> str | None:
@@ -73,10 +71,6 @@ def unavailable() -> str | None:
     except Exception as e:  # the shared library is missing or does not load: any error means the same
         return f"libclang cannot be loaded ({type(e).__name__}: {e}); install the `index` extra (libclang==18.1.1)"
     return None
-
-
-def version() -> str:
-    return ci.conf.lib.clang_getClangVersion()
 
 
 @functools.cache
@@ -130,16 +124,19 @@ def _parses(source: str, args: tuple[str, ...]) -> bool:
     return not any(d.severity >= ci.Diagnostic.Error for d in tu.diagnostics)
 
 
-def parse(path: str, data: bytes, command: CompileCommand) -> ci.TranslationUnit:
-    """The translation unit of `path` with its content `data`, under its compile command."""
+def parse(path: str, data: bytes, command: CompileCommand) -> tuple[ci.TranslationUnit, list[str]]:
+    """The translation unit of `path` with its content `data`, under its compile command, and the flags dropped to
+    get it: when libclang rejects the command outright (a precompiled header of another compiler, `-march=` values
+    it does not know), only the flags that shape what the parser sees are kept."""
     args = list(command.arguments)
     if not any(a.startswith("-resource-dir") for a in args):
         args += builtin_include_args()
     try:
-        return _index().parse(path, args=args, unsaved_files=[(path, data)], options=PARSE_OPTIONS)
+        return _index().parse(path, args=args, unsaved_files=[(path, data)], options=PARSE_OPTIONS), []
     except ci.TranslationUnitLoadError:
-        # flags this libclang rejects outright (another compiler's): keep those that shape what the parser sees
-        return _index().parse(path, args=_portable(args), unsaved_files=[(path, data)], options=PARSE_OPTIONS)
+        kept = _portable(args)
+        tu = _index().parse(path, args=kept, unsaved_files=[(path, data)], options=PARSE_OPTIONS)
+        return tu, [a for a in args if a not in kept]
 
 
 def _portable(args: list[str]) -> list[str]:
@@ -152,7 +149,7 @@ def _portable(args: list[str]) -> list[str]:
         elif a in _PORTABLE_WITH_VALUE:
             out.append(a)
             keep_next = True
-        elif a.startswith(_PORTABLE_WITH_VALUE) or a.startswith(_PORTABLE):
+        elif a.startswith(_PORTABLE_JOINED):
             out.append(a)
     return out
 
@@ -167,8 +164,10 @@ def diagnostics(tu: ci.TranslationUnit) -> dict:
     return {"errors": len(errors), "warnings": warnings, "missing_headers": missing, "first_errors": first}
 
 
-def includes(tu: ci.TranslationUnit) -> list[str]:
-    return sorted({str(Path(i.include.name).resolve()) for i in tu.get_includes() if i.include is not None})
+def includes(tu: ci.TranslationUnit, directory: str) -> list[str]:
+    """Absolute paths of the headers read (found through a relative -I, they are relative to the build directory)."""
+    return sorted({str((Path(directory) / i.include.name).resolve()) for i in tu.get_includes()
+                   if i.include is not None})
 
 
 # ---- names -----------------------------------------------------------------------------------------------------
@@ -560,12 +559,17 @@ def _op_sites(facts: FileFacts, unit: _Unit, fn_spans: list[tuple[int, int, int]
 
 def extract(rel_path: str, data: bytes, command: CompileCommand) -> FileFacts:
     facts = cpp.extract(rel_path, data)
-    tu = parse(command.file, data, command)
+    try:
+        tu, dropped = parse(command.file, data, command)
+    except ci.TranslationUnitLoadError as e:
+        facts.diagnostics = {"errors": 1, "warnings": 0, "missing_headers": [],
+                             "first_errors": [f"libclang could not parse it ({e}): tree-sitter's reading only"]}
+        return facts
     unit = _walk(tu, command.file)
     _functions(facts, unit)
     _classes(facts, unit)
     _calls(facts, unit)
     _op_sites(facts, unit, [(f.line, f.end_line, i) for i, f in enumerate(facts.functions)], data.split(b"\n"))
-    facts.deps = includes(tu)
-    facts.diagnostics = diagnostics(tu)
+    facts.deps = includes(tu, command.directory)
+    facts.diagnostics = diagnostics(tu) | ({"dropped_flags": dropped} if dropped else {})
     return facts
