@@ -115,8 +115,8 @@ def _file_digest(path: str) -> str:
 
 @lru_cache(maxsize=65536)
 def _digest_of(path: str, mtime_ns: int, size: int) -> str:
-    """A header's content hash, read once per process while it keeps its modification time and size (a translation
-    unit of Triton includes about a thousand MLIR/LLVM headers)."""
+    """A header's content hash, read once per process while it keeps its modification time and size (the translation
+    units of a project include hundreds of the same headers)."""
     return digest(Path(path).read_bytes())
 
 

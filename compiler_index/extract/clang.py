@@ -61,7 +61,7 @@ _PORTABLE_WITH_VALUE = frozenset({"-working-directory", "-I", "-isystem", "-iquo
                                   "-U", "-x", "-resource-dir", "-target", "-isysroot", "--sysroot"})  # fmt: skip
 _PORTABLE_JOINED = ("-I", "-D", "-U", "-x", "-std=", "-isystem", "-iquote", "-idirafter", "-resource-dir=", "--target=",
                     "--sysroot=", "--gcc-toolchain=", "-nostdinc", "-fno-exceptions", "-fno-rtti", "-fexceptions",
-                    "-frtti")  # fmt: skip
+                    "-frtti", "-ferror-limit=")  # fmt: skip
 
 
 def unavailable() -> str | None:
@@ -131,6 +131,8 @@ def parse(path: str, data: bytes, command: CompileCommand) -> tuple[ci.Translati
     args = list(command.arguments)
     if not any(a.startswith("-resource-dir") for a in args):
         args += builtin_include_args()
+    if not any(a.startswith("-ferror-limit") for a in args):
+        args.append("-ferror-limit=0")  # past clang's 20 errors (a missing header) the parse would stop
     try:
         return _index().parse(path, args=args, unsaved_files=[(path, data)], options=PARSE_OPTIONS), []
     except ci.TranslationUnitLoadError:
