@@ -111,6 +111,16 @@ def test_ops_named_through_aliases(clang_db: Path, corpus_db: Path):
     assert (f"{SINK}:39", "create") in {(str(s.loc), s.action) for s in q.creators(clang_db, "tgpu.relayout").sites}
     for db_sites in (q.creators(corpus_db, "tgpu.shuffle").sites, q.erasers(corpus_db, "tgpu.relayout").sites):
         assert not any(s.loc.file == SINK for s in db_sites)  # tree-sitter cannot tell what `Shuffle` is
+    # stored fully qualified, whatever the code wrote: `Shuffle`, `Relayout`, `tg::RelayoutOp`
+    con = sqlite3.connect(clang_db)
+    rows = con.execute("SELECT s.line, s.action, s.op_class, s.op_scope, s.backend FROM op_sites s JOIN files f ON "
+                       "f.id = s.file_id WHERE f.path IN (?, ?) ORDER BY f.path, s.line, s.action",
+                       (SINK, VECTORIZE)).fetchall()  # fmt: skip
+    con.close()
+    assert rows == [(line, action, op, "toy::gpu", "libclang") for line, action, op in [
+        (38, "create", "ShuffleOp"), (39, "create", "RelayoutOp"), (39, "erase", "ShuffleOp"),
+        (40, "erase", "RelayoutOp"), (56, "create", "RelayoutOp"), (58, "create", "ShuffleOp"),
+        (58, "erase", "TileLoadOp")]]
 
 
 def test_overloads_resolved(clang_db: Path, corpus_db: Path):
