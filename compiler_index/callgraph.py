@@ -1,4 +1,11 @@
-"""Call-graph edges resolved by name, as tree-sitter sees them (no overload or type resolution).
+"""Call-graph edges: as libclang resolved them where it did, else by name, as tree-sitter sees them.
+
+A call the libclang backend resolved (`calls.target_usr`) reaches exactly the function with that USR, or, for a call
+of a virtual method through an object, also the methods overriding it (`functions.overrides`). A function that
+tree-sitter read (a header, a file outside the compilation database) has no USR: it is reached by its qualified name
+(overloads then stay together), and as an override when its class has the called method's class among its bases.
+
+Calls nobody resolved are matched by name (no overload or type resolution):
 
 A call `foo(…)`, `ns::foo(…)`, `Cls::foo(…)` or `x.foo(…)` may target a function named `foo`:
 * a free function: a call qualified by a namespace that ends its namespace (`AMD::foo` → `mlir::triton::AMD::foo`);
@@ -14,11 +21,14 @@ A call `foo(…)`, `ns::foo(…)`, `Cls::foo(…)` or `x.foo(…)` may target a 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 
 _FN_COLUMNS = "fn.id AS fn_id, fn.name AS fn_name, fn.cls AS fn_cls, fn.qualname AS fn_qualname, " \
-              "fn.line AS fn_line, fn.end_line AS fn_end_line, fn.file_id AS fn_file_id, fn.ns AS fn_ns"  # fmt: skip
+              "fn.line AS fn_line, fn.end_line AS fn_end_line, fn.file_id AS fn_file_id, fn.ns AS fn_ns, " \
+              "fn.usr AS fn_usr, fn.overrides AS fn_overrides"  # fmt: skip
+_CALL_COLUMNS = "c.line, c.snippet, c.form, c.scope, c.callee, c.target_usr, c.target, c.virtual"
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,12 @@ class FnRow:
     line: int
     end_line: int
     ns: str = ""
+    usr: str | None = None  # libclang's; None when tree-sitter read the definition
+    overrides: tuple[str, ...] = ()  # USRs of the virtual methods it overrides
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.ns}::{self.qualname}" if self.ns else self.qualname
 
 
 @dataclass(frozen=True)
@@ -43,9 +59,11 @@ class Edge:
 
 
 def fn_from_row(row: sqlite3.Row, prefix: str = "fn_") -> FnRow:
+    overrides = row[f"{prefix}overrides"]
     return FnRow(id=row[f"{prefix}id"], name=row[f"{prefix}name"], cls=row[f"{prefix}cls"],
                  qualname=row[f"{prefix}qualname"], file_id=row[f"{prefix}file_id"], line=row[f"{prefix}line"],
-                 end_line=row[f"{prefix}end_line"], ns=row[f"{prefix}ns"] or "")  # fmt: skip
+                 end_line=row[f"{prefix}end_line"], ns=row[f"{prefix}ns"] or "", usr=row[f"{prefix}usr"],
+                 overrides=tuple(json.loads(overrides)) if overrides else ())  # fmt: skip
 
 
 def function(con: sqlite3.Connection, fn_id: int) -> FnRow:
@@ -117,6 +135,17 @@ class Scopes:
         seen = [f for f in cands if self.visible(caller, f)]
         return {f.id for f in (seen or cands)}
 
+    def reaches(self, call: sqlite3.Row, fn: FnRow) -> bool:
+        """Whether a call libclang resolved runs `fn`."""
+        usr, target, virtual = call["target_usr"], call["target"] or "", bool(call["virtual"])
+        if fn.usr is not None:
+            return fn.usr == usr or (virtual and usr in fn.overrides)
+        if fn.qualified == target:
+            return True
+        owner, _, name = target.rpartition("::")
+        return virtual and fn.cls is not None and name == fn.name and owner.rpartition("::")[2] in \
+            self.ancestors(fn.cls)  # fmt: skip
+
     def may_call(self, form: str, scope: str, caller: FnRow, fn: FnRow) -> bool:
         if fn.cls is None:
             if form == "plain":
@@ -141,7 +170,7 @@ def _ends_with(ns: str, scope: str) -> bool:
 def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Scopes | None = None) -> list[Edge]:
     """Calls that may reach `callee`, with their calling functions."""
     scopes = scopes or Scopes(con)
-    rows = con.execute(f"SELECT c.line, c.snippet, c.form, c.scope, {_FN_COLUMNS} FROM calls c "
+    rows = con.execute(f"SELECT {_CALL_COLUMNS}, {_FN_COLUMNS} FROM calls c "
                        "JOIN functions fn ON fn.id = c.caller_id WHERE c.callee = ? ORDER BY fn.file_id, c.line",
                        (callee.name,)).fetchall()
     out = []
@@ -149,6 +178,12 @@ def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Sco
         "SELECT count(DISTINCT cls) FROM functions WHERE name = ?", (callee.name,)).fetchone()[0] == 1
     for r in rows:
         caller = fn_from_row(r)
+        if r["target_usr"] is not None:
+            if caller.id != callee.id and scopes.reaches(r, callee):
+                out.append(Edge(caller=caller, callee=callee, line=r["line"], snippet=r["snippet"], by_name=False))
+            if len(out) >= limit:
+                break
+            continue
         if r["form"] == "member" and not r["scope"] and not unique_method:
             continue  # x.name(…) on an unknown receiver, and several classes define `name`: too vague to follow
         if caller.id != callee.id and scopes.may_call(r["form"], r["scope"] or "", caller, callee):
@@ -164,15 +199,16 @@ def callees(con: sqlite3.Connection, caller: FnRow,
     """Each call in `caller` (line, callee name, scope, form, snippet) with the indexed functions it may reach."""
     scopes = scopes or Scopes(con)
     out = []
-    calls = con.execute("SELECT line, callee, scope, form, snippet FROM calls WHERE caller_id = ? ORDER BY line",
+    calls = con.execute(f"SELECT {_CALL_COLUMNS} FROM calls c WHERE c.caller_id = ? ORDER BY c.line",
                         (caller.id,)).fetchall()
     for c in calls:
         rows = con.execute(f"SELECT {_FN_COLUMNS} FROM functions fn WHERE fn.name = ?", (c["callee"],)).fetchall()
         targets = []
+        resolved = c["target_usr"] is not None
         for r in rows:
             fn = fn_from_row(r)
-            if scopes.may_call(c["form"], c["scope"] or "", caller, fn):
+            if scopes.reaches(c, fn) if resolved else scopes.may_call(c["form"], c["scope"] or "", caller, fn):
                 targets.append(Edge(caller=caller, callee=fn, line=c["line"], snippet=c["snippet"],
-                                    by_name=c["form"] == "member" and not c["scope"]))
+                                    by_name=not resolved and c["form"] == "member" and not c["scope"]))
         out.append((c, targets))
     return out

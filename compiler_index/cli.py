@@ -2,6 +2,7 @@
 
     compiler-index fetch --triton-version 3.6.0 --into third_party/triton
     compiler-index build --source third_party/triton --db out/compiler-index.db
+    compiler-index build --source DIR --backend libclang --compile-commands BUILD/compile_commands.json
     compiler-index pass tritongpu-remove-layout-conversions
     compiler-index creators ttg.convert_layout
     compiler-index conditions BlockedToMMA
@@ -46,8 +47,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     from compiler_index.build import build, resolve_roots
 
     roots = resolve_roots(args.source, [] if args.no_pipeline else (args.pipeline or None))
+    backend = args.backend or ("libclang" if args.compile_commands else "tree-sitter")
     report = build(args.db, roots, jobs=args.jobs, rebuild=args.rebuild,
-                   progress=not args.quiet and not args.json and sys.stderr.isatty())  # fmt: skip
+                   progress=not args.quiet and not args.json and sys.stderr.isatty(), backend=backend,
+                   compile_commands=args.compile_commands)  # fmt: skip
     _emit(args, report.to_json() if args.json else report, render.build_report)
     return 1 if report.errors else 0
 
@@ -69,11 +72,16 @@ def cmd_info(args: argparse.Namespace) -> int:
         counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in
                   ("files", "functions", "classes", "calls", "op_sites", "gates", "td_passes", "td_ops", "patterns",
                    "adders", "pipeline_steps")}  # fmt: skip
-        info = {"db": args.db, "meta": get_meta(con), "counts": counts}
+        counts["calls resolved by libclang"] = con.execute("SELECT count(*) FROM calls WHERE target_usr IS NOT NULL"
+                                                           ).fetchone()[0]  # fmt: skip
+        backends = dict(con.execute("SELECT backend, count(*) FROM files GROUP BY backend").fetchall())
+        info = {"db": args.db, "meta": get_meta(con), "counts": counts, "files_by_backend": backends}
     finally:
         con.close()
     _emit(args, info, lambda i: "\n".join([f"{i['db']}"] + [f"  {k}: {v}" for k, v in i["meta"].items()] +
-                                          [f"  {k}: {v}" for k, v in i["counts"].items()]) + "\n")  # fmt: skip
+                                          [f"  {k}: {v}" for k, v in i["counts"].items()] +
+                                          [f"  files read by {k}: {v}" for k, v in i["files_by_backend"].items()])
+                                + "\n")  # fmt: skip
     return 0
 
 
@@ -141,6 +149,14 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, default=0, help="extraction processes (default: up to 2)")
     b.add_argument("--rebuild", action="store_true", help="discard the existing database first")
     b.add_argument("--quiet", action="store_true", help="no progress display")
+    b.add_argument("--backend", choices=["tree-sitter", "libclang", "auto"],
+                   help="what reads the C++ files a compilation database lists: libclang (precise: resolved calls, "
+                        "types, overloads), tree-sitter (no build needed), auto (libclang when a "
+                        "compile_commands.json is given or in a source root); default: tree-sitter, or libclang "
+                        "with --compile-commands")  # fmt: skip
+    b.add_argument("--compile-commands", metavar="PATH",
+                   help="compile_commands.json (or its directory) for the libclang backend; files it does not list "
+                        "are read by tree-sitter")  # fmt: skip
 
     f = add("fetch", cmd_fetch, "clone the Triton release branch of a version (needs GitHub)")
     f.add_argument("--triton-version", default="3.6.0")

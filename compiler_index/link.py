@@ -3,7 +3,8 @@
 * TableGen: records resolved through their class chains (`TTG_ConvertLayoutOp : TTG_Op<"convert_layout">`,
   `class TTG_Op<string mnemonic> : Op<TritonGPU_Dialect, mnemonic>`, `TritonGPU_Dialect` `let name = "ttg"`) into
   dialects, ops (`ttg.convert_layout` ↔ C++ `ConvertLayoutOp`), passes and DRR patterns.
-* C++ pattern classes: classes whose bases reach a rewrite/conversion pattern base, with their root op.
+* C++ pattern classes: classes whose bases reach a rewrite/conversion pattern base, with their root op (by base
+  names through the indexed classes; for classes libclang read, through all their ancestors first).
 * Pass ↔ C++: `impl::{Def}Base` classes and `GEN_PASS_DEF_{DEF}` macros.
 * Python adders: pybind submodule paths (`passes.ttgpuir`) and the pass each adder's factory creates.
 * Pass ↔ patterns: functions that `patterns.add<P>` reached from a pass class within a few calls.
@@ -43,13 +44,14 @@ def relink(con: sqlite3.Connection) -> None:
 # ---- C++ names -----------------------------------------------------------------------------------------------------
 def resolve_namespaces(con: sqlite3.Connection) -> None:
     """Settle `X::f` definitions: X is a class when some file defines a class X, a namespace when some file opens
-    a namespace X (or aliases one), else the extractor's guess (upper case: class) stands."""
+    a namespace X (or aliases one), else the extractor's guess (upper case: class) stands. (libclang's rows know.)"""
     namespaces: set[str] = {r[0] for r in con.execute("SELECT DISTINCT alias FROM aliases")}
     for (name,) in con.execute("SELECT DISTINCT name FROM namespaces"):
         namespaces.update(name.split("::"))
     classes = {r[0] for r in con.execute("SELECT DISTINCT name FROM classes")}
     updates = []
-    for r in con.execute("SELECT id, name, cls, ns, qual, cls_guess, ns_decl FROM functions WHERE qual != ''"):
+    for r in con.execute("SELECT id, name, cls, ns, qual, cls_guess, ns_decl FROM functions WHERE qual != '' "
+                         "AND backend != 'libclang'"):
         qual = r["qual"].lstrip(":")
         last = qual.rsplit("::", 1)[-1]
         if last in classes or (last not in namespaces and r["cls_guess"]):
@@ -196,13 +198,14 @@ def _dag_ops(value: Any) -> list[str]:
 # ---- C++ patterns --------------------------------------------------------------------------------------------------
 def _patterns(con: sqlite3.Connection) -> None:
     classes: dict[str, list[dict[str, Any]]] = {}
-    for r in con.execute("SELECT c.id, c.name, c.file_id, c.line, c.end_line, c.root_hint, c.tparams, "
+    for r in con.execute("SELECT c.id, c.name, c.file_id, c.line, c.end_line, c.root_hint, c.tparams, c.ancestors, "
                          "b.name AS base, b.targs FROM classes c LEFT JOIN class_bases b ON b.class_id = c.id "
                          "ORDER BY c.id, b.position"):  # fmt: skip
         entry = classes.setdefault(r["name"], [])
         if not entry or entry[-1]["id"] != r["id"]:
             entry.append({"id": r["id"], "file_id": r["file_id"], "line": r["line"], "end_line": r["end_line"],
-                          "root_hint": r["root_hint"], "tparams": json.loads(r["tparams"] or "[]"), "bases": []})
+                          "root_hint": r["root_hint"], "tparams": json.loads(r["tparams"] or "[]"), "bases": [],
+                          "ancestors": json.loads(r["ancestors"] or "[]")})
         if r["base"]:
             entry[-1]["bases"].append((r["base"], json.loads(r["targs"] or "[]")))
     op_classes = {r[0] for r in con.execute("SELECT DISTINCT cpp_class FROM td_ops")}
@@ -210,6 +213,11 @@ def _patterns(con: sqlite3.Connection) -> None:
     def reach(name: str, seen: set[str]) -> tuple[str | None, str | None]:
         """(pattern base reached, first op-like template argument on the way)."""
         for cls in classes.get(name, []):
+            root = None
+            for base, targs in cls["ancestors"]:  # libclang's: through aliases and headers the index lacks
+                root = root or next((t for t in targs if _op_like(t, cls["tparams"], op_classes)), None)
+                if base in PATTERN_BASES:
+                    return base, root
             for base, targs in cls["bases"]:
                 if base in seen:
                     continue

@@ -2,6 +2,9 @@
 
 Rows refer to the file's own functions by their position in `FileFacts.functions` (`fn`); the store turns those
 positions into database ids. Lines are 1-based.
+
+Rows name the backend that produced them (`tree-sitter`, or `libclang` where a compiler resolved them: see
+`compiler_index.extract.clang`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ class Function:
     body: str  # the definition's text, for full-text search
     ns: str = ""  # enclosing named namespaces: mlir::triton::gpu
     qual: str = ""  # the declarator's qualifier as written: mlir::triton::NVIDIA, LayoutRematerialization
+    usr: str | None = None  # libclang's unified symbol resolution: the same symbol has the same USR in every file
+    overrides: list[str] = field(default_factory=list)  # USRs of the virtual methods it overrides, transitively
+    backend: str = "tree-sitter"
 
     @property
     def qualname(self) -> str:
@@ -44,6 +50,8 @@ class ClassDef:
     end_line: int
     root_hint: str | None  # `X::getOperationName()` in the body: the root op of a generic RewritePattern
     tparams: list[str]  # template parameters of a class template: ["SourceOp"]
+    ancestors: list[Base] | None = None  # all base classes, nearest first, aliases and templates resolved (libclang)
+    backend: str = "tree-sitter"
 
 
 @dataclass
@@ -54,6 +62,10 @@ class Call:
     form: str  # plain | qualified | member
     line: int
     snippet: str
+    target_usr: str | None = None  # the callee as the compiler resolved it (libclang; None: resolve by name)
+    target: str = ""  # its qualified name: toy::gpu::laneCount, toy::gpu::TargetInfoBase::laneWidth
+    virtual: bool = False  # a call of a virtual method through an object: overriding methods may run
+    backend: str = "tree-sitter"
 
 
 @dataclass
@@ -66,6 +78,7 @@ class OpSite:
     target: str  # erase sites: the expression whose op is erased
     line: int
     snippet: str
+    backend: str = "tree-sitter"
 
 
 @dataclass
@@ -175,3 +188,5 @@ class FileFacts:
     td_records: list[TdRecord] = field(default_factory=list)
     pipeline_stages: list[PipelineStage] = field(default_factory=list)
     pipeline_steps: list[PipelineStep] = field(default_factory=list)
+    deps: list[str] = field(default_factory=list)  # absolute paths of the headers a translation unit included
+    diagnostics: dict[str, Any] = field(default_factory=dict)  # libclang: counts, missing headers, first errors

@@ -183,5 +183,18 @@ def build_report(r: BuildReport) -> str:
              f"{', relinked' if r.relinked else ''}); {secs}"]  # fmt: skip
     if r.parse_error_files:
         lines.append(f"  {r.parse_error_files} files have tree-sitter ERROR nodes (facts around them were kept)")
+    lines.extend(f"  {n}" for n in r.notes)
+    if r.backend == "libclang":
+        c = r.clang
+        by_backend = ", ".join(f"{n} by {b}" for b, n in c.get("files_by_backend", {}).items())
+        lines.append(f"  libclang ({r.compile_commands}): {c.get('translation_units', 0)} translation units parsed, "
+                     f"{c.get('with_errors', 0)} with errors ({c.get('errors', 0)} errors; what parsed was kept); "
+                     f"files: {by_backend}")  # fmt: skip
+        if c.get("missing_headers"):
+            lines.append(f"  headers not found: {', '.join(c['missing_headers'])} (add their -I to the compile "
+                         "commands, or build the project first so generated headers exist)")  # fmt: skip
+        if c.get("listed_not_indexed"):
+            lines.append(f"  {c['listed_not_indexed']} files of the compilation database are outside the indexed "
+                         "sources")  # fmt: skip
     lines.extend(f"  error: {e}" for e in r.errors)
     return "\n".join(lines) + "\n"

@@ -4,6 +4,10 @@ Per-file tables hold what the extractors found and are replaced file by file (in
 hashes). Derived tables (passes, ops, patterns, adders, …; see `compiler_index.link`) are recomputed from them after
 every build that changed something. `meta.schema_version` guards the format: queries refuse a database written by
 another version and say how to rebuild it.
+
+Each file row names the backend that extracted it (`files.backend`: tree-sitter, libclang, python-ast), and so do
+the rows libclang can resolve (functions, classes, calls, op_sites: `backend`): in a libclang file, what the compiler
+did not resolve keeps tree-sitter's reading and says so.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from pathlib import Path
 
 from compiler_index.model import FileFacts
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: backends (files.backend, rows' backend), libclang USRs and resolved calls
 
 _FILE_TABLES = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -24,28 +28,33 @@ CREATE TABLE roots(id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, kind TEXT N
                    base TEXT NOT NULL);
 CREATE TABLE files(id INTEGER PRIMARY KEY, root_id INTEGER NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
                    path TEXT NOT NULL, lang TEXT NOT NULL, sha1 TEXT NOT NULL, size INTEGER,
-                   lines INTEGER, parse_errors INTEGER, debug_type TEXT, error TEXT, UNIQUE(root_id, path));
+                   lines INTEGER, parse_errors INTEGER, debug_type TEXT, error TEXT, backend TEXT NOT NULL,
+                   deps TEXT, deps_key TEXT, diagnostics TEXT, UNIQUE(root_id, path));
 CREATE TABLE functions(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                        name TEXT NOT NULL, cls TEXT, qualname TEXT NOT NULL, returns TEXT, line INTEGER,
-                       end_line INTEGER, signature TEXT, ns TEXT, qual TEXT, cls_guess TEXT, ns_decl TEXT);
+                       end_line INTEGER, signature TEXT, ns TEXT, qual TEXT, cls_guess TEXT, ns_decl TEXT,
+                       usr TEXT, overrides TEXT, backend TEXT NOT NULL);
 CREATE INDEX functions_name ON functions(name);
+CREATE INDEX functions_usr ON functions(usr);
 CREATE INDEX functions_cls ON functions(cls);
 CREATE INDEX functions_file ON functions(file_id);
 CREATE TABLE classes(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                      name TEXT NOT NULL, kind TEXT, line INTEGER, end_line INTEGER, root_hint TEXT,
-                     tparams TEXT);
+                     tparams TEXT, ancestors TEXT, backend TEXT NOT NULL);
 CREATE INDEX classes_name ON classes(name);
 CREATE TABLE class_bases(class_id INTEGER NOT NULL REFERENCES classes(id) ON DELETE CASCADE, position INTEGER,
                          text TEXT, name TEXT, targs TEXT);
 CREATE INDEX class_bases_class ON class_bases(class_id);
 CREATE TABLE calls(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                    caller_id INTEGER, callee TEXT NOT NULL, scope TEXT,
-                   form TEXT, line INTEGER, snippet TEXT);
+                   form TEXT, line INTEGER, snippet TEXT, target_usr TEXT, target TEXT, virtual INTEGER,
+                   backend TEXT NOT NULL);
 CREATE INDEX calls_callee ON calls(callee);
 CREATE INDEX calls_caller ON calls(caller_id);
 CREATE TABLE op_sites(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                       function_id INTEGER, action TEXT, how TEXT,
-                      op_class TEXT, op_scope TEXT, target TEXT, line INTEGER, snippet TEXT);
+                      op_class TEXT, op_scope TEXT, target TEXT, line INTEGER, snippet TEXT,
+                      backend TEXT NOT NULL);
 CREATE INDEX op_sites_class ON op_sites(op_class, action);
 CREATE INDEX op_sites_function ON op_sites(function_id);
 CREATE TABLE gates(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
@@ -213,36 +222,43 @@ def _search(con: sqlite3.Connection, file_id: int, docs: Iterable[tuple[str, str
 
 
 def write_file(con: sqlite3.Connection, root_id: int, rel: str, sha1: str, size: int, lines: int,
-               facts: FileFacts) -> int:
+               facts: FileFacts, backend: str, deps_key: str | None = None) -> int:
     """Insert one file's facts (the caller deleted any previous version). Returns the file id."""
     cur = con.execute(
-        "INSERT INTO files(root_id, path, lang, sha1, size, lines, parse_errors, debug_type, error) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (root_id, rel, facts.lang, sha1, size, lines, facts.parse_errors, facts.debug_type, facts.error))
+        "INSERT INTO files(root_id, path, lang, sha1, size, lines, parse_errors, debug_type, error, backend, deps, "
+        "deps_key, diagnostics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (root_id, rel, facts.lang, sha1, size, lines, facts.parse_errors, facts.debug_type, facts.error, backend,
+         json.dumps(facts.deps) if facts.deps else None, deps_key,
+         json.dumps(facts.diagnostics) if facts.diagnostics else None))
     file_id = int(cur.lastrowid or 0)
     fn_ids: list[int] = []
     for f in facts.functions:  # cls/ns/qualname are settled by link.resolve_namespaces from the *_guess/_decl ones
         c = con.execute("INSERT INTO functions(file_id, name, cls, qualname, returns, line, end_line, signature, ns, "
-                        "qual, cls_guess, ns_decl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "qual, cls_guess, ns_decl, usr, overrides, backend) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (file_id, f.name, f.cls, f.qualname, f.returns, f.line, f.end_line, f.signature, f.ns, f.qual,
-                         f.cls, f.ns))  # fmt: skip
+                         f.cls, f.ns, f.usr, json.dumps(f.overrides) if f.overrides else None, f.backend))  # fmt: skip
         fn_ids.append(int(c.lastrowid or 0))
 
     def fid(i: int | None) -> int | None:
         return fn_ids[i] if i is not None else None
 
     for c in facts.classes:
-        cur = con.execute("INSERT INTO classes(file_id, name, kind, line, end_line, root_hint, tparams) "
-                          "VALUES (?,?,?,?,?,?,?)",
-                          (file_id, c.name, c.kind, c.line, c.end_line, c.root_hint, json.dumps(c.tparams)))
+        ancestors = None if c.ancestors is None else json.dumps([[b.name, b.targs] for b in c.ancestors])
+        cur = con.execute("INSERT INTO classes(file_id, name, kind, line, end_line, root_hint, tparams, ancestors, "
+                          "backend) VALUES (?,?,?,?,?,?,?,?,?)",
+                          (file_id, c.name, c.kind, c.line, c.end_line, c.root_hint, json.dumps(c.tparams), ancestors,
+                           c.backend))  # fmt: skip
         con.executemany("INSERT INTO class_bases VALUES (?, ?, ?, ?, ?)",
                         [(cur.lastrowid, i, b.text, b.name, json.dumps(b.targs)) for i, b in enumerate(c.bases)])
-    con.executemany("INSERT INTO calls(file_id, caller_id, callee, scope, form, line, snippet) VALUES (?,?,?,?,?,?,?)",
-                    [(file_id, fid(c.fn), c.callee, c.scope, c.form, c.line, c.snippet) for c in facts.calls])
+    con.executemany("INSERT INTO calls(file_id, caller_id, callee, scope, form, line, snippet, target_usr, target, "
+                    "virtual, backend) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    [(file_id, fid(c.fn), c.callee, c.scope, c.form, c.line, c.snippet, c.target_usr, c.target,
+                      int(c.virtual), c.backend) for c in facts.calls])  # fmt: skip
     con.executemany("INSERT INTO op_sites(file_id, function_id, action, how, op_class, op_scope, target, line, "
-                    "snippet) VALUES (?,?,?,?,?,?,?,?,?)",
-                    [(file_id, fid(s.fn), s.action, s.how, s.op_class, s.op_scope, s.target, s.line, s.snippet)
-                     for s in facts.op_sites])  # fmt: skip
+                    "snippet, backend) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    [(file_id, fid(s.fn), s.action, s.how, s.op_class, s.op_scope, s.target, s.line, s.snippet,
+                      s.backend) for s in facts.op_sites])  # fmt: skip
     con.executemany("INSERT INTO gates(file_id, function_id, kind, condition, guards, message, line, snippet) "
                     "VALUES (?,?,?,?,?,?,?,?)",
                     [(file_id, fid(g.fn), g.kind, g.condition, json.dumps(g.guards), g.message, g.line, g.snippet)

@@ -2,6 +2,9 @@
 
 An extractor turns one file's bytes into `FileFacts`. Source roots (C++ and TableGen trees) and pipeline roots (the
 installed Triton package) admit different extractors; `extractor_for` picks by root kind and path.
+
+`libclang` claims no file by its path: a build gives it the C++ files a compilation database lists (with their
+compile command), instead of `cpp`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ class Extractor:
     name: str  # also the `lang` of the files it reads
     root_kind: str  # SOURCE | PIPELINE
     claims: Callable[[PurePosixPath], bool]
-    load: Callable[[], Callable[[str, bytes], FileFacts]]  # imported lazily: workers load only what they use
+    load: Callable[[], Callable[..., FileFacts]]  # imported lazily: workers load only what they use
+    backend: str = "tree-sitter"  # what `files.backend` records for the files it extracts
 
 
 def _cpp() -> Callable[[str, bytes], FileFacts]:
@@ -41,6 +45,12 @@ def _pipeline() -> Callable[[str, bytes], FileFacts]:
     return extract
 
 
+def _clang() -> Callable[..., FileFacts]:
+    from compiler_index.extract.clang import extract
+
+    return extract
+
+
 CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx"})
 
 EXTRACTORS: dict[str, Extractor] = {
@@ -48,7 +58,8 @@ EXTRACTORS: dict[str, Extractor] = {
     for e in [
         Extractor("cpp", SOURCE, lambda p: p.suffix in CPP_SUFFIXES, _cpp),
         Extractor("tablegen", SOURCE, lambda p: p.suffix == ".td", _tablegen),
-        Extractor("pipeline", PIPELINE, lambda p: backend_of(p) is not None, _pipeline),
+        Extractor("pipeline", PIPELINE, lambda p: backend_of(p) is not None, _pipeline, "python-ast"),
+        Extractor("libclang", SOURCE, lambda p: False, _clang, "libclang"),
     ]
 }  # fmt: skip
 
@@ -72,10 +83,11 @@ def extractor_for(root_kind: str, rel_path: str) -> Extractor | None:
     return None
 
 
-_loaded: dict[str, Callable[[str, bytes], FileFacts]] = {}
+_loaded: dict[str, Callable[..., FileFacts]] = {}
 
 
-def run_extractor(name: str, rel_path: str, data: bytes) -> FileFacts:
+def run_extractor(name: str, rel_path: str, data: bytes, *context: object) -> FileFacts:
+    """`context`: what an extractor needs beyond the file (libclang: the file's compile command)."""
     if name not in _loaded:
         _loaded[name] = EXTRACTORS[name].load()
-    return _loaded[name](rel_path, data)
+    return _loaded[name](rel_path, data, *context)

@@ -11,6 +11,9 @@ from compiler_index.build import build, resolve_roots
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
 CORPUS_PIPELINE = CORPUS / "python" / "toytriton"
+# what a build of the corpus finds outside its sources: stand-ins for MLIR/LLVM/pybind11 headers and for the headers
+# mlir-tblgen generates (written for these tests; not indexed, as Triton's index holds no MLIR)
+CORPUS_DEPS = HERE / "corpus_deps" / "include"
 TRITON = HERE.parents[1] / "third_party" / "triton"
 
 

@@ -22,10 +22,10 @@ def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
 def test_build_then_query_in_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture):
     db = str(tmp_path / "i.db")
     rc, out, _ = run(capsys, "build", "--source", str(CORPUS), "--pipeline", str(CORPUS_PIPELINE), "--db", db)
-    assert rc == 0 and "14 files (14 parsed" in out
+    assert rc == 0 and "20 files (20 parsed" in out
     rc, out, _ = run(capsys, "build", "--source", str(CORPUS), "--pipeline", str(CORPUS_PIPELINE), "--db", db,
                      "--json")
-    assert rc == 0 and json.loads(out)["unchanged"] == 14
+    assert rc == 0 and json.loads(out)["unchanged"] == 20
 
     rc, out, _ = run(capsys, "pass", "toygpu-vectorize-loads", "--db", db)
     assert "include/toy/Dialect/ToyGPU/Transforms/Passes.td:6" in out
@@ -50,7 +50,7 @@ def test_build_then_query_in_text_and_json(tmp_path: Path, capsys: pytest.Captur
     rc, out, _ = run(capsys, "search", "relayout", "--db", db, "--json")
     assert json.loads(out)
     rc, out, _ = run(capsys, "info", "--db", db, "--json")
-    assert json.loads(out)["counts"]["td_passes"] == 4
+    assert json.loads(out)["counts"]["td_passes"] == 5
 
 
 def test_errors_exit_2_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture, corpus_db: Path):

@@ -25,4 +25,6 @@ void populateBarrierLowering(mlir::RewritePatternSet &patterns) {
   patterns.add<HwBarrierCleanup>(patterns.getContext());
 }
 
+int TargetInfo::laneWidth() const { return 64; }
+
 } // namespace toy::hw

@@ -1,4 +1,4 @@
-// Reference-target helpers for lowering barriers (test corpus for compiler_index). toyhw has same-named ones.
+#include "toy/Dialect/ToyGPU/Lowering/TargetInfo.h" // reference-target barrier helpers (test corpus); toyhw has same-named ones
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "toy/Dialect/ToyGPU/IR/Dialect.h"
 
@@ -25,5 +25,7 @@ struct RefBarrierCleanup : public mlir::OpRewritePattern<BarrierOp> {
 void populateBarrierLowering(mlir::RewritePatternSet &patterns) {
   patterns.add<RefBarrierCleanup>(patterns.getContext());
 }
+
+int TargetInfo::laneWidth() const { return 32; }
 
 } // namespace toy::gpu::ref

@@ -41,5 +41,17 @@ void populateShuffleCleanupPatterns(mlir::RewritePatternSet &patterns) {
   patterns.add<DropTrivialShuffle>(patterns.getContext());
 }
 
+int laneCount(RelayoutOp op) { return op.getType().getNumElements() / 4; }
+int laneCount(ShuffleOp op) { return op.getType().getNumElements(); }
+
+RelayoutCost relayoutCostModel() { return RelayoutCost(); }
+
+int RelayoutCost::estimate(RelayoutOp op) const {
+  assert(op && "a relayout to estimate");
+  return laneCount(op) > 32 ? 8 : 2;
+}
+
+int ShuffleCost::estimate(ShuffleOp op) const { return op.getMask() == 0 ? 0 : 1; }
+
 } // namespace gpu
 } // namespace toy

@@ -37,4 +37,8 @@ def ToyGPUTestOnly : Pass<"toygpu-test-only", "mlir::ModuleOp"> {
   let summary = "a pass without a Python adder";
 }
 
+def ToyGPUSinkRelayouts : Pass<"toygpu-sink-relayouts", "mlir::ModuleOp"> {
+  let summary = "move relayouts below the shuffles that read them";
+}
+
 #endif
