@@ -23,7 +23,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=15, help="rounds per operator (default %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="run directory: history.sqlite and per-round files")
     rewriters.add_arguments(p)
-    p.add_argument("--validator", default="interpret", choices=sorted(validators.VALIDATORS),
+    p.add_argument("--validator", default="harness", choices=sorted(validators.VALIDATORS),
                    help="how candidates are checked (default %(default)s)")  # fmt: skip
     p.add_argument("--no-ladder", action="store_true",
                    help="rewrite without diagnosis (ablation baseline): every round goes to the rewriter")  # fmt: skip

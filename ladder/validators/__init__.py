@@ -1,7 +1,7 @@
 """The validators registry: how a round checks a candidate. Each returns a ladder.validation.Validation.
 
-"interpret" is the CPU check (correctness on small cases under Triton's interpreter, no timings). The GPU
-timing harness (ladder/harness) registers here as "harness" once it is merged; until then no round is timed.
+"harness" is the sandboxed harness (ladder/harness): anti-cheat validation, and on a GPU timings against eager
+with speed of light. "interpret" is a lighter CPU-only check (small cases under Triton's interpreter).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Protocol
 
 from bench.operator import Operator
 from ladder.validation import Validation
+from ladder.validators.harness import HarnessValidator
 from ladder.validators.interpret import InterpretValidator
 
 
@@ -22,7 +23,7 @@ class Validator(Protocol):
         ...
 
 
-VALIDATORS: dict[str, type[Validator]] = {"interpret": InterpretValidator}
+VALIDATORS: dict[str, type[Validator]] = {"harness": HarnessValidator, "interpret": InterpretValidator}
 
 
 def create(name: str) -> Validator:
