@@ -2,15 +2,15 @@
 produce at a near-tie passes, anything else fails. Inputs come from the operator's own generator; near-ties are
 made by moving one logit so the oracle's choice flips, and the candidate is the oracle's routing of the other side."""
 
-import importlib.util
 import math
 
 import pytest
 import torch
 
 from bench.compare import EPS32, compare, verify
-from bench.operator import RANDOM, TIES, get_operator
+from bench.operator import RANDOM, get_operator
 from bench.ops.moe_grouped_topk import ROUTED_SCALING_FACTOR, SCORE_ERROR_ULPS
+from ladder.validators.interpret import InterpretValidator
 
 OP = get_operator("moe_grouped_topk")
 S1 = OP.small_cases[0]  # T=4, E=64, G=8, KG=4, K=8
@@ -102,7 +102,7 @@ def test_group_flip_within_delta_is_accepted_beyond_rejected():
 
 def test_far_flips_are_rejected():
     inputs, row = random_inputs(), 0
-    w, idx = OP.oracle(*inputs)
+    idx = OP.oracle(*inputs)[1]
     s = scores(inputs)[row]
     low, _ = best_unpicked_in_kept_groups(inputs, row)
     worst_in_row = int(s.argmin())  # far below every picked expert, wherever its group stands
@@ -110,6 +110,26 @@ def test_far_flips_are_rejected():
     swapped[row][idx[row] == low] = worst_in_row
     v = verify(OP, inputs, routing(swapped, inputs[0]))
     assert not v.ok and f"1 of {S1.shape['T']} rows are not a valid routing; first row {row}" in v.detail
+
+
+def test_experts_in_fewer_groups_than_kept():
+    """Row 3's 8 best scores all in group 0: the other kept groups contribute no expert, which is right; picking
+    all of group 0 while another kept group holds a better expert is wrong."""
+    inputs = random_inputs()
+    logits = inputs[0].clone()
+    logits[3] -= 4.0  # scores ≲ 0.3 + bias
+    logits[3, :8] = torch.linspace(1.0, 1.7, 8)  # scores 0.73..0.85 + bias
+    inputs = (logits, *inputs[1:])
+    w, idx = OP.oracle(*inputs)
+    assert idx[3].tolist() == list(range(8))
+    assert verify(OP, inputs, (w, idx)).ok
+    logits = logits.clone()
+    logits[3, 8] = 6.0  # expert 8 (group 1) scores 0.998 + bias: group 1 is kept and expert 8 is picked
+    inputs = (logits, *inputs[1:])
+    assert 8 in OP.oracle(*inputs)[1][3].tolist()
+    all_of_group_0 = idx.clone()
+    v = verify(OP, inputs, routing(all_of_group_0, logits))
+    assert not v.ok and "first row 3: no top-4 group set" in v.detail
 
 
 def test_weights_must_be_those_of_the_picked_experts():
@@ -152,35 +172,19 @@ def test_wrong_structure_is_rejected():
     assert "shape" in verify(OP, inputs, (w[:, :-1], idx[:, :-1])).detail
 
 
-def load_kernel(monkeypatch, source: str, tmp_path):
-    """The kernel module from `source`, its @triton.jit functions built for the interpreter (CPU)."""
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    path = tmp_path / "kernel.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("moe_kernel_under_test", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def test_initial_kernel_passes_under_the_interpreter(tmp_path):
+    v = InterpretValidator(seeds=2).validate(OP, OP.kernel_path, tmp_path)
+    assert v.correct and [c.case for c in v.cases] == ["s1", "s2", "s3"], v.detail
 
 
-def test_initial_kernel_passes_under_the_interpreter(monkeypatch, tmp_path):
-    kernel = load_kernel(monkeypatch, OP.initial_source(), tmp_path)
-    for case in OP.small_cases:
-        for kind in OP.input_kinds:
-            inputs = OP.make_inputs(case, 0, "cpu", kind)
-            v = verify(OP, inputs, kernel.forward(*inputs))
-            assert v.ok, f"{case.label()} {kind}: {v.detail}"
-
-
-def test_value_masking_tie_bug_rejected_on_ties_inputs(monkeypatch, tmp_path):
+def test_value_masking_tie_bug_rejected_on_ties_inputs(tmp_path):
     """The second-best of a group masked by value instead of by index: with tied maxima the group score takes the
-    next smaller value. Without exact ties it is the same computation, so random inputs pass."""
-    right = "v2 = tl.max(tl.where(offs == i1, float(\"-inf\"), x), axis=0)"
+    next smaller value. Without exact ties it is the same computation, so the random inputs (checked first) pass."""
+    right = 'v2 = tl.max(tl.where(offs == i1, float("-inf"), x), axis=0)'
     assert right in OP.initial_source()
-    kernel = load_kernel(monkeypatch, OP.initial_source().replace(right, right.replace("offs == i1", "x == v1")),
-                         tmp_path)  # fmt: skip
-    ties = OP.make_inputs(S1, 0, "cpu", TIES)
-    v = verify(OP, ties, kernel.forward(*ties))
-    assert not v.ok and "identical inputs, so the first-index routing is required exactly" in v.detail
-    inputs = random_inputs()
-    assert verify(OP, inputs, kernel.forward(*inputs)).ok
+    path = tmp_path / "value_masking.py"
+    path.write_text(OP.initial_source().replace(right, right.replace("offs == i1", "x == v1")))
+    v = InterpretValidator(seeds=1).validate(OP, path, tmp_path)
+    assert not v.correct
+    assert v.detail.startswith("s1: ties seed 0: output 1:"), v.detail
+    assert "identical inputs, so the first-index routing is required exactly" in v.detail
