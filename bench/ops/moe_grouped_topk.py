@@ -1,9 +1,10 @@
 """#15 moe_grouped_topk (DeepSeek-V3 noaux_tc routing): sigmoid → +bias → group score = sum of the group's top-2 →
 top-kg groups → mask the rest → top-k experts → gather the sigmoid scores (without bias) → renormalize ×2.5.
 
-Output contract: (weights fp32 (T, K), expert indices int64 (T, K)), each row in ascending expert order, so the
-selection compares as a set with an exact index check. Selection is defined on the fp32 biased scores with the
-first-index rule on ties, at both levels (groups, then experts)."""
+Output contract: (weights fp32 (T, K), expert indices int64 (T, K)), each row in ascending expert order. Selection is
+defined on the fp32 biased scores with the first-index rule on ties, at both levels (groups, then experts); the
+oracle implements exactly that, and `verify` also accepts the other side of a near-tie, which fp32 rounding in a
+different sigmoid can pick (docs/suite-ops-10-23.md)."""
 
 import torch
 
