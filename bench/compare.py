@@ -10,6 +10,10 @@ Float rule: |out − ref| ≤ atol·max(1, max|ref|) + rtol·|ref| for every ele
 ‖out − ref‖/‖ref‖ ≤ rel_l2. With `atol_scale_sqrt_n` (long reductions, scans) both the absolute term and the
 relative-L2 bound grow to √N·eps32 (·max|ref| for the absolute term), N being the reduction length when the
 caller passes it and the output's element count otherwise, so summation order is not punished.
+
+`verify` is the one entry point for correctness checks (bench.interp_check, the ladder's interpreter validator,
+the harness): an operator whose outputs admit more than one right answer (a selection at a near-tie) supplies its
+own rule as `Operator.verify`; every other operator is compared with its oracle.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import torch
 
-from bench.operator import Tolerance
+from bench.operator import Operator, Tolerance
 
 EPS32 = 1.2e-7
 CHUNK = 1 << 24
@@ -38,8 +42,16 @@ def _as_tuple(x: Any) -> tuple:
     return tuple(x) if isinstance(x, tuple | list) else (x,)
 
 
-def compare(out: Any, ref: Any, tol: Tolerance, reduction_len: int | None = None) -> Verdict:
-    """Check `out` (the candidate's outputs) against `ref` (the oracle's) under `tol`."""
+def verify(op: Operator, inputs: tuple, out: Any, reduction_len: int | None = None) -> Verdict:
+    """Whether `out` is a correct result of `op` on `inputs` (pristine copies): the operator's own `verify` rule
+    where it has one, else `compare` with its oracle. Every correctness check goes through here."""
+    if op.verify is not None:
+        return op.verify(inputs, out, op.tolerance)
+    return compare(out, op.oracle(*inputs), op.tolerance, reduction_len)
+
+
+def check_structure(out: Any, ref: Any) -> Verdict:
+    """Output count, exact type, shape, dtype kind and device of `out` against `ref`; values are not looked at."""
     outs, refs = _as_tuple(out), _as_tuple(ref)
     if len(outs) != len(refs):
         return Verdict(False, f"expected {len(refs)} outputs, got {len(outs)}")
@@ -52,6 +64,15 @@ def compare(out: Any, ref: Any, tol: Tolerance, reduction_len: int | None = None
             return Verdict(False, f"output {i} has dtype {o.dtype}, the reference {r.dtype}")
         if o.device != r.device:
             return Verdict(False, f"output {i} is on {o.device}, expected {r.device}")
+    return Verdict(True, "ok")
+
+
+def compare(out: Any, ref: Any, tol: Tolerance, reduction_len: int | None = None) -> Verdict:
+    """Check `out` (the candidate's outputs) against `ref` (the oracle's) under `tol`."""
+    structure = check_structure(out, ref)
+    if not structure.ok:
+        return structure
+    outs, refs = _as_tuple(out), _as_tuple(ref)
     if tol.kind == "topk_set":
         return _compare_topk_set(outs, refs, tol, reduction_len)
     worst = Verdict(True, "ok")

@@ -3,8 +3,9 @@
 One run = fresh inputs from the operator's generator (seed, input kind) → the candidate's forward under
 poisoned allocation and the anti-cheat monitor → checks: the monitor's findings (≥ 1 Triton launch, no torch
 compute, no foreign stream, no new thread), outputs exactly `torch.Tensor` on the inputs' device with real
-storage and not aliasing an input, inputs bit-for-bit unmodified, and every element against the oracle computed
-afterwards from pristine copies of the inputs (bench.compare, per-dtype tolerance, NaN never passes).
+storage and not aliasing an input, inputs bit-for-bit unmodified, and every element checked afterwards on
+pristine copies of the inputs by the operator's correctness rule (bench.compare.verify: the oracle comparison with
+its per-dtype tolerance, or the operator's own verify hook; NaN never passes).
 
 Poisoning: `torch.use_deterministic_algorithms(True, warn_only=True)` with
 `torch.utils.deterministic.fill_uninitialized_memory = True` makes every `torch.empty*` the candidate calls
@@ -28,7 +29,7 @@ from typing import Any
 
 import torch
 
-from bench.compare import compare
+from bench.compare import verify
 from bench.operator import Case, Operator
 from ladder.harness.anticheat import ForwardMonitor
 
@@ -39,7 +40,7 @@ class RunResult:
     kind: str
     seed: int
     ok: bool = False
-    numeric_ok: bool = False  # the outputs matched the oracle (whatever else was wrong)
+    numeric_ok: bool = False  # the outputs passed the operator's correctness rule (whatever else was wrong)
     problems: list[str] = field(default_factory=list)
     max_abs: float | None = None
     rel_l2: float | None = None
@@ -120,7 +121,7 @@ def check_once(op: Operator, forward: Callable[..., Any], case: Case, inputs: tu
         if isinstance(now, torch.Tensor) and not same_bits(now, before):
             result.problems.append(f"input {i} was modified by the forward call")
     if out is not None:
-        verdict = compare(out, op.oracle(*pristine), op.tolerance, reduction_len)
+        verdict = verify(op, tuple(pristine), out, reduction_len)
         result.numeric_ok, result.max_abs, result.rel_l2 = verdict.ok, verdict.max_abs, verdict.rel_l2
         if not verdict.ok:
             result.problems.append(f"wrong output: {verdict.detail}")

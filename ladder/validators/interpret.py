@@ -1,6 +1,7 @@
-"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, compared
-with the oracle (bench.compare), in a child process with a timeout, a temporary working directory and a
-clean environment. It checks correctness only: interpreter times say nothing about a GPU, so none are kept.
+"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked by
+the operator's correctness rule (bench.compare.verify), in a child process with a timeout, a temporary working
+directory and a clean environment. It checks correctness only: interpreter times say nothing about a GPU, so none
+are kept.
 
 It is a smoke check, not the anti-cheat harness: the candidate shares the child process with the checker.
 """
@@ -65,7 +66,7 @@ def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
     import importlib.util
     import traceback
 
-    from bench.compare import compare
+    from bench.compare import verify
 
     op = importlib.import_module(op_module).OPERATOR
     spec = importlib.util.spec_from_file_location("candidate", candidate)
@@ -82,7 +83,7 @@ def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
                 before = [x.clone() if hasattr(x, "clone") else x for x in inputs]
                 try:
                     out = mod.forward(*inputs)
-                    verdict = compare(out, op.oracle(*before), op.tolerance)
+                    verdict = verify(op, tuple(before), out)
                     ok, detail = verdict.ok, verdict.detail
                     if ok and any(hasattr(a, "equal") and not a.equal(b) for a, b in zip(inputs, before)):
                         ok, detail = False, "forward modified an input"
