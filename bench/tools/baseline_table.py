@@ -25,7 +25,8 @@ def main(paths: list[str]) -> None:
           f"{env['python']}; ceilings measured in each run: copy {env['ceilings']['copy_gbps']:.0f} GB/s, bf16 GEMM "
           f"{env['ceilings']['bf16_tflops']:.0f} TFLOP/s. Times in ms (median of 3 interleaved do_bench rounds); "
           f"SoL = fraction of speed of light of the initial kernel; × = eager time / initial-kernel time.\n")
-    print("| # | operator | case | correct | initial ms | eager ms | compile ms | initial SoL | × vs eager | × vs compile |")
+    print("| # | operator | case | correct | initial ms | eager ms | compile ms | initial SoL | × vs eager "
+          "| × vs compile |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     per_op: dict[str, float] = {}
     for doc in docs:
