@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS := torch,index,llm,plot,dev
 
-.PHONY: demo test lint venv browser bench-capture clean
+.PHONY: demo test lint venv browser bench-capture ascend-env clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,5 +36,9 @@ test: $(STAMP) browser
 bench-capture: $(STAMP)
 	$(BIN)/python bench/tools/capture_overhead.py
 
+# triton-ascend (Triton 3.2 for Ascend NPUs) replaces `triton`, so it lives in its own environment.
+ascend-env:
+	PY=$(PY) scripts/ascend_env.sh
+
 clean:
-	rm -rf $(VENV) out
+	rm -rf $(VENV) .venv-ascend out

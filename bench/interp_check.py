@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from bench.compare import compare
+from bench.compare import verify
 from bench.operator import Operator, all_operators
 
 
@@ -44,7 +44,7 @@ def check_operator(op: Operator, seeds: int) -> dict:
                 t0 = time.perf_counter()
                 try:
                     out = kernel.forward(*inputs)
-                    verdict = compare(out, op.oracle(*inputs), op.tolerance)
+                    verdict = verify(op, inputs, out)
                     ok, detail = verdict.ok, verdict.detail
                     for a, b in zip(inputs, before):
                         if hasattr(a, "equal") and not a.equal(b):

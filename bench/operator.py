@@ -14,7 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.compare import Verdict
 
 KERNELS_DIR = Path(__file__).resolve().parent / "kernels"
 
@@ -63,6 +66,11 @@ class Operator:
     tolerance: Tolerance = field(default_factory=Tolerance)
     input_kinds: Sequence[str] = (RANDOM,)  # adversarial kinds the operator is validated on, beyond random
     notes: str = ""
+    # Length N of the reduction behind each output element, for Tolerance.atol_scale_sqrt_n (else numel is used)
+    reduction_len: Callable[[Case], int] | None = None
+    # Correctness rule replacing the oracle comparison, for outputs with more than one right answer (a selection
+    # at a near-tie): (pristine inputs, outputs, tolerance) → Verdict. None: compare with `oracle` (bench.compare).
+    verify: Callable[[tuple[Any, ...], Any, Tolerance], Verdict] | None = None
 
     @property
     def kernel_path(self) -> Path:

@@ -9,11 +9,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from irscope.backends import adapter_for
+from irscope.backends.ascend.environment import AscendEnvironmentError
 from irscope.capture import CompileError, SpecError, capture_request
 from irscope.capture.loader import KernelLoadError, load_kernel
 from irscope.capture.specialize import build_request, parse_value
 from irscope.store import TrajectoryFormatError, load
-from irscope.targets import TargetError
+from irscope.targets import TargetError, parse_target
 from irscope.trajectory import Trajectory
 
 # Wide tables when piped: pass names are long and truncating them hides the point.
@@ -46,6 +48,7 @@ def summary_table(traj: Trajectory) -> Table:
 
 
 def cmd_dump(a: argparse.Namespace) -> int:
+    ascend = parse_target(a.target).backend == "npu"
     if a.example:
         from irscope.examples import get_example
 
@@ -54,12 +57,15 @@ def cmd_dump(a: argparse.Namespace) -> int:
     else:
         if not a.kernel:
             raise SpecError("give FILE.py:KERNEL or --example NAME")
-        kernel, args, options = load_kernel(a.kernel), {}, {}
+        # triton-ascend imports the file itself (in its own environment): it may use its language extensions
+        kernel, args, options = (a.kernel if ascend else load_kernel(a.kernel)), {}, {}
     args.update(_kv(a.arg, "--arg"))
     options.update({k: parse_value(v) for k, v in _kv(a.constexpr, "--constexpr").items()})
     for opt in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
         if getattr(a, opt) is not None:
             options[opt] = getattr(a, opt)
+    if ascend:
+        return dump_ascend(a, kernel, args, options)
     req = build_request(kernel, args, options, a.target, a.config)
     try:
         traj = capture_request(req, out_dir=a.out, disassemble=not a.no_disassemble)
@@ -72,6 +78,24 @@ def cmd_dump(a: argparse.Namespace) -> int:
     res = traj.resources
     facts = [f"{k}={res[k]}" for k in ("registers", "spill_store_bytes", "shared_bytes", "num_warps") if k in res]
     console.print(f"{len(traj.snapshots)} snapshots, {', '.join(facts)} → {a.out}")
+    return 0
+
+
+def dump_ascend(a: argparse.Namespace, kernel: object, args: dict, options: dict) -> int:
+    from irscope.backends.ascend.capture import capture_ascend
+
+    try:
+        traj = capture_ascend(kernel, args, options, target=a.target, out_dir=a.out, config=a.config)
+    except CompileError as e:
+        console.print(summary_table(e.trajectory))
+        err_console.print(f"[red]error:[/red] {e}")
+        err_console.print(f"every pass up to the failing one is in {a.out}")
+        return 1
+    console.print(summary_table(traj))
+    console.print(f"{len(traj.snapshots)} snapshots → {a.out}")
+    if traj.error is not None:  # only npubin, for want of CANN: everything before it is complete
+        err_console.print(f"[yellow]note:[/yellow] stage {traj.error.stage} not built, CANN's bishengir-compile "
+                          f"is not installed ({traj.error.message.splitlines()[0]}); ttir and ttadapter are complete")
     return 0
 
 
@@ -108,15 +132,16 @@ def cmd_diff(a: argparse.Namespace) -> int:
     t = Table(title=f"counters: {head}")
     for col in ("counter", "a", "b", "Δ"):
         t.add_column(col, justify="left" if col == "counter" else "right")
+    focus = {*adapter_for(c.a.target).focus_stages, *adapter_for(c.b.target).focus_stages}
     for d in c.counters:
-        if d.delta and (a.all or d.name.split(".")[0] in ("ttgir", "ptx", "sass", "amdgcn", "res")):
+        if d.delta and (a.all or d.name.split(".")[0] in focus | {"res"}):
             t.add_row(d.name, f"{d.a:g}", f"{d.b:g}", f"{d.delta:+g}", style="green" if d.delta < 0 else "red")
     console.print(t)
     lt = Table(title="per source line (lines aligned by their text; '-' = not in that kernel)")
     for col in ("line a", "line b", "stage", "source", "changes (a → b)"):
         lt.add_column(col, overflow="fold")
     for ld in c.lines:
-        if a.all or ld.stage in ("ttgir", "ptx", "sass", "amdgcn"):
+        if a.all or ld.stage in focus:
             lt.add_row(str(ld.line_a or "-"), str(ld.line_b or "-"), ld.stage, ld.text,
                        ", ".join(f"{k} {va}→{vb}" for k, (va, vb) in ld.counters.items()))
     console.print(lt)
@@ -150,7 +175,7 @@ def cmd_query(a: argparse.Namespace) -> int:
         line = int(a.arg)
         src = traj.kernel.source.splitlines()
         console.print(f"line {line}: {src[line - 1].strip() if 0 < line <= len(src) else '?'}")
-        for stage in ("ttir", "ttgir"):
+        for stage in ("ttir", "ttgir", "ttadapter"):
             if stage in traj.stages:
                 ops = g.ops_by_line(traj.stage_output(stage).index).get(line, {})
                 console.print(f"  {stage} ops: " + (", ".join(f"{k}×{v}" for k, v in sorted(ops.items())) or "none"))
@@ -185,7 +210,9 @@ def register_analysis(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("diff", help="compare two dumps: counters per stage and per source line, pass sequences")
     d.add_argument("a", type=Path)
     d.add_argument("b", type=Path)
-    d.add_argument("--all", action="store_true", help="every stage and counter, not just ttgir/ptx/sass/resources")
+    d.add_argument("--all", action="store_true",
+                   help="every stage and counter, not just the backend's main stages (ttgir/ptx/sass/amdgcn; "
+                        "ttir/ttadapter for Ascend) and resources")
     d.set_defaults(func=cmd_diff)
     q = sub.add_parser("query", help="graph queries: introduced-by NAME, removed-by NAME, timeline NAME, line N, "
                                      "first 'NAME OP N'")
@@ -208,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Compile FILE.py:KERNEL as the JIT would; write every pass's IR to --out.")
     d.add_argument("kernel", nargs="?", help="FILE.py:KERNEL")
     d.add_argument("--example", help="a bundled example instead (irscope.examples)")
-    d.add_argument("--target", default="cuda:90", help="cuda:90 (default), cuda:80, hip:gfx942, …")
+    d.add_argument("--target", default="cuda:90",
+                   help="cuda:90 (default), cuda:80, hip:gfx942, …, ascend / npu:<SoC> (docs/ascend.md)")
     d.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                    help="a kernel argument: 4096, 1e-5, true, *fp16 (16-byte aligned pointer), "
                         "*fp16:4 (4-byte aligned), fp32[1024,512] (tensor)")
@@ -239,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return a.func(a)
-    except (SpecError, KernelLoadError, TargetError, TrajectoryFormatError, KeyError, ValueError) as e:
+    except (SpecError, KernelLoadError, TargetError, TrajectoryFormatError, AscendEnvironmentError, KeyError,
+            ValueError) as e:
         err_console.print(f"[red]error:[/red] {e.args[0] if isinstance(e, KeyError) else e}")
         return 2
 

@@ -12,12 +12,12 @@ TIE_CASES = {"c5"}
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
     if kind not in (RANDOM, TIES):
         raise ValueError(f"argmax_dim1: unknown input kind {kind!r}; it takes {RANDOM!r} and {TIES!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     shape = shape_of(case)
     if kind == TIES or case.name in TIE_CASES:
-        x = torch.randint(0, 8, shape, generator=g).to(torch.float32)
+        x = torch.randint(0, 8, shape, generator=g, device=g.device).to(torch.float32)
     else:
-        x = torch.rand(shape, generator=g, dtype=torch.float32)
+        x = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
     return (x.to(device),)
 
 

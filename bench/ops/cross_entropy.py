@@ -8,16 +8,16 @@ from bench.operator import EXTREME, RANDOM, Case, Operator, Tolerance
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     B, V = case.shape["B"], case.shape["V"]
     if kind == RANDOM:
-        logits = torch.randn((B, V), generator=g, dtype=torch.float32)
+        logits = torch.randn((B, V), generator=g, device=g.device, dtype=torch.float32)
     elif kind == EXTREME:
         # Uniform in ±100: exp overflows fp32 above 88, so a log-sum-exp without the max shift gives inf.
-        logits = (torch.rand((B, V), generator=g, dtype=torch.float32) * 2 - 1) * 100
+        logits = (torch.rand((B, V), generator=g, device=g.device, dtype=torch.float32) * 2 - 1) * 100
     else:
         raise ValueError(f"cross_entropy: unknown input kind {kind!r}; it takes {RANDOM!r} and {EXTREME!r}")
-    target = torch.randint(0, V, (B,), generator=g)
+    target = torch.randint(0, V, (B,), generator=g, device=g.device)
     return logits.to(device), target.to(device)
 
 

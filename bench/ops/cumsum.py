@@ -21,12 +21,12 @@ def scan_values(case: Case, g: torch.Generator, kind: str, op_name: str) -> torc
     """rand [0, 1), or ×1000 for LARGE: prefix sums pass 65504 early, so a half-precision carry overflows."""
     if kind not in (RANDOM, LARGE):
         raise ValueError(f"{op_name}: unknown input kind {kind!r}; it takes {RANDOM!r} and {LARGE!r}")
-    x = torch.rand((case.shape["M"], case.shape["N"]), generator=g, dtype=torch.float32)
+    x = torch.rand((case.shape["M"], case.shape["N"]), generator=g, device=g.device, dtype=torch.float32)
     return x * 1000 if kind == LARGE else x
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     return (scan_values(case, g, kind, "cumsum").to(device),)
 
 

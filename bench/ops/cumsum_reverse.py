@@ -7,7 +7,7 @@ from bench.ops.cumsum import CASES, SCAN_TOLERANCE, SMALL_CASES, scan_values
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     return (scan_values(case, g, kind, "cumsum_reverse").to(device),)
 
 

@@ -13,10 +13,10 @@ def _case(name: str, n: int, c: int, h: int, w: int, role: str = "") -> Case:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"depthwise_conv3x3: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     N, C, H, W = (case.shape[k] for k in ("N", "C", "H", "W"))
-    x = torch.randn((N, C, H, W), generator=g, dtype=torch.float32)
-    w = torch.randn((C, 1, 3, 3), generator=g, dtype=torch.float32)
+    x = torch.randn((N, C, H, W), generator=g, device=g.device, dtype=torch.float32)
+    w = torch.randn((C, 1, 3, 3), generator=g, device=g.device, dtype=torch.float32)
     return x.to(device), w.to(device)
 
 

@@ -10,8 +10,8 @@ from bench.operator import RANDOM, Case, Operator, Tolerance
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"frobenius_norm: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    x = torch.randn(tuple(case.shape.values()), generator=g, dtype=torch.float32)
+    g = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(tuple(case.shape.values()), generator=g, device=g.device, dtype=torch.float32)
     return (x.to(device),)
 
 

@@ -58,7 +58,7 @@ SMALL_LINEAR_CASES = [linear_case("s1", 40, 24, 36), linear_case("s2", 33, 70, 1
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, ...]:
     check_kind("gemm_add_relu", kind, (RANDOM,))
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     return tuple(t.to(device) for t in linear_inputs(g, case))
 
 

@@ -13,7 +13,7 @@ EPS = 1e-5
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple:
     check_kind("gemm_groupnorm_hardtanh", kind, (RANDOM,))
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     x, w, b = linear_inputs(g, case)
     gw = randn_bf16(g, (case.shape["OUT"],))
     gb = randn_bf16(g, (case.shape["OUT"],))

@@ -17,7 +17,7 @@ def _case(name: str, b: int, n_in: int, hidden: int, n_out: int, role: str = "")
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, ...]:
     check_kind("gemm_sigmoid_lse", kind, (RANDOM, EXTREME))
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     B, IN, H, OUT = (case.shape[k] for k in ("B", "IN", "H", "OUT"))
     x = randn_bf16(g, (B, IN))
     w1 = randn_bf16(g, (H, IN), 1.0 / math.sqrt(IN))

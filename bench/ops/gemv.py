@@ -13,7 +13,7 @@ def _case(name: str, m: int, k: int, role: str = "") -> Case:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"gemv: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     a = randn_bf16(g, (case.shape["M"], case.shape["K"]))
     b = randn_bf16(g, (case.shape["K"], 1))
     return a.to(device), b.to(device)

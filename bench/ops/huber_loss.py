@@ -10,11 +10,11 @@ from bench.ops.mse_loss import CASES, SMALL_CASES
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"huber_loss: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     shape = (case.shape["M"], case.shape["N"])
     # randn differences fall on both sides of |d| = 1 (about half each), so both branches are exercised.
-    pred = torch.randn(shape, generator=g, dtype=torch.float32)
-    target = torch.randn(shape, generator=g, dtype=torch.float32)
+    pred = torch.randn(shape, generator=g, device=g.device, dtype=torch.float32)
+    target = torch.randn(shape, generator=g, device=g.device, dtype=torch.float32)
     return pred.to(device), target.to(device)
 
 

@@ -10,10 +10,10 @@ from bench.operator import RANDOM, Case, Operator, Tolerance
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"kl_div: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     shape = (case.shape["B"], case.shape["N"])
-    p = torch.softmax(torch.randn(shape, generator=g, dtype=torch.float32), dim=-1)
-    q = torch.softmax(torch.randn(shape, generator=g, dtype=torch.float32), dim=-1)
+    p = torch.softmax(torch.randn(shape, generator=g, device=g.device, dtype=torch.float32), dim=-1)
+    q = torch.softmax(torch.randn(shape, generator=g, device=g.device, dtype=torch.float32), dim=-1)
     return p.to(device), q.to(device)
 
 

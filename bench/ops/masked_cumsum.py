@@ -8,9 +8,9 @@ from bench.ops.cumsum import CASES, SCAN_TOLERANCE, SMALL_CASES, scan_values
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     x = scan_values(case, g, kind, "masked_cumsum")
-    mask = torch.rand(x.shape, generator=g) < 0.5
+    mask = torch.rand(x.shape, generator=g, device=g.device) < 0.5
     return x.to(device), mask.to(device)
 
 

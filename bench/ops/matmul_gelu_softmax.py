@@ -11,7 +11,7 @@ from bench.ops.matmul_irregular import BF16_TOLERANCE
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, ...]:
     check_kind("matmul_gelu_softmax", kind, (RANDOM, EXTREME))
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     # Extreme: x·30 puts the softmax logits near ±100, past exp's fp32 overflow at 88.7.
     return tuple(t.to(device) for t in linear_inputs(g, case, x_scale=30.0 if kind == EXTREME else 1.0))
 

@@ -17,8 +17,8 @@ def mkn_case(name: str, m: int, k: int, n: int, role: str = "") -> Case:
 
 
 def randn_bf16(g: torch.Generator, shape: tuple[int, ...], scale: float = 1.0) -> torch.Tensor:
-    """randn·scale drawn in fp32 on the CPU generator, then rounded to bf16 (calib_suite.py's g(…, bf16, "randn"))."""
-    return (torch.randn(shape, generator=g, dtype=torch.float32) * scale).to(torch.bfloat16)
+    """randn·scale in fp32 on the generator's device, rounded to bf16 (calib_suite.py's g(…, bf16, "randn"))."""
+    return (torch.randn(shape, generator=g, device=g.device, dtype=torch.float32) * scale).to(torch.bfloat16)
 
 
 def gemm_bytes(case: Case) -> int:
@@ -33,7 +33,7 @@ def gemm_flops(case: Case) -> int:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"unknown input kind {kind!r}; this GEMM takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     a = randn_bf16(g, (case.shape["M"], case.shape["K"]))
     b = randn_bf16(g, (case.shape["K"], case.shape["N"]))
     return a.to(device), b.to(device)

@@ -11,7 +11,7 @@ from bench.ops.matmul_irregular import BF16_TOLERANCE
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, ...]:
     check_kind("matmul_sigmoid_sum", kind, (RANDOM,))
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     return tuple(t.to(device) for t in linear_inputs(g, case))
 
 

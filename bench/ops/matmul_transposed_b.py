@@ -9,7 +9,7 @@ from bench.ops.matmul_irregular import BF16_TOLERANCE, SMALL_GEMM_CASES, gemm_by
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"matmul_transposed_b: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     a = randn_bf16(g, (case.shape["M"], case.shape["K"]))
     b = randn_bf16(g, (case.shape["N"], case.shape["K"]))
     return a.to(device), b.to(device)

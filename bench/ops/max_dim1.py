@@ -7,12 +7,12 @@ from bench.ops.sum_dim1 import CASES, SMALL_CASES, shape_of
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     shape = shape_of(case)
     if kind == RANDOM:
-        x = torch.rand(shape, generator=g, dtype=torch.float32)
+        x = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
     elif kind == TIES:
-        x = torch.randint(0, 8, shape, generator=g).to(torch.float32)
+        x = torch.randint(0, 8, shape, generator=g, device=g.device).to(torch.float32)
     else:
         raise ValueError(f"max_dim1: unknown input kind {kind!r}; it takes {RANDOM!r} and {TIES!r}")
     return (x.to(device),)

@@ -16,9 +16,9 @@ def out_hw(case: Case) -> tuple[int, int]:
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, int, int, int]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     shape = (case.shape["N"], case.shape["C"], case.shape["H"], case.shape["W"])
-    x = torch.rand(shape, generator=g, dtype=torch.float32)
+    x = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
     if kind == EXTREME:
         # All values negative: a kernel that pads with 0 instead of −inf returns 0 on every padded border window.
         x = -1.0 - 30.0 * x

@@ -7,12 +7,12 @@ from bench.operator import RANDOM, TIES, Case, Operator, Tolerance
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, int]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     shape = (case.shape["T"], case.shape["E"])
     if kind == RANDOM:
-        s = torch.randn(shape, generator=g, dtype=torch.float32)
+        s = torch.randn(shape, generator=g, device=g.device, dtype=torch.float32)
     elif kind == TIES:
-        s = torch.randint(0, 8, shape, generator=g).to(torch.float32)
+        s = torch.randint(0, 8, shape, generator=g, device=g.device).to(torch.float32)
     else:
         raise ValueError(f"moe_group_top2: unknown input kind {kind!r}; it takes {RANDOM!r} and {TIES!r}")
     return s.to(device), case.shape["G"]

@@ -19,10 +19,10 @@ SMALL_CASES = [Case("s1", {"M": 3, "N": 700}), Case("s2", {"M": 5, "N": 7})]
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"mse_loss: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     shape = (case.shape["M"], case.shape["N"])
-    pred = torch.rand(shape, generator=g, dtype=torch.float32)
-    target = torch.rand(shape, generator=g, dtype=torch.float32)
+    pred = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
+    target = torch.rand(shape, generator=g, device=g.device, dtype=torch.float32)
     return pred.to(device), target.to(device)
 
 

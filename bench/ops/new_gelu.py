@@ -10,8 +10,8 @@ _K = math.sqrt(2.0 / math.pi)
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    x = torch.randn((case.shape["M"], case.shape["N"]), generator=g, dtype=torch.float32)
+    g = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn((case.shape["M"], case.shape["N"]), generator=g, device=g.device, dtype=torch.float32)
     return (x.to(device),)
 
 

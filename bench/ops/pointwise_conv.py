@@ -18,7 +18,7 @@ def _dims(case: Case) -> tuple[int, int, int, int]:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor, torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"pointwise_conv: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     N, C_in, C_out = case.shape["N"], case.shape["Cin"], case.shape["Cout"]
     x = randn_bf16(g, (N, C_in, case.shape["H"], case.shape["W"]))
     w = randn_bf16(g, (C_out, C_in, 1, 1), scale=0.05)

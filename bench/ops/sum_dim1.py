@@ -27,8 +27,8 @@ def shape_of(case: Case) -> tuple[int, int, int]:
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:
     if kind != RANDOM:
         raise ValueError(f"sum_dim1: unknown input kind {kind!r}; it takes only {RANDOM!r}")
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    x = torch.rand(shape_of(case), generator=g, dtype=torch.float32)
+    g = torch.Generator(device=device).manual_seed(seed)
+    x = torch.rand(shape_of(case), generator=g, device=g.device, dtype=torch.float32)
     return (x.to(device),)
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from irscope.backends.amd import AMD
+from irscope.backends.ascend import ASCEND
 from irscope.backends.base import BackendAdapter
 from irscope.backends.nvidia import NVIDIA
 from irscope.targets import Target
 
-ADAPTERS: dict[str, BackendAdapter] = {a.triton_backend: a for a in (NVIDIA, AMD)}
+ADAPTERS: dict[str, BackendAdapter] = {a.triton_backend: a for a in (NVIDIA, AMD, ASCEND)}
 
 
 def adapter_for(target: Target) -> BackendAdapter:

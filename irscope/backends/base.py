@@ -11,10 +11,13 @@ from irscope.capture.builder import TrajectoryBuilder
 @dataclass
 class BackendAdapter:
     name: str  # nvidia | amd | ascend
-    triton_backend: str  # the GPUTarget backend: cuda | hip
+    triton_backend: str  # the GPUTarget backend: cuda | hip | npu
     stages: tuple[str, ...]
     # Knobs set (through the knob objects' __dict__, never the environment) while a capture runs.
     capture_knobs: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # What `show` and `diff` list by default: these stages, and these counters besides the Triton-wide ones.
+    focus_stages: tuple[str, ...] = ("ttgir", "ptx", "sass", "amdgcn")
+    key_counters: tuple[str, ...] = ()
 
     def wrap_stage(self, key: str, fn: Any, builder: TrajectoryBuilder) -> Any:
         return fn

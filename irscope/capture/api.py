@@ -14,9 +14,9 @@ import triton
 
 from irscope.capture.builder import TrajectoryBuilder
 from irscope.capture.session import CompileSession, failure_from, finish, versions
-from irscope.capture.specialize import CompileRequest, build_request
+from irscope.capture.specialize import CompileRequest, build_request, unwrap_kernel
 from irscope.store import DirectoryWriter
-from irscope.targets import Target
+from irscope.targets import Target, parse_target
 from irscope.trajectory import FORMAT_VERSION, KernelInfo, Specialization, Trajectory
 
 _capture_lock = threading.RLock()  # knobs and the pass-manager patch are process-wide
@@ -62,6 +62,12 @@ def capture(kernel: Any, *args: Any, target: str | Target = "cuda:90", out_dir: 
     passes kernel parameters whose names collide with this function's own keywords. With `out_dir`, snapshots
     are written as they are produced. On a compile failure raises CompileError carrying the partial trajectory.
     """
+    if parse_target(target).backend == "npu":  # triton-ascend compiles in its own environment: docs/ascend.md
+        from irscope.backends.ascend.capture import capture_ascend
+
+        named = dict(zip(unwrap_kernel(kernel)[0].arg_names, args))
+        return capture_ascend(kernel, {**named, **kwargs, **(kernel_kwargs or {})}, target=target, out_dir=out_dir,
+                              config=config)
     req = build_request(kernel, args, {**kwargs, **(kernel_kwargs or {})}, target, config)
     return capture_request(req, out_dir=out_dir, disassemble=disassemble)
 

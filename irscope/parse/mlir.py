@@ -32,6 +32,7 @@ class Op:
     location: Location = field(default=UNKNOWN)
     inferred: bool = False  # location taken from the op's users (its own was loc(unknown))
     tail: str = ""  # for ops with regions: the closing line (`}) : (types) -> types loc(...)`)
+    parent: Op | None = field(default=None, repr=False, compare=False)  # the op whose region holds this one
 
     @property
     def operands(self) -> tuple[str, ...]:
@@ -85,10 +86,11 @@ def parse_mlir(text: str, resolve: bool = True) -> ParsedModule:
                 if opens:
                     open_ops.append(op)
             elif opens:
-                open_ops.append(None)
+                open_ops.append(_continued_op(ops, s, len(open_ops)))
             continue
         results = tuple(r.strip() for r in m.group(1).split(",")) if m.group(1) else ()
-        op = Op(m.group(2), results, i, len(open_ops), s if len(s) <= 400 else s[:400])
+        op = Op(m.group(2), results, i, len(open_ops), s if len(s) <= 400 else s[:400],
+                parent=next((o for o in reversed(open_ops) if o is not None), None))
         if not opens:
             lm = _TRAILING_LOC.search(line)
             op.loc_body = lm.group(1) if lm else None
@@ -101,6 +103,16 @@ def parse_mlir(text: str, resolve: bool = True) -> ParsedModule:
             op.location = table.resolve(op.loc_body)
         _infer_from_users(ops)
     return ParsedModule(ops, table, aliases)
+
+
+def _continued_op(ops: list[Op], line: str, depth: int) -> Op | None:
+    """The op whose header a region-opening line continues: custom printers such as `linalg.reduce` print
+    `%r = linalg.reduce ins(…) outs(…) dimensions = [0]` and then the region's block arguments,
+    `(%in: f32, %init: f32) {`, on a line of their own; the op's location follows the region's `}`."""
+    prev = ops[-1] if ops else None
+    if line.startswith("(") and prev is not None and prev.depth == depth and prev.loc_body is None:
+        return prev
+    return None
 
 
 def _infer_from_users(ops: list[Op]) -> None:

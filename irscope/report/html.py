@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from irscope.report.model import KEY_COUNTERS, ReportModel
+from irscope.report.model import ReportModel
 
 TEMPLATE = Path(__file__).with_name("page.html")
 DIFF_LINE_LIMIT = 3000  # above this, difflib's cost grows too fast for a report; shown side by side instead
@@ -51,7 +51,7 @@ def page_data(model: ReportModel, focus: str | None = None) -> dict:
         a, b = t.snapshots[e.source], t.snapshots[e.target]
         diffs[e.target] = None if e.kind_change else _diff_opcodes(a.text, b.text)
     timelines = {}
-    for name in KEY_COUNTERS:
+    for name in model.key_counters:
         series = g.timeline(name)
         if any(v for _, _, v in series):
             timelines[name] = [[i, label, v] for i, label, v in series]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from irscope.backends import adapter_for
 from irscope.graph import StageDiffGraph, build
 from irscope.signatures import Analyzer, by_line, summary
 from irscope.signatures.engine import UNATTRIBUTED
@@ -17,7 +18,7 @@ KEY_COUNTERS = [
     "compute.dot_fma", "compute.reduce", "compute.reduce_index", "compute.scan", "compute.atomic",
     "control.loop", "control.pipeline_stages",
 ]
-SUMMARY_STAGES = ["ttir", "ttgir", "llir", "llvm", "ptx", "amdgcn", "sass"]
+SUMMARY_STAGES = ["ttir", "ttgir", "ttadapter", "llir", "llvm", "ptx", "amdgcn", "sass"]
 
 
 @dataclass
@@ -38,10 +39,19 @@ class ReportModel:
     def stages(self) -> list[str]:
         return [s for s in SUMMARY_STAGES if s in self.lines]
 
+    @property
+    def key_counters(self) -> list[str]:
+        """The Triton-wide key counters, then the backend's own (its adapter's `key_counters`)."""
+        return KEY_COUNTERS + [c for c in adapter_for(self.traj.target).key_counters if c not in KEY_COUNTERS]
+
+    @property
+    def focus_stages(self) -> tuple[str, ...]:
+        return adapter_for(self.traj.target).focus_stages
+
     def counter_table(self, names: list[str] | None = None) -> list[tuple[str, dict[str, float]]]:
         """Rows of (counter, {stage: value}) for counters that are nonzero somewhere."""
         rows = []
-        for name in names or KEY_COUNTERS:
+        for name in names or self.key_counters:
             values = {st: self.summary.get(f"{st}.{name}", 0) for st in self.stages}
             if any(values.values()):
                 rows.append((name, values))
@@ -49,12 +59,13 @@ class ReportModel:
 
     def hot_lines(self, limit: int = 25) -> list[HotLine]:
         src = dict(enumerate(self.traj.kernel.source.splitlines(), start=1))
+        keys = set(self.key_counters)
         out: dict[int, HotLine] = {}
         for stage in self.stages:
             for line, counters in self.lines[stage].items():
                 if line == UNATTRIBUTED:
                     continue
-                picked = {k: v for k, v in counters.items() if k in KEY_COUNTERS and v}
+                picked = {k: v for k, v in counters.items() if k in keys and v}
                 if picked:
                     hl = out.setdefault(line, HotLine(line, src.get(line, "").strip()))
                     hl.counters[stage] = picked

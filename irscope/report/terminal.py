@@ -42,7 +42,7 @@ def render(model: ReportModel) -> Group:
         lines.add_column(col, overflow="fold")
     for hl in model.hot_lines():
         desc = "; ".join(f"{st}: " + ", ".join(f"{k}={v}" for k, v in c.items()) for st, c in hl.counters.items()
-                         if st in ("ttgir", "ptx", "sass", "amdgcn"))
+                         if st in model.focus_stages)
         lines.add_row(str(hl.line), hl.text, desc)
     return Group(head, Text(f"resources: {res}"), passes, counters, lines)
 

@@ -17,6 +17,10 @@ def rules_for(backend: str) -> tuple[list[OpRule], list[InstrRule]]:
         from irscope.backends.amd_counters import AMDGCN_RULES, MLIR_RULES
 
         return CORE_RULES + MLIR_RULES, AMDGCN_RULES
+    if backend == "npu":
+        from irscope.backends.ascend.counters import ASCEND_RULES
+
+        return CORE_RULES + ASCEND_RULES, []
     return list(CORE_RULES), []
 
 

@@ -1,0 +1,179 @@
+"""The join of a captured trajectory with the compiler index: why did this pass change these ops?
+
+For one edge of a trajectory (the snapshot after pass N versus the one before it), count ops on both sides
+(`irscope.parse.op_counts`), then list the code of that pass that creates the ops whose count went up and erases the
+ops whose count went down: direct sites in the pass class or its patterns, and sites in helpers reached from them
+(with the call path), each with the gating conditions of the function it sits in. Diagnostics the compiler printed
+during the pass are traced to the code that emits them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import irscope
+from compiler_index import queries
+from compiler_index.queries import GateInfo, PassInfo, QueryError, RemarkMatch, Site, connection
+from irscope.parse import op_counts
+from irscope.trajectory import MLIR, Snapshot, Trajectory
+
+DIAGNOSTIC_WORDS = ("remark", "warning", "error")
+
+
+@dataclass
+class OpDelta:
+    op: str
+    before: int
+    after: int
+
+    @property
+    def delta(self) -> int:
+        return self.after - self.before
+
+
+@dataclass
+class OpExplanation:
+    op: str
+    before: int
+    after: int
+    action: str  # create (count went up) | erase (count went down)
+    sites: list[Site] = field(default_factory=list)  # in code this pass runs
+    gates: list[GateInfo] = field(default_factory=list)  # of the functions holding those sites
+    other_passes: int = 0  # sites of this op that belong to other passes (not listed)
+    note: str = ""
+
+
+@dataclass
+class Explanation:
+    trajectory: str
+    index: int
+    label: str  # ttgir[1] tritongpu-coalesce
+    stage: str
+    pass_arg: str
+    adder: str | None
+    passes: list[PassInfo]
+    deltas: list[OpDelta]
+    ops: list[OpExplanation]
+    remarks: list[RemarkMatch] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def snapshot_for(traj: Trajectory, ref: str | int) -> tuple[Snapshot, Snapshot]:
+    """The snapshot after pass `ref` (index, `stage[i]`, pass argument or adder) and the one before it."""
+    try:
+        snap = traj.find(ref)
+    except KeyError as e:
+        raise QueryError(f"{e.args[0]}; list the passes with `irscope ls {traj.root}`") from None
+    pos = traj.snapshots.index(snap)
+    if snap.stage_index < 0 or pos == 0:
+        raise QueryError(f"snapshot {snap.index} ({snap.label}) is a stage input, not the output of a pass; "
+                         f"pick the pass after it")  # fmt: skip
+    return snap, traj.snapshots[pos - 1]
+
+
+def op_deltas(before: Snapshot, after: Snapshot) -> list[OpDelta]:
+    a, b = op_counts(before.text), op_counts(after.text)
+    out = [OpDelta(op, a.get(op, 0), b.get(op, 0)) for op in sorted(set(a) | set(b)) if a.get(op, 0) != b.get(op, 0)]
+    return sorted(out, key=lambda d: (-abs(d.delta), d.op))
+
+
+def explain(db: str | Path | sqlite3.Connection, trajectory: str | Path | Trajectory, pass_ref: str | int,
+            depth: int = queries.CALL_DEPTH) -> Explanation:
+    traj = trajectory if isinstance(trajectory, Trajectory) else irscope.load(trajectory)
+    snap, prev = snapshot_for(traj, pass_ref)
+    with connection(db) as con:
+        result = Explanation(str(traj.root or ""), snap.index, snap.label, snap.stage, snap.pass_arg, snap.adder,
+                             _passes(con, snap), [], [])  # fmt: skip
+        defs = {p.def_name for p in result.passes if p.def_name}
+        args = {p.argument for p in result.passes if p.argument}
+        files = {loc.file for p in result.passes for loc in [*p.classes, *p.gen_pass_def]}
+        if not result.passes:
+            result.notes.append(f"the index knows no pass {snap.pass_arg!r} (adder {snap.adder}); sites below are "
+                                "not filtered by pass")  # fmt: skip
+        elif not defs:
+            result.notes.append(f"{snap.pass_arg} is not a Triton TableGen pass (upstream MLIR): its code is not in "
+                                "the index, so no sites can be attributed to it")  # fmt: skip
+        if snap.kind != MLIR or prev.kind != MLIR:
+            result.notes.append(f"op counts need MLIR text on both sides of the edge ({prev.kind} → {snap.kind})")
+        else:
+            result.deltas = op_deltas(prev, snap)
+            if not result.deltas:
+                result.notes.append("no op count changed at this edge (types, attributes or order may have)")
+        for d in result.deltas:
+            result.ops.append(_explain_op(con, d, args, files, depth, filtered=bool(defs)))
+        result.remarks = _diagnostics(con, snap.diagnostics)
+        return result
+
+
+def _passes(con: sqlite3.Connection, snap: Snapshot) -> list[PassInfo]:
+    for ref in (snap.pass_arg, snap.adder):
+        if not ref:
+            continue
+        try:
+            return queries.pass_info(con, ref)
+        except QueryError:
+            continue
+    return []
+
+
+def _explain_op(con: sqlite3.Connection, d: OpDelta, args: set[str], files: set[str], depth: int,
+                filtered: bool) -> OpExplanation:
+    action = "create" if d.delta > 0 else "erase"
+    out = OpExplanation(d.op, d.before, d.after, action)
+    find = queries.creators if action == "create" else queries.erasers
+    try:
+        sites = find(con, d.op, depth).sites
+    except QueryError as e:
+        out.note = str(e)
+        return out
+    for s in sites:
+        kept = _restrict(s, args, files) if filtered else s
+        if kept is not None:
+            out.sites.append(kept)
+        else:
+            out.other_passes += 1
+    seen: set[tuple[str, int]] = set()
+    for s in out.sites:
+        if s.function is None:
+            continue
+        for g in queries.function_gates(con, s.function):
+            key = (g.loc.file, g.loc.line)
+            if key not in seen:
+                seen.add(key)
+                out.gates.append(g)
+    if not out.sites:
+        if action == "erase":
+            out.note = ("no site in this pass erases it by name: ops left without uses are deleted by the greedy "
+                        "rewrite driver or folded (look for replaceAllUsesWith on values it produces)")
+        else:
+            out.note = ("no site in this pass creates it by name: it may be built generically "
+                        "(OpBuilder::create with an OperationName, clone) or by code outside the index")
+    return out
+
+
+def _restrict(site: Site, args: set[str], files: set[str]) -> Site | None:
+    """The site with only the call paths of this pass; None when neither the site nor any path belongs to it."""
+    paths = [p for p in site.paths if args & set(p.passes) or any(h.function.loc.file in files for h in p.hops)]
+    direct = site.function is not None and (site.function.loc.file in files or bool(args & set(site.direct_passes)))
+    if not paths and not direct:
+        return None
+    return replace(site, paths=paths, passes=sorted(args & set(site.passes)) or site.passes)
+
+
+def _diagnostics(con: sqlite3.Connection, text: str) -> list[RemarkMatch]:
+    out: list[RemarkMatch] = []
+    seen: set[tuple[str, int]] = set()
+    for line in text.splitlines():
+        if not any(w in line.lower() for w in DIAGNOSTIC_WORDS):
+            continue
+        try:
+            matches = queries.remarks(con, line, limit=3)
+        except QueryError:
+            continue
+        for m in matches:
+            if (m.loc.file, m.loc.line) not in seen:
+                seen.add((m.loc.file, m.loc.line))
+                out.append(m)
+    return out

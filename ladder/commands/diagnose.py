@@ -1,0 +1,95 @@
+"""`ladder diagnose OP`: one pass up the ladder on a kernel; prints each level's evidence and stop tests."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bench.operator import get_operator
+from ladder.commands.base import Command
+from ladder.context import DEFAULT_SOL_TARGET, Context
+from ladder.evidence import ARTIFACT, LEVEL_TITLES, RAN, LevelResult, SourceRef
+from ladder.levels import registry
+from ladder.policy import Diagnosis, beyond, climb
+from ladder.validation import Validation
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("op", help="operator name (bench/ops)")
+    p.add_argument("--kernel", type=Path, help="kernel module to diagnose (default: the frozen initial kernel)")
+    p.add_argument("--validation", type=Path,
+                   help="that kernel's validation JSON with GPU timings (OUT/OP/round-NNN/validation.json)")
+    p.add_argument("--out", type=Path, help="where levels write artifacts (default out/diagnose/OP)")
+    p.add_argument("--sol-target", type=float, default=DEFAULT_SOL_TARGET)
+    p.add_argument("--ncu", default="ncu", help="Nsight Compute executable for L2 counters")
+    p.add_argument("--index", type=Path, help="compiler index for L4 (default out/compiler-index.db, built from "
+                                              "third_party/triton when absent)")
+    p.add_argument("--through", choices=["L1", "L2", "L3", "L4"], default="L4",
+                   help="also run the levels above the one the ladder stops at, up to this one (default L4)")
+    p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+
+
+def _level(r: LevelResult) -> list[str]:
+    lines = [f"{r.level} {LEVEL_TITLES[r.level]}: {r.status}" + (f" — {r.reason}" if r.status != RAN else "")]
+    lines += [f"  evidence {e.render()}" for e in r.evidence]
+    lines += [f"  hypothesis {h.bottleneck} at {h.hotspot} (cases {', '.join(h.cases) or 'all'}) "
+              f"[{', '.join(h.evidence)}]" for h in r.hypotheses]  # fmt: skip
+    for f in r.families:
+        state = f"ruled out: {f.ruled_out}" if f.ruled_out else f"[{', '.join(f.evidence)}]"
+        lines.append(f"  family {f.name}: {f.description} {state}")
+    lines += [f"  note {n}" for n in r.notes]
+    if r.status == RAN and r.tests:
+        lines += [f"  test {label}: {'pass' if t.passed else 'FAIL'} — {t.why}" for label, t in r.tests.items()]
+    return lines
+
+
+def describe(d: Diagnosis) -> str:
+    lines = [line for r in d.results for line in _level(r)]
+    if d.outcome == "actionable":
+        assert d.family is not None and d.hypothesis is not None
+        lines.append(f"→ actionable at {d.level}: {d.hypothesis.bottleneck}; rewrite family {d.family.name}")
+    elif d.outcome == "at-target":
+        lines.append("→ at target: every case runs within target of speed of light")
+    else:
+        lines.append(f"→ inconclusive: no level up to {d.reached} could stop; no rewrite would be forced")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        op = get_operator(args.op)
+    except KeyError as e:
+        print(f"ladder: {e.args[0]}", file=sys.stderr)
+        return 2
+    kernel = args.kernel or op.kernel_path
+    if not kernel.is_file():
+        print(f"ladder: kernel {kernel} does not exist", file=sys.stderr)
+        return 2
+    validation, ref = None, None
+    if args.validation:
+        try:
+            validation = Validation.from_json(json.loads(args.validation.read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"ladder: {args.validation} is not a validation JSON written by a ladder run: {e}", file=sys.stderr)
+            return 2
+        ref = SourceRef(ARTIFACT, str(args.validation))
+    workdir = args.out or Path("out") / "diagnose" / op.name
+    workdir.mkdir(parents=True, exist_ok=True)
+    options: tuple = (("ncu", args.ncu),) + ((("index_db", str(args.index)),) if args.index else ())
+    ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target, options=options)
+    d = climb(ctx, registry())
+    deeper = beyond(ctx, registry(), d, args.through)
+    if args.json:
+        print(json.dumps({**d.to_json(), "beyond": [r.to_json() for r in deeper]}, indent=1))
+    else:
+        text = f"{op.name}: {kernel}\n{describe(d)}"
+        if deeper:
+            text += f"\n\ndeeper evidence (the ladder stops at {d.level or d.reached}; --through {args.through}):\n"
+            text += "\n".join(line for r in deeper for line in _level(r))
+        print(text)
+    return 0
+
+
+COMMAND = Command("diagnose", "one pass up the ladder (L1→L4) on a kernel, with the evidence", add_arguments, run)

@@ -1,0 +1,56 @@
+"""What a ladder level sees: the operator, the kernel under diagnosis, its latest validation, earlier findings."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.operator import Operator
+from ladder.evidence import LevelResult, SourceRef
+from ladder.validation import Validation
+
+# A case has reached its target once it runs within this fraction of speed of light (SUITE.md §3 uses 80 %).
+DEFAULT_SOL_TARGET = 0.8
+
+
+@dataclass(frozen=True)
+class PastRound:
+    """What a level or a prompt needs to know about an earlier round of this operator."""
+
+    round: int
+    family: str | None
+    decision: str
+    speedup: float | None  # validated geo-mean speedup over the kernel it started from
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Context:
+    op: Operator
+    kernel_path: Path  # the kernel under diagnosis, on disk (source-line evidence points into it)
+    workdir: Path  # where levels write their artifacts for this round
+    round: int = 0
+    validation: Validation | None = None  # the kernel's latest validation (timed on a GPU, or not)
+    validation_ref: SourceRef | None = None  # the artifact that validation was read from
+    earlier: tuple[LevelResult, ...] = ()  # levels already run this round, in order
+    history: tuple[PastRound, ...] = ()
+    sol_target: float = DEFAULT_SOL_TARGET
+    options: tuple[tuple[str, Any], ...] = ()  # level options from the command line, e.g. (("ncu", "ncu"),)
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
+
+    def case_weights(self) -> dict[str, float]:
+        """The cases that still matter, weighted by how far they are from target (log of time over target).
+
+        Without a timed validation every suite case matters equally. With one, a case's weight is
+        log(ms / (sol_ms / sol_target)): its share of the geo-mean headroom; cases at target drop out.
+        """
+        v = self.validation
+        if v is None or not v.timed or len(v.times("sol_ms")) != len(v.cases):
+            return {c.name: 1.0 for c in self.op.cases}
+        ms, sol = v.times(), v.times("sol_ms")
+        weights = {c: math.log(ms[c] * self.sol_target / sol[c]) for c in ms}
+        return {c: w for c, w in weights.items() if w > 0}

@@ -1,0 +1,1 @@
+"""Validation and timing harness: sandboxed candidate evaluation, anti-cheat, timing, ceilings, aggregation."""

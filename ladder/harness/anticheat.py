@@ -1,0 +1,372 @@
+"""Anti-cheat checks for candidate kernels (SUITE.md §6.1.5–6, §8): static rules on the source, and a runtime
+monitor of the forward call (Triton launches, aten ops, streams, threads, timer patching).
+
+Static (`static_check`): imports only from an allowlist (torch, triton, triton.language[.*], math, functools,
+typing); no dynamic-code builtins (eval, exec, __import__, open, getattr, …); no dunder attribute access; no
+stream, event, graph, thread, compile, backend-flag, allocator, knob or timer APIs (reading
+`triton.knobs.runtime.interpret` is allowed: kernels may branch on the interpreter); and outside @triton.jit
+functions no torch compute call (`torch.*`/`F.*` other than allocation, `tensor.<method>()` other than views,
+shape/stride/dtype queries, fills and copies).
+
+Runtime (`ForwardMonitor`): counts Triton launches — on a GPU through `triton.knobs.runtime.launch_enter_hook`;
+under TRITON_INTERPRET=1 that hook never fires (the interpreter bypasses the compiled launcher), so the monitor
+wraps `InterpretedFunction.run`, the interpreter's launch entry point — and records every aten op the forward
+dispatches (TorchDispatchMode), rejecting anything but allocation, views, fills and same-dtype copies. Ops issued
+from inside Triton's own code (the interpreter's host copies, autotuner benchmarking) are not the candidate's.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+ALLOWED_IMPORTS = ("torch", "triton", "triton.language", "math", "functools", "typing", "__future__")
+BANNED_BUILTINS = frozenset({
+    "eval", "exec", "compile", "__import__", "open", "globals", "locals", "vars", "getattr", "setattr", "delattr",
+    "breakpoint", "input", "memoryview", "exit", "quit", "help",
+})  # fmt: skip
+# Dotted prefixes (after alias resolution) a candidate may not touch at all.
+BANNED_PREFIXES = (
+    "torch.compile", "torch.jit", "torch.ops", "torch.library", "torch.utils", "torch._", "torch.backends",
+    "torch.multiprocessing", "torch.distributed", "torch.autograd", "torch.overrides", "torch.fx", "torch.export",
+    "torch.hub", "torch.load", "torch.save", "torch.from_numpy", "torch.set_", "torch.use_deterministic_algorithms",
+    "torch.manual_seed", "torch.random", "torch.Stream", "torch.Event", "torch.cuda.Stream", "torch.cuda.stream",
+    "torch.cuda.ExternalStream", "torch.cuda.set_stream", "torch.cuda.current_stream", "torch.cuda.default_stream",
+    "torch.cuda.Event", "torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables",
+    "torch.cuda.memory", "torch.cuda.caching_allocator", "torch.cuda.set_", "torch.cuda.cudart", "torch.cuda.nvtx",
+    "triton.knobs", "triton.runtime", "triton.testing", "triton.compile", "triton.compiler", "triton.backends",
+    "triton.tools", "triton.profiler",
+)  # fmt: skip
+# Names under a banned prefix that may still be read (never assigned): kernels branch on the interpreter mode.
+READABLE = frozenset({"triton.knobs.runtime.interpret"})
+# Calls under `torch.` allowed in the host (non-@triton.jit) code: allocation and device queries.
+ALLOWED_TORCH_CALLS = frozenset({
+    "torch.empty", "torch.empty_like", "torch.empty_strided", "torch.zeros", "torch.zeros_like", "torch.ones",
+    "torch.ones_like", "torch.full", "torch.full_like", "torch.device", "torch.Size", "torch.finfo", "torch.iinfo",
+    "torch.is_tensor", "torch.cuda.current_device", "torch.cuda.device", "torch.cuda.device_count",
+    "torch.cuda.get_device_properties", "torch.cuda.get_device_capability", "torch.cuda.is_available",
+    "torch.cuda.synchronize",
+})  # fmt: skip
+# Tensor methods allowed in host code: views, layout, shape/stride/dtype queries, allocation, fills, copies.
+ALLOWED_TENSOR_METHODS = frozenset({
+    "view", "view_as", "reshape", "contiguous", "is_contiguous", "stride", "size", "dim", "ndimension", "numel",
+    "nelement", "element_size", "data_ptr", "storage_offset", "permute", "transpose", "t", "unsqueeze", "squeeze",
+    "expand", "expand_as", "flatten", "unflatten", "narrow", "select", "split", "chunk", "unbind", "as_strided",
+    "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full", "fill_", "zero_", "clone", "copy_",
+    "get_device", "is_floating_point", "is_complex", "movedim", "swapaxes",
+})  # fmt: skip
+# aten ops (overload packets) a forward may dispatch; _to_copy and copy_ only without a dtype change.
+ALLOWED_ATEN = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_", "view", "_unsafe_view",
+    "reshape", "as_strided", "permute", "transpose", "t", "expand", "unsqueeze", "squeeze", "select", "slice",
+    "split", "split_with_sizes", "chunk", "unbind", "alias", "detach", "clone", "contiguous", "copy_", "_to_copy",
+    "lift_fresh", "movedim", "_reshape_alias",
+})  # fmt: skip
+_SAME_DTYPE_ONLY = frozenset({"_to_copy", "copy_"})
+# As the import system spells them, which is how frames name their files.
+_TRITON_DIR = os.path.dirname(importlib.util.find_spec("triton").origin) + os.sep
+_TORCH_DIR = os.path.dirname(importlib.util.find_spec("torch").origin) + os.sep
+
+
+@dataclass(frozen=True)
+class Violation:
+    line: int
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: [{self.rule}] {self.message}"
+
+
+def banned_api(dotted: str) -> bool:
+    """`dotted` (aliases resolved) falls under BANNED_PREFIXES; a prefix ending in '_' matches name prefixes."""
+    for prefix in BANNED_PREFIXES:
+        if dotted == prefix or dotted.startswith(prefix + ".") or (prefix.endswith("_") and dotted.startswith(prefix)):
+            return True
+    return False
+
+
+def _container_method_names() -> frozenset[str]:
+    names: set[str] = set()
+    for t in (list, dict, str, tuple, set, int, float, bytes):
+        names.update(n for n in dir(t) if not n.startswith("_"))
+    return frozenset(names)
+
+
+def _tensor_compute_methods() -> frozenset[str]:
+    import torch
+
+    public = {n for n in dir(torch.Tensor) if not n.startswith("_")}
+    return frozenset(public - ALLOWED_TENSOR_METHODS - _container_method_names())
+
+
+def static_check(source: str, filename: str = "<candidate>") -> list[Violation]:
+    """Every rule violation in a candidate's source; an empty list means it passes."""
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as e:
+        return [Violation(e.lineno or 0, "syntax", str(e))]
+    return _Checker(tree).run()
+
+
+class _Checker:
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.aliases: dict[str, str] = {}
+        self.bound: set[str] = set()
+        self.violations: list[Violation] = []
+        self.tensor_methods = _tensor_compute_methods()
+
+    def run(self) -> list[Violation]:
+        for node in ast.walk(self.tree):
+            self._collect(node)
+        self._visit(self.tree, in_jit=False)
+        return self._deduplicated()
+
+    def _deduplicated(self) -> list[Violation]:
+        """One banned-api finding per line (the shortest name of the chain); no torch-compute on top of it."""
+        banned: dict[int, Violation] = {}
+        rest: set[Violation] = set()
+        for v in self.violations:
+            if v.rule == "banned-api":
+                if v.line not in banned or len(v.message) < len(banned[v.line].message):
+                    banned[v.line] = v
+            else:
+                rest.add(v)
+        rest = {v for v in rest if not (v.rule == "torch-compute" and v.line in banned)}
+        return sorted([*banned.values(), *rest], key=lambda v: (v.line, v.rule, v.message))
+
+    def _flag(self, node: ast.AST, rule: str, message: str) -> None:
+        self.violations.append(Violation(getattr(node, "lineno", 0), rule, message))
+
+    def _collect(self, node: ast.AST) -> None:
+        """Imports (checked against the allowlist, aliases recorded) and every locally bound name."""
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                self._check_module(node, a.name)
+                if a.asname:
+                    self.aliases[a.asname] = a.name
+                else:
+                    self.aliases[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                self._flag(node, "import", "relative imports are not allowed")
+            self._check_module(node, module)
+            for a in node.names:
+                self.aliases[a.asname or a.name] = f"{module}.{a.name}"
+                if module == "__future__":
+                    continue
+                self._check_dotted(node, f"{module}.{a.name}")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self.bound.add(node.name)
+            if not isinstance(node, ast.ClassDef):
+                args = node.args
+                for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                    if a is not None:
+                        self.bound.add(a.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            self.bound.add(node.id)
+
+    def _check_module(self, node: ast.AST, module: str) -> None:
+        if not any(module == m or module.startswith(m + ".") for m in ALLOWED_IMPORTS):
+            self._flag(node, "import", f"import of {module!r}; allowed: {', '.join(ALLOWED_IMPORTS)}")
+        self._check_dotted(node, module)
+
+    def _check_dotted(self, node: ast.AST, dotted: str) -> None:
+        if banned_api(dotted):
+            self._flag(node, "banned-api", f"{dotted} is not allowed in a candidate")
+
+    def _dotted(self, node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.aliases:
+            return ".".join([self.aliases[node.id], *reversed(parts)])
+        return None
+
+    def _visit(self, node: ast.AST, in_jit: bool) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for d in node.decorator_list:
+                self._visit(d, in_jit)
+            jit = in_jit or any(self._is_triton_decorator(d) for d in node.decorator_list)
+            for child in [*node.args.defaults, *node.args.kw_defaults, *node.body]:
+                if child is not None:
+                    self._visit(child, jit)
+            return
+        if isinstance(node, ast.Attribute):
+            if node.attr.startswith("__") and node.attr.endswith("__"):
+                self._flag(node, "dunder", f"attribute {node.attr} is not allowed")
+            dotted = self._dotted(node)
+            if dotted in READABLE and isinstance(node.ctx, ast.Load):
+                return  # the whole chain is a permitted read
+            if dotted is not None:
+                self._check_dotted(node, dotted)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in BANNED_BUILTINS and node.id not in self.bound:
+                self._flag(node, "builtin", f"{node.id} is not allowed in a candidate")
+        elif isinstance(node, ast.Call) and not in_jit:
+            self._check_host_call(node)
+        for child in ast.iter_child_nodes(node):
+            self._visit(child, in_jit)
+
+    def _is_triton_decorator(self, node: ast.AST) -> bool:
+        target = node.func if isinstance(node, ast.Call) else node
+        dotted = self._dotted(target) or ""
+        return dotted in ("triton.jit", "triton.autotune", "triton.heuristics")
+
+    def _check_host_call(self, node: ast.Call) -> None:
+        func = node.func
+        dotted = self._dotted(func)
+        if dotted is not None:
+            if dotted.startswith("torch.") and dotted not in ALLOWED_TORCH_CALLS:
+                self._flag(node, "torch-compute", f"{dotted}(...) computes with torch in the forward path")
+            return
+        if isinstance(func, ast.Attribute) and func.attr in self.tensor_methods:
+            self._flag(node, "torch-compute", f".{func.attr}(...) is a torch compute op in the forward path")
+
+
+# ---------------------------------------------------------------------------------------------- runtime monitor
+
+
+@dataclass
+class ForwardReport:
+    launches: int = 0
+    kernels: Counter = field(default_factory=Counter)
+    aten_ops: Counter = field(default_factory=Counter)
+    forbidden_ops: list[str] = field(default_factory=list)
+    foreign_streams: int = 0  # launches on a stream other than the current one
+    new_threads: int = 0
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.launches < 1:
+            out.append("no Triton kernel was launched")
+        if self.forbidden_ops:
+            ops = ", ".join(sorted(set(self.forbidden_ops)))
+            out.append(f"torch compute in the forward path: {ops}")
+        if self.foreign_streams:
+            out.append(f"{self.foreign_streams} launch(es) on a non-current stream")
+        if self.new_threads:
+            out.append(f"the forward left {self.new_threads} new thread(s) running")
+        return out
+
+
+def interpreter_active() -> bool:
+    import triton
+
+    return bool(triton.knobs.runtime.interpret)
+
+
+class ForwardMonitor:
+    """Context manager around one candidate forward call; the result is in `.report`."""
+
+    def __init__(self) -> None:
+        self.report = ForwardReport()
+        self._undo: list[Any] = []
+
+    def __enter__(self) -> ForwardMonitor:
+        import triton
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        report = self.report
+        if interpreter_active():
+            from triton.runtime.interpreter import InterpretedFunction
+
+            original_run = InterpretedFunction.run
+
+            def counted_run(fn_self, *args, grid, warmup, **kwargs):
+                if not warmup:
+                    report.launches += 1
+                    report.kernels[fn_self.fn.__name__] += 1
+                return original_run(fn_self, *args, grid=grid, warmup=warmup, **kwargs)
+
+            InterpretedFunction.run = counted_run
+            self._undo.append(lambda: setattr(InterpretedFunction, "run", original_run))
+        else:
+            import torch
+
+            current = torch.cuda.current_stream().cuda_stream
+
+            def on_launch(metadata: Any) -> None:
+                data = getattr(metadata, "data", None) or {}
+                report.launches += 1
+                report.kernels[str(data.get("name", "?"))] += 1
+                if data.get("stream") not in (None, current):
+                    report.foreign_streams += 1
+
+            triton.knobs.runtime.launch_enter_hook.add(on_launch)
+            self._undo.append(lambda: triton.knobs.runtime.launch_enter_hook.remove(on_launch))
+
+        class Recorder(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if not _called_from_triton():
+                    name = func.overloadpacket.__name__
+                    report.aten_ops[name] += 1
+                    if not _allowed_aten(name, args, kwargs):
+                        report.forbidden_ops.append(name)
+                return func(*args, **kwargs)
+
+        recorder = Recorder()
+        recorder.__enter__()
+        self._undo.append(lambda: recorder.__exit__(None, None, None))
+        self._threads = threading.active_count()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self._undo:
+            self._undo.pop()()
+        self.report.new_threads = max(0, threading.active_count() - self._threads)
+
+
+def _allowed_aten(name: str, args: tuple, kwargs: dict) -> bool:
+    if name not in ALLOWED_ATEN:
+        return False
+    if name == "_to_copy":
+        dtype = kwargs.get("dtype")
+        return dtype is None or dtype == args[0].dtype
+    if name == "copy_":
+        return args[0].dtype == args[1].dtype
+    return True
+
+
+def _called_from_triton() -> bool:
+    """Whether the innermost caller outside torch (and this module) is Triton's own code."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name != __file__ and not name.startswith(_TORCH_DIR):
+            return name.startswith(_TRITON_DIR)
+        frame = frame.f_back
+    return False
+
+
+# ------------------------------------------------------------------------------------------------ timer tamper
+
+
+def timer_fingerprint() -> dict[str, int]:
+    """Identities of the clocks the harness trusts; compare before and after running candidate code."""
+    import torch
+    import triton.testing
+
+    objs = {"time.perf_counter": time.perf_counter, "time.monotonic": time.monotonic,
+            "triton.testing.do_bench": triton.testing.do_bench,
+            "triton.testing.do_bench_cudagraph": triton.testing.do_bench_cudagraph,
+            "torch.cuda.Event": torch.cuda.Event, "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
+            "torch.cuda.synchronize": torch.cuda.synchronize}  # fmt: skip
+    return {k: id(v) for k, v in objs.items()}
+
+
+def tampered(before: dict[str, int]) -> list[str]:
+    after = timer_fingerprint()
+    return [k for k in before if after.get(k) != before[k]]

@@ -1,0 +1,97 @@
+"""Per-pass IR of every kernel a candidate's `forward` compiles, on a CPU machine, for L3.
+
+    capture(kernel.py, op, case, out_dir, target="cuda:90") → [trajectory directories]
+
+The module runs in a child process (`python -m ladder.ir_capture …`): it is untrusted code. Inside, Triton's
+JIT compiles for `target` through a stand-in driver whose launches do nothing (irscope's CPU stand-in
+refuses to launch, which would end `forward` after its first kernel), and `irscope.record` keeps one
+trajectory per compiled kernel. Inputs are the operator's real case shapes on CPU, so the JIT specializes
+(divisibility, constexprs) as it would on the GPU; the outputs are left unwritten and ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parents[1]
+
+
+class CaptureError(RuntimeError):
+    pass
+
+
+def capture(kernel: Path, op_module: str, case: str, out_dir: Path, target: str = "cuda:90",
+            timeout_s: float = 600) -> list[Path]:  # fmt: skip
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
+        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "PYTHONDONTWRITEBYTECODE": "1",
+               "TRITON_CACHE_DIR": str(Path(tmp) / "cache"), "PYTHONPATH": str(_REPO)}  # fmt: skip
+        cmd = [sys.executable, "-m", "ladder.ir_capture", str(kernel.resolve()), op_module, case,
+               str(out_dir.resolve()), target]  # fmt: skip
+        try:
+            run = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired as e:
+            raise CaptureError(f"capturing {kernel.name} timed out after {timeout_s:g} s") from e
+    if run.returncode != 0:
+        raise CaptureError(f"capturing {kernel.name} on case {case} exited {run.returncode}: {run.stderr[-3000:]}")
+    dirs = [Path(p) for p in json.loads(run.stdout.strip().splitlines()[-1])]
+    if not dirs:
+        raise CaptureError(f"{kernel.name}: forward compiled no Triton kernel on case {case}")
+    return dirs
+
+
+def _dry_run_driver(target: str) -> Any:
+    """irscope's CPU stand-in driver, plus launches that do nothing (Triton 3.6's CompiledKernel interface)."""
+    from types import SimpleNamespace
+
+    from irscope.capture.stub_driver import CpuStandInDriver
+    from irscope.targets import parse_target
+
+    class DryRun(CpuStandInDriver):
+        utils = SimpleNamespace(
+            load_binary=lambda name, kernel, shared, device: (0, 0, 0, 0, 1 << 30),
+            get_device_properties=lambda device: {"max_shared_mem": 1 << 30},
+        )
+
+        @staticmethod
+        def launcher_cls(src: Any, metadata: Any) -> Any:
+            return lambda *args, **kwargs: None
+
+    return DryRun(parse_target(target))
+
+
+def _child(kernel: str, op_module: str, case: str, out_dir: str, target: str) -> list[str]:
+    import importlib
+    import importlib.util
+
+    from triton.runtime.driver import driver as driver_config
+
+    import irscope
+
+    op = importlib.import_module(op_module).OPERATOR
+    chosen = next(c for c in op.cases if c.name == case)
+    spec = importlib.util.spec_from_file_location("candidate", kernel)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    inputs = op.make_inputs(chosen, 0, "cpu", "random")
+    driver_config.set_active(_dry_run_driver(target))
+    with irscope.record(out_dir) as rec:
+        mod.forward(*inputs)
+    return [str(Path(out_dir) / f"{i:03d}-{t.kernel.name}") for i, t in enumerate(rec.trajectories)]
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description="child process of ladder.ir_capture.capture")
+    ap.add_argument("kernel")
+    ap.add_argument("op_module")
+    ap.add_argument("case")
+    ap.add_argument("out_dir")
+    ap.add_argument("target")
+    print(json.dumps(_child(**vars(ap.parse_args()))))

@@ -1,0 +1,209 @@
+"""The optimization loop: rounds driven by the ladder's policy, each committed to the history when it finishes.
+
+Round n of an operator: take the best kernel so far (History.best; the initial kernel until a round is faster),
+climb the ladder on it (policy.climb), and if the diagnosis is actionable ask the rewriter for a candidate in
+that rewrite family, validate it, decide, and commit the round. An inconclusive diagnosis is recorded as such
+and no rewrite is forced; an at-target diagnosis ends the operator's run. Everything the next round needs is
+read back from committed rounds, so a killed run resumes at the first uncommitted round (records.py).
+
+Files per round, under OUT/OP/round-NNN/: base.py (the kernel diagnosed), candidate.py, validation.json,
+llm-transcript.json, and whatever the levels wrote (ncu reports). Round 0 is the initial kernel's baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from bench.operator import Operator
+from ladder.context import DEFAULT_SOL_TARGET, Context, PastRound
+from ladder.evidence import ARTIFACT, SourceRef
+from ladder.policy import ACTIONABLE, AT_TARGET, Diagnosis, RunsLevel, climb
+from ladder.records import (
+    ACCEPTED,
+    BASELINE,
+    INCONCLUSIVE,
+    INVALID,
+    REJECTED,
+    UNTIMED,
+    History,
+    Rewrite,
+    Round,
+)
+from ladder.records import AT_TARGET as AT_TARGET_DECISION
+from ladder.rewriters.base import Rewriter, RewriteRequest
+from ladder.validation import Validation, speedup
+from ladder.validators import Validator
+
+
+class LoopError(RuntimeError):
+    pass
+
+
+class ProgressSink(Protocol):
+    def update(self, op: str, round: int, total: int, stage: str) -> None: ...
+
+    def round_done(self, r: Round) -> None: ...
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    rounds: int = 15
+    diagnose: bool = True  # False: rewrite without the ladder (the ablation baseline)
+    sol_target: float = DEFAULT_SOL_TARGET
+    level_options: tuple[tuple[str, Any], ...] = ()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def round_dir(out: Path, op: str, number: int) -> Path:
+    return out / op / f"round-{number:03d}"
+
+
+class Loop:
+    def __init__(self, history: History, out: Path, rewriter: Rewriter, validator: Validator,
+                 levels: Mapping[str, RunsLevel], config: LoopConfig,
+                 progress: ProgressSink | None = None):  # fmt: skip
+        self.history, self.out, self.rewriter, self.validator = history, out, rewriter, validator
+        self.levels, self.config, self.progress = levels, config, progress
+
+    def _stage(self, op: str, number: int, stage: str) -> None:
+        if self.progress:
+            self.progress.update(op, number, self.config.rounds, stage)
+
+    def _commit(self, r: Round) -> None:
+        self.history.commit(r)
+        if self.progress:
+            self.progress.round_done(r)
+
+    def run(self, op: Operator) -> list[Round]:
+        """Run (or resume) `op` up to config.rounds; returns every round of it in the history."""
+        baseline = self.history.get(op.name, 0)
+        if baseline is None:
+            self._stage(op.name, 0, "baseline")
+            baseline = self._baseline(op)
+            self._commit(baseline)
+        elif baseline.validation and baseline.validation.validator != self.validator.name:
+            raise LoopError(f"{op.name} in {self.history.path} was validated with {baseline.validation.validator!r}; "
+                            f"resume with that validator, or start a new --out")  # fmt: skip
+        while (n := self.history.next_round(op.name)) <= self.config.rounds:
+            last = self.history.get(op.name, n - 1)
+            if last and last.decision == AT_TARGET_DECISION:
+                break
+            self._commit(self._round(op, n))
+        self._stage(op.name, self.config.rounds, "done")
+        return self.history.rounds(op.name)
+
+    def _validate(self, op: Operator, kernel: Path, rdir: Path) -> tuple[Validation, Path]:
+        v = self.validator.validate(op, kernel, rdir)
+        path = rdir / "validation.json"
+        path.write_text(json.dumps(v.to_json(), indent=1))
+        return v, path
+
+    def _fresh_dir(self, op: str, number: int) -> Path:
+        rdir = round_dir(self.out, op, number)
+        if rdir.exists():  # left by a run killed before it committed this round
+            shutil.rmtree(rdir)
+        rdir.mkdir(parents=True)
+        return rdir
+
+    def _baseline(self, op: Operator) -> Round:
+        started = _now()
+        rdir = self._fresh_dir(op.name, 0)
+        kernel = rdir / "candidate.py"
+        kernel.write_text(op.initial_source())
+        v, vpath = self._validate(op, kernel, rdir)
+        return Round(op.name, 0, 0, BASELINE, "the frozen initial kernel" + ("" if v.correct else f": {v.detail}"),
+                     target=self._target(), validation=v, speedup=1.0 if v.timed else None,
+                     speedup_initial=1.0 if v.timed else None,
+                     artifacts={"candidate": str(kernel), "validation": str(vpath)}, started=started,
+                     finished=_now())  # fmt: skip
+
+    def _target(self) -> str:
+        return f"{self.config.sol_target:.0%} of speed of light on every case"
+
+    def _round(self, op: Operator, n: int) -> Round:
+        started = _now()
+        best = self.history.best(op.name) or self.history.get(op.name, 0)
+        assert best is not None
+        rdir = self._fresh_dir(op.name, n)
+        base_path = rdir / "base.py"  # from the record, not the earlier round's file: the record is the truth
+        base_path.write_text(op.initial_source() if best.round == 0 or best.rewrite is None else best.rewrite.source)
+        past = tuple(PastRound(r.round, r.rewrite.family if r.rewrite else None, r.decision, r.speedup, r.reason[:200])
+                     for r in self.history.rounds(op.name) if r.round > 0)  # fmt: skip
+        common: dict[str, Any] = {"target": self._target(), "started": started}
+        diagnosis: Diagnosis | None = None
+        if self.config.diagnose:
+            self._stage(op.name, n, "diagnose")
+            ref = SourceRef(ARTIFACT, best.artifacts["validation"]) if "validation" in best.artifacts else None
+            ctx = Context(op, base_path, rdir, n, best.validation, ref, history=past,
+                          sol_target=self.config.sol_target, options=self.config.level_options)  # fmt: skip
+            diagnosis = climb(ctx, self.levels)
+            (rdir / "diagnosis.json").write_text(json.dumps(diagnosis.to_json(), indent=1))
+            if diagnosis.outcome != ACTIONABLE:
+                decision = AT_TARGET_DECISION if diagnosis.outcome == AT_TARGET else INCONCLUSIVE
+                return Round(op.name, n, best.round, decision, _why_not(diagnosis), _next_for(diagnosis),
+                             diagnosis=diagnosis, finished=_now(), **common)  # fmt: skip
+        self._stage(op.name, n, f"rewrite ({self.rewriter.name})")
+        rewrite = self.rewriter.rewrite(RewriteRequest(op, best.round, base_path.read_text(), best.validation,
+                                                       diagnosis, past, rdir))  # fmt: skip
+        if not rewrite.source:
+            last = rewrite.attempts[-1].error if rewrite.attempts else "no reply"
+            return Round(op.name, n, best.round, INVALID, f"no usable module: {last}",
+                         "the same evidence again; the rewriter's replies were malformed", diagnosis=diagnosis,
+                         rewrite=rewrite, finished=_now(), **common)  # fmt: skip
+        candidate = rdir / "candidate.py"
+        candidate.write_text(rewrite.source)
+        self._stage(op.name, n, f"validate ({self.validator.name})")
+        v, vpath = self._validate(op, candidate, rdir)
+        decision, reason, gain, gain0 = self._decide(op, best, v)
+        return Round(op.name, n, best.round, decision, reason, _next_after(decision, rewrite, reason),
+                     diagnosis=diagnosis, rewrite=rewrite, validation=v, speedup=gain, speedup_initial=gain0,
+                     artifacts={"candidate": str(candidate), "validation": str(vpath), "base": str(base_path)},
+                     finished=_now(), **common)  # fmt: skip
+
+    def _decide(self, op: Operator, best: Round, v: Validation) -> tuple[str, str, float | None, float | None]:
+        if not v.correct:
+            return REJECTED, f"incorrect: {v.detail}", None, None
+        if not v.timed:
+            return UNTIMED, f"correct ({v.detail}) but not timed on {v.device}", None, None
+        base_v, initial = best.validation, self.history.get(op.name, 0)
+        gain = speedup(base_v.times(), v.times()) if base_v and base_v.timed else None
+        if gain is None:
+            return REJECTED, f"round {best.round} has no timings on the same cases to compare with", None, None
+        gain0 = speedup(initial.validation.times(), v.times()) if initial and initial.validation else None
+        if gain > 1.0:
+            return ACCEPTED, f"{gain:.3g}x faster than round {best.round}", gain, gain0
+        return REJECTED, f"correct but {gain:.3g}x of round {best.round}: not faster", gain, gain0
+
+
+def _why_not(d: Diagnosis) -> str:
+    if d.outcome == AT_TARGET:
+        return "every case runs within target of speed of light"
+    return "no level could stop: " + "; ".join(f"{x['level']} {x['failed_test'] or x['status']}: {x['why']}"
+                                               for x in d.escalations())  # fmt: skip
+
+
+def _next_for(d: Diagnosis) -> str:
+    if d.outcome == AT_TARGET:
+        return "stop: nothing left to gain against speed of light"
+    missing = [r.level for r in d.results if r.status != "ran"]
+    if missing:
+        return f"gather the evidence these levels could not: {', '.join(missing)}"
+    return "no level settles on one rewrite family: widen the evidence (more cases, counters, IR) before rewriting"
+
+
+def _next_after(decision: str, rewrite: Rewrite, reason: str) -> str:
+    family = rewrite.family or "the rewrite"
+    if decision == ACCEPTED:
+        return f"continue from this round; re-diagnose: {family} changed the bottleneck profile"
+    if decision == UNTIMED:
+        return "time this candidate on the GPU before building on it"
+    return f"do not repeat {family} as written: {reason[:200]}"

@@ -1,0 +1,192 @@
+"""Hardware counters for L2 from Nsight Compute (`ncu`), one shape case at a time, on a CUDA GPU.
+
+    profile(kernel.py, "softmax", "c3", out_dir) → CaseCounters, and out_dir/ncu-c3.ncu-rep stays as the artifact
+
+The kernel module runs in a child process (`python -m ladder.ncu --child KERNEL OP CASE`) under
+`ncu --clock-control none --profile-from-start off`: the child warms up (JIT compile) outside the profiled
+range, then brackets one `forward` call with cudaProfilerStart/Stop, so only that call's kernels are measured.
+`--clock-control none` leaves the GPU clocks as they are, as the timing harness does (SUITE.md §6.2.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import io
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+METRICS = (
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__registers_per_thread",
+    "launch__waves_per_multiprocessor",
+)
+_HEADER_START = '"ID","Process ID","Process Name"'
+_REPO = Path(__file__).resolve().parents[1]
+
+
+class NcuError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class KernelCounters:
+    """One kernel launch as ncu measured it (base units: ns, bytes, %)."""
+
+    name: str
+    time_ns: float
+    dram_bytes: float
+    dram_pct: float
+    sm_pct: float
+    occupancy_pct: float
+    grid: int
+    block: int
+    registers: int
+    waves: float
+
+
+@dataclass(frozen=True)
+class CaseCounters:
+    """Every kernel one `forward` call launched for one case, and the report file they came from."""
+
+    case: str
+    report: Path
+    kernels: tuple[KernelCounters, ...]
+
+    @property
+    def time_ns(self) -> float:
+        return sum(k.time_ns for k in self.kernels)
+
+    @property
+    def dram_bytes(self) -> float:
+        return sum(k.dram_bytes for k in self.kernels)
+
+    @property
+    def dominant(self) -> KernelCounters:
+        """The launch that took the longest."""
+        return max(self.kernels, key=lambda k: k.time_ns)
+
+
+def _number(text: str) -> float:
+    cleaned = text.replace(",", "").strip()
+    if cleaned in ("", "n/a", "N/A"):
+        return 0.0
+    return float(cleaned)
+
+
+def parse_raw_csv(text: str) -> list[dict[str, str]]:
+    """Rows of `ncu --import R --csv --page raw --print-units base`: header, a units row, one row per launch.
+
+    Anything ncu printed before the header (==PROF== lines, warnings) is skipped.
+    """
+    start = text.find(_HEADER_START)
+    if start < 0:
+        raise NcuError(f"no ncu raw CSV header ({_HEADER_START}…) in the output:\n{text[:2000]}")
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    return [r for r in rows if r.get("ID", "").strip()]  # the units row has no ID
+
+
+def counters_from_rows(rows: list[dict[str, str]]) -> tuple[KernelCounters, ...]:
+    missing = [m for m in METRICS if rows and m not in rows[0]]
+    if missing:
+        raise NcuError(f"ncu output lacks metrics {', '.join(missing)} (unsupported on this GPU or ncu version?)")
+    return tuple(
+        KernelCounters(
+            name=r["Kernel Name"],
+            time_ns=_number(r["gpu__time_duration.sum"]),
+            dram_bytes=_number(r["dram__bytes_read.sum"]) + _number(r["dram__bytes_write.sum"]),
+            dram_pct=_number(r["dram__throughput.avg.pct_of_peak_sustained_elapsed"]),
+            sm_pct=_number(r["sm__throughput.avg.pct_of_peak_sustained_elapsed"]),
+            occupancy_pct=_number(r["sm__warps_active.avg.pct_of_peak_sustained_active"]),
+            grid=int(_number(r["launch__grid_size"])),
+            block=int(_number(r["launch__block_size"])),
+            registers=int(_number(r["launch__registers_per_thread"])),
+            waves=_number(r["launch__waves_per_multiprocessor"]),
+        )
+        for r in rows
+    )
+
+
+def unavailable_reason(ncu: str = "ncu") -> str | None:
+    """Why counters cannot be collected here, or None when they can."""
+    if shutil.which(ncu) is None:
+        return f"{ncu!r} is not on PATH (Nsight Compute)"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no CUDA GPU (torch.cuda.is_available() is False)"
+    return None
+
+
+def _child_env(out_dir: Path) -> dict[str, str]:
+    """What the GPU child needs (CUDA, drivers, paths) and nothing else: the kernel is untrusted, keys stay out."""
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR") or k.startswith(("CUDA_", "NVIDIA_"))}  # fmt: skip
+    return {**keep, "PYTHONPATH": str(_REPO), "PYTHONDONTWRITEBYTECODE": "1",
+            "TRITON_CACHE_DIR": str(out_dir / "triton-cache")}  # fmt: skip
+
+
+def profile(kernel: Path, op: str, case: str, out_dir: Path, ncu: str = "ncu", timeout_s: float = 600) -> CaseCounters:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = out_dir / f"ncu-{case}.ncu-rep"
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",
+           "--metrics", ",".join(METRICS), "--force-overwrite", "--export", str(report),
+           sys.executable, "-m", "ladder.ncu", "--child", str(kernel.resolve()), op, case]  # fmt: skip
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir, env=_child_env(out_dir))
+    if run.returncode != 0 or not report.exists():
+        raise NcuError(f"ncu on {kernel.name} case {case} exited {run.returncode}:\n{run.stdout[-2000:]}\n"
+                       f"{run.stderr[-2000:]}")  # fmt: skip
+    imported = subprocess.run([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
+                              capture_output=True, text=True, timeout=timeout_s)  # fmt: skip
+    if imported.returncode != 0:
+        raise NcuError(f"ncu --import {report} exited {imported.returncode}: {imported.stderr[-2000:]}")
+    kernels = counters_from_rows(parse_raw_csv(imported.stdout))
+    if not kernels:
+        raise NcuError(f"ncu recorded no kernel launch for {kernel.name} case {case}")
+    return CaseCounters(case, report, kernels)
+
+
+def _child(kernel: str, op_name: str, case_name: str) -> int:
+    """Runs inside ncu: warm up, then exactly one profiled forward call."""
+    import torch
+
+    from bench.operator import get_operator
+
+    op = get_operator(op_name)
+    case = next((c for c in op.cases if c.name == case_name), None)
+    if case is None:
+        print(f"operator {op_name} has no case {case_name}", file=sys.stderr)
+        return 2
+    spec = importlib.util.spec_from_file_location("candidate", kernel)
+    if spec is None or spec.loader is None:
+        print(f"cannot import {kernel}", file=sys.stderr)
+        return 2
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    inputs: Any = op.make_inputs(case, 0, "cuda", "random")
+    mod.forward(*inputs)
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    mod.forward(*inputs)
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description="child process run under ncu (see the module docstring)")
+    ap.add_argument("--child", nargs=3, metavar=("KERNEL", "OP", "CASE"), required=True)
+    sys.exit(_child(*ap.parse_args().child))

@@ -1,0 +1,268 @@
+"""Round records and the history store: SQLite (WAL, schema-versioned), one transaction per finished round.
+
+A round is the unit of resumption: the loop derives everything it needs (next round number, current best
+kernel) from committed rounds, so a run killed at any point — `kill -9` included — resumes at the first
+round not committed, loses no finished round, and cannot record one twice ((op, round) is the primary key).
+`export_jsonl` writes the flat per-round format the patterns synthesizer reads (docs/ladder.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ladder.policy import Diagnosis
+from ladder.validation import Validation
+
+SCHEMA_VERSION = 1
+JSONL_FORMAT = "ladder-round"
+
+# Round decisions.
+BASELINE = "baseline"  # round 0: the frozen initial kernel, validated and timed as the reference
+ACCEPTED = "accepted"  # correct, timed, and faster than the kernel it rewrote (the best so far): the new best
+REJECTED = "rejected"  # incorrect, or correct but not faster
+UNTIMED = "untimed"  # correct, but validated without timings (CPU): cannot become the best
+INVALID = "invalid"  # the rewriter produced no usable module
+INCONCLUSIVE = "inconclusive"  # no level could stop: no rewrite was forced
+AT_TARGET = "at-target"  # every case within target of speed of light: nothing left to do
+DECISIONS = (BASELINE, ACCEPTED, REJECTED, UNTIMED, INVALID, INCONCLUSIVE, AT_TARGET)
+
+
+class HistoryError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One request to the rewriter; `error` says why its reply was not usable (None: it was)."""
+
+    error: str | None
+    usage: Mapping[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": self.error, "usage": dict(self.usage), "finish_reason": self.finish_reason}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Attempt:
+        return cls(d.get("error"), dict(d.get("usage", {})), d.get("finish_reason"))
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    rewriter: str  # "llm:MODEL", "offline:APPLIER", …
+    family: str | None  # the rewrite family the diagnosis settled on (None without a diagnosis)
+    description: str  # what the rewriter says it changed
+    source: str  # the complete candidate module ("" when no usable module came back)
+    diff: str  # unified diff from the kernel it rewrote
+    attempts: tuple[Attempt, ...] = ()
+
+    @property
+    def usage(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for a in self.attempts:
+            for k, v in a.usage.items():
+                total[k] = total.get(k, 0) + int(v)
+        return total
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rewriter": self.rewriter, "family": self.family, "description": self.description,
+                "source": self.source, "diff": self.diff, "attempts": [a.to_json() for a in self.attempts],
+                "usage": self.usage}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Rewrite:
+        return cls(d["rewriter"], d.get("family"), d["description"], d["source"], d["diff"],
+                   tuple(Attempt.from_json(a) for a in d.get("attempts", ())))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Round:
+    op: str
+    round: int  # 0 is the baseline
+    base_round: int  # the round whose kernel this one started from: its comparison target
+    decision: str
+    reason: str  # why that decision, in words
+    next: str = ""  # what the next round should do
+    target: str = ""  # what the round aims at, e.g. "80% of speed of light"
+    diagnosis: Diagnosis | None = None
+    rewrite: Rewrite | None = None
+    validation: Validation | None = None
+    speedup: float | None = None  # validated geo-mean over the cases, vs the base round (correct and timed only)
+    speedup_initial: float | None = None  # the same vs round 0, the frozen initial kernel
+    artifacts: Mapping[str, str] = field(default_factory=dict)  # name → path: candidate.py, validation.json, …
+    started: str = ""
+    finished: str = ""
+
+    def __post_init__(self) -> None:
+        if self.decision not in DECISIONS:
+            raise ValueError(f"round decision {self.decision!r} is not one of {', '.join(DECISIONS)}")
+        if self.round < 0 or (self.round == 0) != (self.decision == BASELINE):
+            raise ValueError(f"round {self.round} with decision {self.decision}: only round 0 is the baseline")
+        if self.speedup_initial is not None and not (self.validation and self.validation.timed):
+            raise ValueError(f"{self.op} round {self.round} claims a speedup without a correct, timed validation")
+
+    @property
+    def level(self) -> str | None:
+        """The level whose stop tests passed (the evidence level of this round's rewrite)."""
+        return self.diagnosis.level if self.diagnosis else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "round": self.round, "base_round": self.base_round, "decision": self.decision,
+                "reason": self.reason, "next": self.next, "target": self.target,
+                "diagnosis": self.diagnosis.to_json() if self.diagnosis else None,
+                "rewrite": self.rewrite.to_json() if self.rewrite else None,
+                "validation": self.validation.to_json() if self.validation else None,
+                "speedup": self.speedup, "speedup_initial": self.speedup_initial,
+                "artifacts": dict(self.artifacts), "started": self.started, "finished": self.finished}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Round:
+        return cls(op=d["op"], round=d["round"], base_round=d["base_round"], decision=d["decision"],
+                   reason=d["reason"], next=d.get("next", ""), target=d.get("target", ""),
+                   diagnosis=Diagnosis.from_json(d["diagnosis"]) if d.get("diagnosis") else None,
+                   rewrite=Rewrite.from_json(d["rewrite"]) if d.get("rewrite") else None,
+                   validation=Validation.from_json(d["validation"]) if d.get("validation") else None,
+                   speedup=d.get("speedup"), speedup_initial=d.get("speedup_initial"),
+                   artifacts=dict(d.get("artifacts", {})), started=d.get("started", ""),
+                   finished=d.get("finished", ""))  # fmt: skip
+
+    def to_jsonl(self) -> dict[str, Any]:
+        """The flat line the patterns synthesizer reads (format documented in docs/ladder.md)."""
+        diag, rw, v = self.diagnosis, self.rewrite, self.validation
+        return {
+            "format": JSONL_FORMAT,
+            "format_version": SCHEMA_VERSION,
+            "op": self.op,
+            "round": self.round,
+            "base_round": self.base_round,
+            "decision": self.decision,
+            "reason": self.reason,
+            "level": self.level,
+            "reached": diag.reached if diag else None,
+            "outcome": diag.outcome if diag else None,
+            "hypothesis": diag.hypothesis.to_json() if diag and diag.hypothesis else None,
+            "family": rw.family if rw else (diag.family.name if diag and diag.family else None),
+            "family_description": diag.family.description if diag and diag.family else None,
+            "rewriter": rw.rewriter if rw else None,
+            "description": rw.description if rw else None,
+            "source": rw.source if rw else None,
+            "diff": rw.diff if rw else None,
+            "evidence": [{"id": e.id, "level": e.level, "claim": e.claim, "source": e.source.render()}
+                         for e in (diag.evidence() if diag else ())],
+            "escalations": diag.escalations() if diag else [],
+            "correct": v.correct if v else None,
+            "validation_device": v.device if v else None,
+            "speedup": self.speedup,
+            "speedup_initial": self.speedup_initial,
+            "usage": rw.usage if rw else {},
+            "next": self.next,
+        }
+
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE rounds (
+    op TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    decision TEXT NOT NULL,
+    level TEXT,
+    family TEXT,
+    speedup REAL,
+    speedup_initial REAL,
+    finished TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (op, round)
+);
+"""
+
+
+class History:
+    """The rounds of every operator in one run directory (`DIR/history.sqlite`)."""
+
+    FILE = "history.sqlite"
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if self.path.is_dir() or self.path.suffix != ".sqlite":
+            self.path = self.path / self.FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions below
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise HistoryError(f"{self.path} is not a readable ladder history: {e}") from e
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            tables = self._db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
+            if tables:
+                raise HistoryError(f"{self.path} holds tables but no ladder schema version: not a ladder history")
+            self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA}; INSERT INTO meta VALUES ('format', 'ladder-history'); "
+                                   f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")  # fmt: skip
+        elif version > SCHEMA_VERSION:
+            raise HistoryError(f"{self.path} has history schema {version}; this ladder reads up to "
+                               f"{SCHEMA_VERSION}: upgrade irscope")  # fmt: skip
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def commit(self, rnd: Round) -> None:
+        """Record a finished round in one transaction; a second record of the same (op, round) is an error."""
+        row = (rnd.op, rnd.round, rnd.decision, rnd.level, rnd.rewrite.family if rnd.rewrite else None,
+               rnd.speedup, rnd.speedup_initial, rnd.finished, json.dumps(rnd.to_json()))  # fmt: skip
+        try:
+            with self._db:  # BEGIN … COMMIT, ROLLBACK on error
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+        except sqlite3.IntegrityError as e:
+            raise HistoryError(f"{rnd.op} round {rnd.round} is already recorded in {self.path}") from e
+
+    def ops(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT DISTINCT op FROM rounds ORDER BY op")]
+
+    def rounds(self, op: str | None = None) -> list[Round]:
+        q = "SELECT op, round, record FROM rounds" + (" WHERE op = ?" if op else "") + " ORDER BY op, round"
+        return [self._load(o, n, rec) for o, n, rec in self._db.execute(q, (op,) if op else ())]
+
+    def get(self, op: str, number: int) -> Round | None:
+        row = self._db.execute("SELECT op, round, record FROM rounds WHERE op = ? AND round = ?",
+                               (op, number)).fetchone()  # fmt: skip
+        return self._load(*row) if row else None
+
+    def next_round(self, op: str) -> int:
+        n = self._db.execute("SELECT max(round) FROM rounds WHERE op = ?", (op,)).fetchone()[0]
+        return 0 if n is None else n + 1
+
+    def best(self, op: str) -> Round | None:
+        """The best round: highest validated geo-mean speedup over the initial kernel, earlier round on ties."""
+        row = self._db.execute("SELECT op, round, record FROM rounds WHERE op = ? AND speedup_initial IS NOT NULL "
+                               "ORDER BY speedup_initial DESC, round ASC LIMIT 1", (op,)).fetchone()  # fmt: skip
+        return self._load(*row) if row else None
+
+    def _load(self, op: str, number: int, record: str) -> Round:
+        try:
+            return Round.from_json(json.loads(record))
+        except (ValueError, KeyError, TypeError) as e:
+            raise HistoryError(f"{self.path}: the record of {op} round {number} is unreadable: {e}") from e
+
+    def export_jsonl(self, out: str | Path, op: str | None = None) -> int:
+        """Write one JSON line per round (docs/ladder.md, "JSONL export"); returns the number of lines."""
+        lines = [json.dumps(r.to_jsonl()) for r in self.rounds(op)]
+        Path(out).write_text("".join(line + "\n" for line in lines))
+        return len(lines)

@@ -1,0 +1,167 @@
+"""What a run achieved: per-operator speedups of the best round, the suite aggregate, and the level accounting.
+
+Best round = highest validated geo-mean speedup over the initial kernel, earlier round on ties (History.best);
+round 0 (the initial kernel itself, 1.0x) when no round beat it. The paper's level accounting: the evidence
+level of each operator's best round (the level whose stop tests passed), and whether each operator's
+trajectory of rounds reached each level (the ladder climbed to it in at least one round).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ladder.evidence import LEVELS, RAN
+from ladder.records import BASELINE, History
+from ladder.validation import Validation, geomean
+
+INITIAL = "initial"  # the evidence level of a best round that is the initial kernel
+MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (SUITE.md §3, §7)
+
+
+def _ratio(v: Validation, num: str, den: str) -> float | None:
+    """Geo-mean over the cases of v's `num` times over its `den` times; None unless every case has both."""
+    a, b = v.times(num), v.times(den)
+    if not a or set(a) != set(b) or len(a) != len(v.cases):
+        return None
+    return geomean(a[c] / b[c] for c in a)
+
+
+@dataclass
+class OpSummary:
+    op: str
+    rounds: int  # rounds after the baseline
+    best_round: int | None  # None: nothing was timed
+    best_level: str | None  # L1..L4, "initial", or None (best round had no diagnosis: --no-ladder)
+    speedup_initial: float | None
+    vs_eager: float | None  # eager time over the best kernel's, geo-mean over cases
+    vs_compile: float | None
+    sol_fraction: float | None  # speed of light over the best kernel's time, geo-mean over cases
+    reached: dict[str, bool] = field(default_factory=dict)  # the ladder climbed to the level in some round
+    ran: dict[str, bool] = field(default_factory=dict)  # … and the level could run there
+    decisions: dict[str, int] = field(default_factory=dict)
+    tokens: int = 0
+
+
+def summarize_op(history: History, op: str) -> OpSummary:
+    rounds = history.rounds(op)
+    best = history.best(op)
+    diagnosed = [r.diagnosis for r in rounds if r.diagnosis]
+    reached_max = max((LEVELS.index(d.reached) for d in diagnosed if d.reached), default=-1)
+    ran = {lr.level for d in diagnosed for lr in d.results if lr.status == RAN}
+    s = OpSummary(op, sum(1 for r in rounds if r.round > 0), None, None, None, None, None, None,
+                  reached={lv: i <= reached_max for i, lv in enumerate(LEVELS)},
+                  ran={lv: lv in ran for lv in LEVELS},
+                  decisions=dict(Counter(r.decision for r in rounds if r.decision != BASELINE)),
+                  tokens=sum(r.rewrite.usage.get("total_tokens", 0) for r in rounds if r.rewrite))  # fmt: skip
+    if best is None or best.validation is None:
+        return s
+    v = best.validation
+    s.best_round, s.speedup_initial = best.round, best.speedup_initial
+    s.best_level = INITIAL if best.round == 0 else best.level
+    s.vs_eager, s.vs_compile = _ratio(v, "eager_ms", "ms"), _ratio(v, "compile_ms", "ms")
+    s.sol_fraction = _ratio(v, "sol_ms", "ms")
+    return s
+
+
+@dataclass
+class SuiteSummary:
+    ops: list[OpSummary]
+    timed: int  # operators with a timed best round
+    geomean: float | None
+    median: float | None
+    over_2x: int
+    over_5x: int
+    geomean_without_moe: float | None
+    vs_eager_geomean: float | None
+    vs_compile_geomean: float | None
+    best_level_counts: dict[str, int]  # evidence level of the best round → number of operators
+    reached_counts: dict[str, int]  # level → operators whose trajectory reached it
+    ran_counts: dict[str, int]  # level → operators where it ran in at least one round
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _geo(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return geomean(vals) if vals else None
+
+
+def summarize(history: History) -> SuiteSummary:
+    ops = [summarize_op(history, op) for op in history.ops()]
+    speedups = [o.speedup_initial for o in ops if o.speedup_initial is not None]
+    levels = Counter(o.best_level or "no diagnosis" for o in ops if o.best_round is not None)
+    return SuiteSummary(
+        ops=ops,
+        timed=len(speedups),
+        geomean=_geo(list(speedups)),
+        median=statistics.median(speedups) if speedups else None,
+        over_2x=sum(s > 2 for s in speedups),
+        over_5x=sum(s > 5 for s in speedups),
+        geomean_without_moe=_geo([o.speedup_initial for o in ops if o.op not in MOE_OPS]),
+        vs_eager_geomean=_geo([o.vs_eager for o in ops]),
+        vs_compile_geomean=_geo([o.vs_compile for o in ops]),
+        best_level_counts={k: levels[k] for k in (*LEVELS, INITIAL, "no diagnosis") if levels[k]},
+        reached_counts={lv: sum(o.reached[lv] for o in ops) for lv in LEVELS},
+        ran_counts={lv: sum(o.ran[lv] for o in ops) for lv in LEVELS},
+    )
+
+
+def _x(v: float | None, fmt: str = "{:.2f}x") -> str:
+    return fmt.format(v) if v is not None else "–"
+
+
+def render(s: SuiteSummary) -> str:
+    lines = ["| operator | rounds | best round | evidence level | vs initial | vs eager | vs torch.compile | "
+             "% of SoL | L1 | L2 | L3 | L4 | decisions | tokens |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for o in s.ops:
+        reached = " | ".join("✓" if o.ran[lv] else "○" if o.reached[lv] else "·" for lv in LEVELS)
+        decisions = ", ".join(f"{k} {v}" for k, v in sorted(o.decisions.items()))
+        best = "–" if o.best_round is None else str(o.best_round)
+        lines.append(f"| {o.op} | {o.rounds} | {best} | {o.best_level or '–'} | {_x(o.speedup_initial)} | "
+                     f"{_x(o.vs_eager)} | {_x(o.vs_compile)} | {_x(o.sol_fraction, '{:.0%}')} | {reached} | "
+                     f"{decisions} | {o.tokens} |")  # fmt: skip
+    lines += ["", f"Operators with a timed best round: {s.timed} of {len(s.ops)}."]
+    if s.timed:
+        lines.append(f"vs initial: geo-mean {_x(s.geomean)}, median {_x(s.median)}, >2x: {s.over_2x}, >5x: "
+                     f"{s.over_5x}; geo-mean without the MoE operators {_x(s.geomean_without_moe)}. vs eager: "
+                     f"geo-mean {_x(s.vs_eager_geomean)}; vs torch.compile: {_x(s.vs_compile_geomean)}.")  # fmt: skip
+    lines += ["", "Level accounting: evidence level of each operator's best round: "
+              + (", ".join(f"{k} {v}" for k, v in s.best_level_counts.items()) or "none timed")
+              + ". Operators whose rounds reached each level (and where it could run): "
+              + ", ".join(f"{lv} {s.reached_counts[lv]} ({s.ran_counts[lv]})" for lv in LEVELS) + ".",
+              "Level columns: ✓ ran in some round, ○ reached but could not run (unavailable or failed), · never "
+              "reached."]  # fmt: skip
+    return "\n".join(lines)
+
+
+def plot(s: SuiteSummary, path: Path) -> Path:
+    """Distribution of per-operator speedups of the best round (vs initial and vs eager), log scale, as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ops = sorted((o for o in s.ops if o.speedup_initial is not None), key=lambda o: o.speedup_initial or 0)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(ops) + 2), 4.5))
+    xs = range(len(ops))
+    ax.bar(xs, [o.speedup_initial for o in ops], color="#3b6ea8", label="vs initial kernel")
+    eager = [(i, o.vs_eager) for i, o in enumerate(ops) if o.vs_eager is not None]
+    if eager:
+        ax.scatter([i for i, _ in eager], [v for _, v in eager], color="#d95f02", zorder=3, label="vs eager")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(list(xs), [o.op for o in ops], rotation=60, ha="right", fontsize=8)
+    ax.set_ylabel("speedup of the best round (geo-mean over cases)")
+    ax.set_title(f"{len(ops)} operators" + (f"; geo-mean {s.geomean:.2f}x vs initial" if s.geomean else ""))
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,37 @@
+"""The rewriters registry: name → Rewriter class. `--llm MODEL` picks "llm"; `--offline` picks "offline".
+
+"offline" (the mechanical pattern appliers, patterns.appliers) registers here once that package exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ladder.rewriters.base import Rewriter, RewriteRequest, RewriterUnavailable
+from ladder.rewriters.llm import DEFAULT_ATTEMPTS, DEFAULT_HTTP_RETRIES, LLMRewriter
+
+REWRITERS: dict[str, type[Rewriter]] = {"llm": LLMRewriter}
+
+__all__ = ["REWRITERS", "RewriteRequest", "Rewriter", "RewriterUnavailable", "add_arguments", "from_args"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--llm", metavar="MODEL", help="rewrite with this model over an OpenAI-compatible endpoint")
+    g.add_argument("--offline", action="store_true", help="rewrite with the mechanical pattern appliers")
+    p.add_argument("--base-url", help="chat-completions endpoint (default: $OPENAI_BASE_URL); key: $OPENAI_API_KEY")
+    p.add_argument("--attempts", type=int, default=DEFAULT_ATTEMPTS,
+                   help="requests per round when replies are malformed (default %(default)s)")  # fmt: skip
+    p.add_argument("--http-retries", type=int, default=DEFAULT_HTTP_RETRIES,
+                   help="retries of one request on HTTP 429/5xx (default %(default)s)")  # fmt: skip
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--max-tokens", type=int)
+
+
+def from_args(args: argparse.Namespace) -> Rewriter:
+    name = "offline" if args.offline else "llm"
+    cls = REWRITERS.get(name)
+    if cls is None:
+        raise ValueError(f"no {name!r} rewriter in this build (rewriters: {', '.join(REWRITERS)}); the offline "
+                         f"rewriter needs the mechanical appliers of the patterns package")  # fmt: skip
+    return cls.from_args(args)

@@ -1,0 +1,290 @@
+"""Run untrusted Python (candidate kernels, LLM-written code) in a subprocess that can fail alone.
+
+`run_sandboxed("pkg.module:function", payload, timeout_s=...)` starts `python -m ladder.sandbox` in a new
+process group, in a fresh temporary working directory (also its HOME and TMPDIR), with a clean environment:
+an allowlist of variables (PATH, locale, CUDA/NVIDIA, TRITON_*, PYTORCH_*, TORCH*, thread counts), minus every
+name that looks like a credential or a proxy setting. The child imports the entry point and calls
+`function(payload, emit)`; `emit(dict)` sends one JSON line over a dedicated pipe (not stdout, which the
+candidate may scribble on), and the return value is sent last.
+
+Whatever the candidate does ends that candidate only: a hang (total timeout, or `silence_s` without a message)
+or output flooding kills the whole process group; a segfault, `os._exit`, a CUDA fault or a `sys.exit` inside
+the entry point is reported as a status. The parent never raises for anything the child does.
+
+This isolates failures and secrets; it is not a security boundary against code that attacks the harness
+inside its own process (forging messages, say). The anti-cheat static check (ladder.harness.anticheat) bans
+the imports and builtins that would need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+KEPT_NAMES = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "CC", "CXX", "PYTHONHASHSEED",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+})  # fmt: skip
+KEPT_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_", "PYTORCH_", "TORCH_", "TORCHINDUCTOR_")
+# A kept name is still dropped when it contains one of these (case-insensitive).
+SECRET_MARKERS = (
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE",
+    "OPENAI", "ANTHROPIC", "AWS", "AZURE", "GOOGLE", "GCP", "HF_", "HUGGING", "GITHUB", "GITLAB", "SSH", "GPG",
+    "NETRC", "PROXY",
+)  # fmt: skip
+
+OK, EXCEPTION, TIMEOUT, SILENT, FLOOD, CRASHED = "ok", "exception", "timeout", "silent", "output_flood", "crashed"
+_MARK = "_sandbox"
+_TAIL = 16_384  # bytes of stdout/stderr kept for the report
+
+
+@dataclass
+class SandboxResult:
+    """`status`: ok | exception (the entry point raised, SystemExit included) | timeout | silent (no message
+    within silence_s) | output_flood | crashed (died without a final message: signal, os._exit, abort)."""
+
+    status: str
+    value: Any = None  # the entry point's return value when status == ok
+    messages: list[dict] = field(default_factory=list)  # what emit() sent, in order (final marker excluded)
+    error: dict | None = None  # {"type", "message", "traceback"} when status == exception
+    returncode: int | None = None
+    signal: str | None = None  # e.g. "SIGSEGV" when the child died of a signal
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    output_bytes: int = 0
+    seconds: float = 0.0
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def summary(self) -> str:
+        if self.ok:
+            return "ok"
+        if self.status == EXCEPTION and self.error:
+            return f"exception: {self.error.get('type')}: {self.error.get('message', '')[:300]}"
+        return f"{self.status}: {self.detail}"
+
+
+def clean_env(base: Mapping[str, str], workdir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: allowlisted, credential- and proxy-free, HOME/TMPDIR in `workdir`."""
+    env = {k: v for k, v in base.items() if _kept(k)}
+    env.update(
+        HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=python_path(), PYTHONNOUSERSITE="1",
+        PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1",
+    )  # fmt: skip
+    for k, v in (extra or {}).items():
+        if not _secret(k):
+            env[k] = v
+    return env
+
+
+def python_path() -> str:
+    """The repository first, then every directory on the parent's sys.path: the child imports exactly what the
+    parent can (site-packages in a user directory included, although HOME moves and user site is off)."""
+    entries = [str(REPO_ROOT)] + [p for p in sys.path if p and os.path.isdir(p)]
+    return os.pathsep.join(dict.fromkeys(entries))
+
+
+def _kept(name: str) -> bool:
+    return (name in KEPT_NAMES or name.startswith(KEPT_PREFIXES)) and not _secret(name)
+
+
+def _secret(name: str) -> bool:
+    upper = name.upper()
+    return any(m in upper for m in SECRET_MARKERS)
+
+
+def run_sandboxed(
+    entry: str,
+    payload: Any,
+    *,
+    timeout_s: float,
+    silence_s: float | None = None,
+    max_output_bytes: int = 8 << 20,
+    max_message_bytes: int = 64 << 20,
+    extra_env: Mapping[str, str] | None = None,
+    python: str = sys.executable,
+    on_message: Callable[[dict], None] | None = None,
+) -> SandboxResult:
+    """Run `entry` ("pkg.module:function") on `payload` (JSON-serializable) in a sandboxed subprocess.
+
+    timeout_s: wall-clock limit for the whole run. silence_s: limit between two messages (from the start to the
+    first message too), so a long job that reports progress is not cut but a hung step is. max_output_bytes:
+    stdout + stderr together. on_message: called in the parent for each message as it arrives.
+    """
+    if ":" not in entry:
+        raise ValueError(f"sandbox entry {entry!r} must be 'package.module:function'")
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ladder-sandbox-") as tmp:
+        workdir = Path(tmp)
+        payload_path = workdir / "payload.json"
+        payload_path.write_text(json.dumps(payload))
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [python, "-m", "ladder.sandbox", entry, str(write_fd), str(payload_path)],
+                cwd=workdir, env=clean_env(os.environ, workdir, extra_env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(write_fd,), start_new_session=True,
+            )  # fmt: skip
+        finally:
+            os.close(write_fd)
+        return _supervise(proc, read_fd, t0, timeout_s, silence_s, max_output_bytes, max_message_bytes, on_message)
+
+
+def _supervise(proc: subprocess.Popen, channel_fd: int, t0: float, timeout_s: float, silence_s: float | None,
+               max_output: int, max_messages: int, on_message: Callable[[dict], None] | None) -> SandboxResult:
+    sel = selectors.DefaultSelector()
+    assert proc.stdout is not None and proc.stderr is not None
+    streams = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr", channel_fd: "channel"}
+    for fd in streams:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    tails = {"stdout": bytearray(), "stderr": bytearray()}
+    output_bytes = message_bytes = 0
+    pending = bytearray()
+    messages: list[dict] = []
+    final: dict | None = None
+    killed: tuple[str, str] | None = None  # (status, detail)
+    last_message = t0
+    exited_at: float | None = None
+    while sel.get_map():
+        now = time.monotonic()
+        if killed is None:
+            if now - t0 > timeout_s:
+                killed = (TIMEOUT, f"no result within {timeout_s:g} s")
+            elif silence_s is not None and final is None and now - last_message > silence_s:
+                killed = (SILENT, f"no message for {silence_s:g} s")
+            if killed:
+                _kill_group(proc)
+        if proc.poll() is not None:
+            exited_at = exited_at or now
+            if now - exited_at > 2.0:  # a grandchild still holds a pipe open: stop waiting for it
+                _kill_group(proc)
+                break
+        for key, _ in sel.select(timeout=0.05):
+            fd = key.fd
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                sel.unregister(fd)
+                continue
+            name = streams[fd]
+            if name == "channel":
+                message_bytes += len(chunk)
+                pending += chunk
+                while b"\n" in pending:
+                    line, _, rest = pending.partition(b"\n")
+                    pending = bytearray(rest)
+                    msg = _parse(line)
+                    last_message = time.monotonic()
+                    if msg.get(_MARK):
+                        final = msg
+                    else:
+                        messages.append(msg)
+                        if on_message is not None:
+                            on_message(msg)
+                if message_bytes > max_messages and killed is None:
+                    killed = (FLOOD, f"more than {max_messages} bytes of messages")
+                    _kill_group(proc)
+            else:
+                output_bytes += len(chunk)
+                tail = tails[name]
+                tail += chunk
+                del tail[:-_TAIL]
+                if output_bytes > max_output and killed is None:
+                    killed = (FLOOD, f"more than {max_output} bytes on stdout/stderr")
+                    _kill_group(proc)
+    sel.close()
+    with contextlib.suppress(OSError):
+        os.close(channel_fd)
+    returncode = proc.wait()
+    _kill_group(proc)  # leftovers of a finished child must not outlive it
+    result = SandboxResult(
+        status=CRASHED, messages=messages, returncode=returncode,
+        signal=_signal_name(returncode),
+        stdout_tail=tails["stdout"].decode(errors="replace"), stderr_tail=tails["stderr"].decode(errors="replace"),
+        output_bytes=output_bytes, seconds=round(time.monotonic() - t0, 3),
+    )  # fmt: skip
+    if killed is not None:
+        result.status, result.detail = killed
+    elif final is not None and final[_MARK] == "return":
+        result.status, result.value = OK, final.get("value")
+    elif final is not None and final[_MARK] == "exception":
+        result.status, result.error = EXCEPTION, {k: final.get(k) for k in ("type", "message", "traceback")}
+        result.detail = f"{final.get('type')}: {final.get('message')}"
+    else:
+        how = f"signal {result.signal}" if result.signal else f"exit code {returncode}"
+        result.detail = f"the process ended ({how}) without a result"
+    return result
+
+
+def _signal_name(returncode: int) -> str | None:
+    if returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def _parse(line: bytes) -> dict:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return {"unparsable": line[:500].decode(errors="replace")}
+    return msg if isinstance(msg, dict) else {"value": msg}
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _child_main(entry: str, channel_fd: int, payload_path: str) -> None:
+    """The sandboxed side: no core dumps, call the entry point, send its result, leave without cleanup."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    channel = os.fdopen(channel_fd, "w", buffering=1)
+
+    def emit(obj: dict) -> None:
+        channel.write(json.dumps(obj, default=str) + "\n")
+        channel.flush()
+
+    try:
+        payload = json.loads(Path(payload_path).read_text())
+        module_name, func_name = entry.split(":", 1)
+        func = getattr(importlib.import_module(module_name), func_name)
+        value = func(payload, emit)
+        emit({_MARK: "return", "value": value})
+    except BaseException as e:  # SystemExit and KeyboardInterrupt from the candidate are results too
+        emit({_MARK: "exception", "type": type(e).__name__, "message": str(e)[:4000],
+              "traceback": traceback.format_exc()[-16000:]})  # fmt: skip
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    channel.close()
+    os._exit(0)  # skip interpreter teardown: candidate threads or CUDA teardown must not hang the exit
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1], int(sys.argv[2]), sys.argv[3])

@@ -1,0 +1,33 @@
+"""The validators registry: how a round checks a candidate. Each returns a ladder.validation.Validation.
+
+"harness" is the sandboxed harness (ladder/harness): anti-cheat validation, and on a GPU timings against eager
+with speed of light. "interpret" is a lighter CPU-only check (small cases under Triton's interpreter).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from bench.operator import Operator
+from ladder.validation import Validation
+from ladder.validators.harness import HarnessValidator
+from ladder.validators.interpret import InterpretValidator
+
+
+class Validator(Protocol):
+    name: str
+
+    def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
+        """Check (and where it can, time) the kernel module at `candidate`; never import it in this process."""
+        ...
+
+
+VALIDATORS: dict[str, type[Validator]] = {"harness": HarnessValidator, "interpret": InterpretValidator}
+
+
+def create(name: str) -> Validator:
+    cls = VALIDATORS.get(name)
+    if cls is None:
+        raise ValueError(f"no validator {name!r}; validators: {', '.join(VALIDATORS)}")
+    return cls()

@@ -1,0 +1,70 @@
+"""The harness as a round's validator: the candidate runs in the sandboxed worker (ladder/harness), is checked
+against the oracle on fresh and adversarial inputs with the anti-cheat monitor, and — on a GPU — is timed
+against eager on every suite case, with speed of light from ceilings measured once in this process.
+
+On a machine without CUDA it validates the small cases under TRITON_INTERPRET=1 and keeps no times.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from bench.operator import Operator
+from ladder.harness.ceilings import Ceilings
+from ladder.harness.evaluate import evaluate_candidate
+from ladder.harness.metrics import case_metrics
+from ladder.harness.timing import TimingSettings
+from ladder.sandbox import run_sandboxed
+from ladder.validation import CaseResult, Validation
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+class HarnessValidator:
+    name = "harness"
+
+    def __init__(self, seeds: int = 3, timing: TimingSettings | None = None, timeout_s: float = 900):
+        self.seeds, self.timing, self.timeout_s = seeds, timing or TimingSettings(), timeout_s
+        self.device = "cuda" if _cuda() else "cpu"
+        self._ceilings: Ceilings | None = None
+        self._gpu_name = "cpu (TRITON_INTERPRET=1)"
+
+    def _environment(self) -> None:
+        if self.device != "cuda" or self._ceilings is not None:
+            return
+        probe = run_sandboxed("ladder.harness.worker:environment", {"device": "cuda", "measure_ceilings": True},
+                              timeout_s=300)
+        if probe.ok and "ceilings" in probe.value:
+            self._ceilings = Ceilings.from_json(probe.value["ceilings"])
+            self._gpu_name = probe.value.get("gpu", "cuda")
+
+    def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
+        self._environment()
+        gpu = self.device == "cuda"
+        result = evaluate_candidate(op.name, candidate=candidate, device=self.device, seeds=self.seeds,
+                                    timing=asdict(self.timing) if gpu else None, references=("eager",),
+                                    timeout_s=self.timeout_s)
+        doc = result.to_json()
+        cases = []
+        by_name = {c.name: c for c in [*op.cases, *op.small_cases]}
+        for record in doc["cases"]:
+            case = by_name.get(record["case"])
+            metrics = case_metrics(record, op, case, self._ceilings) if case is not None and gpu else {}
+            record["metrics"] = metrics
+            impl = metrics.get("impl", {})
+            problems = [p for part in ("validation", "recheck") for run in (record.get(part) or {}).get("failures", [])
+                        for p in run["problems"]] + record.get("errors", [])
+            cases.append(CaseResult(record["case"], bool(record.get("correct")), "; ".join(problems[:2]),
+                                    impl.get("candidate", {}).get("ms"), metrics.get("sol_ms"),
+                                    impl.get("eager", {}).get("ms"), impl.get("compile", {}).get("ms")))
+        workdir.mkdir(parents=True, exist_ok=True)
+        (workdir / "harness.json").write_text(json.dumps(doc, indent=1))
+        reasons = result.reasons()
+        detail = reasons[0] if reasons else f"{len(cases)} cases correct" + (", timed" if gpu else "")
+        return Validation(self.name, self._gpu_name, result.accepted, detail, tuple(cases))

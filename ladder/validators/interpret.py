@@ -1,0 +1,108 @@
+"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked by
+the operator's correctness rule (bench.compare.verify), in a child process with a timeout, a temporary working
+directory and a clean environment. It checks correctness only: interpreter times say nothing about a GPU, so none
+are kept.
+
+It is a smoke check, not the anti-cheat harness: the candidate shares the child process with the checker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.operator import Operator
+from ladder.validation import CaseResult, Validation
+
+DEVICE = "cpu (TRITON_INTERPRET=1)"
+_REPO = Path(__file__).resolve().parents[2]
+
+
+class InterpretValidator:
+    name = "interpret"
+
+    def __init__(self, seeds: int = 2, timeout_s: float = 300):
+        self.seeds, self.timeout_s = seeds, timeout_s
+
+    def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
+        with tempfile.TemporaryDirectory(prefix="ladder-interp-") as tmp:
+            result = Path(tmp) / "result.json"
+            env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "TRITON_INTERPRET": "1",
+                   "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
+                   "PYTHONPATH": str(_REPO)}  # fmt: skip
+            # The child finds the operator through the module that defines it (bench/ops/<name>.py: OPERATOR).
+            cmd = [sys.executable, "-m", "ladder.validators.interpret", str(candidate.resolve()),
+                   op.make_inputs.__module__, str(self.seeds), str(result)]  # fmt: skip
+            proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, start_new_session=True)  # fmt: skip
+            timed_out = False
+            try:
+                out, _ = proc.communicate(timeout=self.timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                with contextlib.suppress(ProcessLookupError):  # the whole session: whatever it forked too
+                    os.killpg(proc.pid, signal.SIGKILL)
+            if timed_out:
+                proc.communicate()
+                return Validation(self.name, DEVICE, False, f"timed out after {self.timeout_s:g} s")
+            if proc.returncode != 0 or not result.exists():
+                return Validation(self.name, DEVICE, False, f"exited {proc.returncode}: {out[-3000:]}")
+            cases = tuple(CaseResult.from_json(c) for c in json.loads(result.read_text()))
+        bad = [c for c in cases if not c.ok]
+        detail = f"{bad[0].case}: {bad[0].detail}" if bad else f"{len(cases)} small cases correct"
+        return Validation(self.name, DEVICE, not bad and bool(cases), detail, cases)
+
+
+def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
+    import importlib
+    import importlib.util
+    import traceback
+
+    from bench.compare import verify
+
+    op = importlib.import_module(op_module).OPERATOR
+    spec = importlib.util.spec_from_file_location("candidate", candidate)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {candidate}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    results = []
+    for case in op.small_cases:
+        ok, detail = True, ""
+        for kind in op.input_kinds:
+            for seed in range(seeds):
+                inputs = op.make_inputs(case, seed, "cpu", kind)
+                before = [x.clone() if hasattr(x, "clone") else x for x in inputs]
+                try:
+                    out = mod.forward(*inputs)
+                    verdict = verify(op, tuple(before), out)
+                    ok, detail = verdict.ok, verdict.detail
+                    if ok and any(hasattr(a, "equal") and not a.equal(b) for a, b in zip(inputs, before)):
+                        ok, detail = False, "forward modified an input"
+                except Exception:
+                    ok, detail = False, traceback.format_exc(limit=3)
+                if not ok:
+                    detail = f"{kind} seed {seed}: {detail}"
+                    break
+            if not ok:
+                break
+        results.append(CaseResult(case.name, ok, detail if not ok else "").to_json())
+    return results
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description="child process of InterpretValidator")
+    ap.add_argument("candidate", type=Path)
+    ap.add_argument("op_module")
+    ap.add_argument("seeds", type=int)
+    ap.add_argument("result", type=Path)
+    a = ap.parse_args()
+    a.result.write_text(json.dumps(_check(a.candidate, a.op_module, a.seeds)))

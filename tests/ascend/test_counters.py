@@ -1,0 +1,139 @@
+"""Ascend counters on real adapter IR, each checked against an independent count over the text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from irscope.compare import compare
+from irscope.parse.mlir import parse_mlir
+from irscope.signatures import by_line, counter_names, summary
+from tests.ascend.conftest import capture_example, capture_probe
+
+
+def _line_of(traj, needle: str) -> int:
+    return next(i for i, text in enumerate(traj.kernel.source.splitlines(), start=1)
+                if needle in text and traj.kernel.first_line <= i <= traj.kernel.last_line)
+
+
+def _combiner_ops(text: str) -> int:
+    """arith/math ops between each `linalg.reduce` header and its `linalg.yield`."""
+    count, inside = 0, False
+    for line in text.splitlines():
+        if "= linalg.reduce " in line:
+            inside = True
+        elif inside and "linalg.yield" in line:
+            inside = False
+        elif inside and re.match(r"\s*%\S+ = (?:arith|math)\.", line):
+            count += 1
+    return count
+
+
+def test_registry_has_the_ascend_counters():
+    names = counter_names("npu")
+    for name in ("sync.barrier", "sync.flag", "sync.block", "mem.copy", "mem.materialize", "mem.discrete_loop",
+                 "compute.reduce_index", "compute.reduce_body_ops", "compute.vector_ops", "compute.scalar_ops",
+                 "compute.element_access"):
+        assert name in names
+    assert "compute.vector_ops" not in counter_names("cuda")
+
+
+def test_argmax_footprint_at_the_adapter_level(argmax_dump, value_traj):
+    argmax, _ = argmax_dump
+    text = argmax.stage_output("ttadapter").text
+    s = summary(argmax)
+    assert s["ttadapter.compute.reduce"] == text.count("= linalg.reduce ") == 3
+    assert s["ttadapter.compute.reduce_index"] == text.count('reduce_mode = "max_with_index"') == 1
+    assert s["ttadapter.compute.reduce_body_ops"] == _combiner_ops(text) == 9  # 7 for argmax, 1 per max
+    line = _line_of(argmax, "tl.argmax(")
+    at_argmax = by_line(argmax)["ttadapter"][line]
+    assert at_argmax["compute.reduce_index"] == 1 and at_argmax["compute.reduce_body_ops"] == 7
+
+    value_text = value_traj.stage_output("ttadapter").text
+    assert summary(value_traj)["ttadapter.compute.reduce_body_ops"] == _combiner_ops(value_text) == 3
+    c = compare(argmax, value_traj)
+    assert c.delta("ttadapter.compute.reduce_index") == -1
+    assert c.delta("ttadapter.compute.reduce_body_ops") == -6
+    assert c.delta("ttir.compute.reduce_index") == -1
+    # the argmax line's adapter ops are gone in the rewrite; the index tensor (`offs`) is no longer built
+    gone = {(d.line_a, d.stage): d.counters for d in c.lines if d.line_b is None}
+    assert gone[(line, "ttadapter")]["compute.reduce_index"] == (1, 0)
+    offs = _line_of(argmax, "tl.arange(")
+    assert any(d.line_a == offs and d.counters.get("compute.vector_ops") == (1, 0) for d in c.lines)
+
+
+def test_reductions_keep_their_location_and_payload():
+    """linalg.reduce prints its block arguments on a line of its own and its location after the region."""
+    text = """module {
+  func.func @k(%arg0: tensor<128xf32>) {
+    %reduced = linalg.reduce ins(%arg0 : tensor<128xf32>) outs(%1 : tensor<f32>) dimensions = [0]
+      (%in: f32 loc("k.py":3:1), %init: f32 loc("k.py":3:1)) {
+        %2 = arith.maxnumf %in, %init : f32 loc("k.py":3:2)
+        linalg.yield %2 : f32 loc("k.py":3:2)
+      } loc("k.py":7:9)
+    return loc("k.py":8:1)
+  } loc("k.py":1:0)
+} loc("k.py":1:0)
+"""
+    ops = {op.name: op for op in parse_mlir(text).ops}
+    assert ops["linalg.reduce"].location.frames[0].line == 7
+    assert ops["arith.maxnumf"].parent is ops["linalg.reduce"]
+    assert ops["linalg.reduce"].parent is ops["func.func"]
+
+
+PROBES = [
+    ("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
+     "sync.barrier", r"^\s*gpu\.barrier"),
+    ("sync_block_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
+     "sync.block", r"^\s*hivm\.hir\.sync_block\b"),
+    ("gather_kernel", {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 128},
+     "mem.discrete_loop", r"^\s*\}.*\bExtractedLoadOrStore\b"),
+    ("gather_kernel", {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 128},
+     "mem.scalar_load", r"= memref\.load "),
+    ("atomic_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
+     "compute.atomic", r"GenericAtomicRMW"),
+    ("argmin_rows_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "idx_ptr": "*i64"}, {"M": 16, "N": 64},
+     "compute.reduce_index", r'reduce_mode = "min_with_index"'),
+]
+
+
+@pytest.mark.parametrize(("kernel", "args", "options", "counter", "pattern"), PROBES,
+                         ids=[f"{p[0]}-{p[3]}" for p in PROBES])
+def test_counter_matches_the_text(kernel, args, options, counter, pattern, ascend_env):
+    traj = capture_probe(kernel, args, options)
+    text = traj.stage_output("ttadapter").text
+    expected = len(re.findall(pattern, text, re.M))
+    assert expected >= 1
+    assert summary(traj)[f"ttadapter.{counter}"] == expected
+    lines = by_line(traj)["ttadapter"]
+    assert sum(v.get(counter, 0) for line, v in lines.items() if line) == expected  # all attributed
+
+
+def test_matmul_is_a_cube_dot(ascend_env):
+    traj = capture_example("matmul")
+    text = traj.stage_output("ttadapter").text
+    assert summary(traj)["ttadapter.compute.dot"] == len(re.findall(r"= linalg\.matmul ", text)) == 1
+    assert summary(traj)["ttadapter.control.loop"] == len(re.findall(r"= scf\.for ", text)) == 1
+
+
+def test_vector_scalar_and_buffers_on_the_add_kernel(ascend_env):
+    traj = capture_example("add")
+    text = traj.stage_output("ttadapter").text
+    assert "^bb0" not in text  # no structured-op bodies: every arith op is function-level code
+    body = [_strip_loc(line) for line in text.splitlines() if re.match(r"\s*(?:%\S+ = )?[a-z_]+\.", line)]
+    arith = [b for b in body if re.search(r"= (?:arith|math)\.(?!constant)", b)]
+    on_tensors = [b for b in arith if "tensor<" in b.rsplit(":", 1)[-1]]
+    scalars = [b for b in arith if "tensor<" not in b]
+    structured = [b for b in body if re.search(r"\blinalg\.\w+", b)]
+    s = summary(traj)
+    assert s["ttadapter.compute.vector_ops"] == len(on_tensors) + len(structured) >= 2
+    assert s["ttadapter.compute.scalar_ops"] == len(scalars) >= 5
+    allocs = re.findall(r"memref\.alloc\(\) : memref<(\d+)xf32>", text)
+    assert s["ttadapter.mem.alloc_bytes"] == sum(int(n) * 4 for n in allocs) == 2 * 1024 * 4
+    assert s["ttadapter.mem.copy"] == len(re.findall(r"^\s*memref\.copy ", text, re.M)) == 2
+    assert s["ttadapter.mem.materialize"] == 1
+
+
+def _strip_loc(line: str) -> str:
+    return line.split(" loc(", 1)[0]

@@ -1,0 +1,105 @@
+"""Against Triton 3.6's own sources (third_party/triton) and a real capture: the questions the ladder's L4 asks.
+Skipped, with the reason printed, where no checkout is present (CI has none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler_index import queries as q
+from compiler_index.explain import explain
+
+REMOVE = "lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cpp"
+
+
+def test_pass_joins_td_cpp_and_adder(triton_db: Path):
+    (info,) = q.pass_info(triton_db, "tritongpu-remove-layout-conversions")
+    assert info.td.file == "include/triton/Dialect/TritonGPU/Transforms/Passes.td"
+    assert info.td.snippet.startswith("def TritonGPURemoveLayoutConversions : Pass<")
+    assert [c.file for c in info.classes] == [REMOVE]
+    assert "TritonGPURemoveLayoutConversionsPass" in info.classes[0].snippet
+    assert "TritonGPURemoveLayoutConversionsPass::runOnOperation" in {m.name for m in info.methods}
+    assert [(a.qualname, a.loc.file) for a in info.adders] == [
+        ("passes.ttgpuir.add_remove_layout_conversions", "python/src/passes.cc")]
+    nvidia = [p for p in info.pipeline if p.backend == "nvidia"]
+    assert [p.stage for p in nvidia] == ["ttgir"] * 3
+    # the canonicalization patterns it runs through ConvertLayoutOp::getCanonicalizationPatterns
+    assert "CanonicalizeConvertFromConvert" in {p.name for p in info.patterns}
+    assert q.pass_info(triton_db, "passes.ttgpuir.add_remove_layout_conversions")[0].def_name == info.def_name
+
+
+def test_every_triton_pass_has_its_cpp_class(triton_db: Path):
+    with q.connection(triton_db) as con:
+        missing = [r[0] for r in con.execute("SELECT def_name FROM td_passes WHERE def_name NOT IN "
+                                             "(SELECT def_name FROM pass_classes WHERE how = 'impl-base')")]
+        unlinked = [r[0] for r in con.execute("SELECT qualname FROM adders WHERE def_name IS NULL")]
+        n_passes = con.execute("SELECT count(*) FROM td_passes").fetchone()[0]
+    assert n_passes == 88 and missing == []
+    # adders left without a TableGen pass are upstream MLIR passes
+    assert all(a.startswith(("passes.common.", "passes.convert.")) for a in unlinked), unlinked
+
+
+def test_creators_of_convert_layout(triton_db: Path):
+    res = q.creators(triton_db, "ttg.convert_layout")
+    assert (res.op.cpp_class, res.op.cpp_namespace) == ("ConvertLayoutOp", "::mlir::triton::gpu")
+    files = {s.loc.file for s in res.sites}
+    assert "lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp" in files and REMOVE in files
+    coalesce = [s for s in res.sites if s.function and s.function.name == "convertDistributedOpEncoding"]
+    assert coalesce and all(s.loc.file == "lib/Dialect/TritonGPU/Transforms/Utility.cpp" for s in coalesce)
+    assert all("tritongpu-coalesce" in s.passes for s in coalesce)
+    paths = [[h.function.name for h in p.hops] for s in coalesce for p in s.paths]
+    assert ["CoalescePass::runOnOperation", "convertDistributedOpEncoding"] in paths
+
+
+def test_conditions_of_blocked_to_mma(triton_db: Path):
+    res = q.conditions(triton_db, "BlockedToMMA")
+    conds = [(g.kind, g.condition) for g in res.gates]
+    assert ("failure", "computeCapability < 70") in conds
+    assert ("failure", "computeCapability < 80") in conds
+    assert ("failure", "!retType.getEncoding() || mlir::isa<NvidiaMmaEncodingAttr>(retType.getEncoding())") in conds
+    assert any(k == "remark" and c == "computeCapability < 80" for k, c in conds)
+    assert any(k == "failure" and "isF64()" in c for k, c in conds)
+
+
+def test_remark_vectorization_fails(triton_db: Path):
+    best = q.remarks(triton_db, "vectorization fails")[0]
+    assert best.loc.file == "third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/LoadStoreOpToLLVM.cpp"
+    assert best.kind == "remark" and best.passes == ["convert-triton-gpu-to-llvm"]
+    seen = q.remarks(triton_db, "loc(\"k.py\":3:12): remark: Warning: vectorization fails vec = 1 origin vec = 4 "
+                                "numElems = 4 mask is 0")[0]
+    assert seen.function.name == "LoadOpConversion::matchAndRewrite" and seen.score == 1.0
+
+
+def test_pipeline_conditions(triton_db: Path):
+    (info,) = q.pass_info(triton_db, "tritongpu-fuse-nested-loops")
+    assert {(p.backend, p.condition) for p in info.pipeline} >= {("nvidia", "capability // 10 in [8, 9]")}
+
+
+@pytest.fixture(scope="module")
+def top2_trajectory(triton_checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import irscope
+    from irscope.examples import EXAMPLES
+
+    ex = EXAMPLES["top2_argmax"]
+    out = tmp_path_factory.mktemp("top2")
+    irscope.capture(ex.kernel, target="cuda:90", out_dir=out, kernel_kwargs=ex.args, **ex.options)
+    return out
+
+
+def test_explain_coalesce_and_remove_layout_conversions(triton_db: Path, top2_trajectory: Path):
+    e = explain(triton_db, top2_trajectory, "tritongpu-coalesce")
+    assert [(d.op, d.before, d.after) for d in e.deltas] == [("ttg.convert_layout", 0, 3)]
+    (op,) = e.ops
+    assert op.action == "create"
+    assert {s.function.name for s in op.sites} == {"convertDistributedOpEncoding"}
+    assert op.other_passes > 50  # the many other creators are filtered out
+
+    e = explain(triton_db, top2_trajectory, "tritongpu-remove-layout-conversions")
+    (op,) = e.ops
+    assert (op.op, op.before, op.after, op.action) == ("ttg.convert_layout", 3, 0, "erase")
+    fns = {s.function.name for s in op.sites if s.function}
+    assert "CanonicalizeConvertFromConvert::matchAndRewrite" in fns
+    assert "LayoutRematerialization::backwardRematerialization" in fns
+    assert all("tritongpu-remove-layout-conversions" in s.passes or s.loc.file == REMOVE for s in op.sites)
+    assert op.gates

@@ -1,0 +1,66 @@
+"""Entry points run by tests/harness/test_sandbox.py inside real sandboxed subprocesses."""
+
+import ctypes
+import os
+import subprocess
+import sys
+import time
+
+
+def echo(payload, emit):
+    emit({"step": 1})
+    emit({"step": 2, "cwd": os.getcwd(), "home": os.environ.get("HOME")})
+    return {"echo": payload}
+
+
+def environment(payload, emit):
+    return dict(os.environ)
+
+
+def hang(payload, emit):
+    emit({"started": True})
+    while True:
+        time.sleep(0.01)
+
+
+def hang_with_grandchild(payload, emit):
+    child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(0.05)"])
+    emit({"grandchild": child.pid})
+    while True:
+        time.sleep(0.01)
+
+
+def progress_then_stall(payload, emit):
+    for i in range(4):
+        emit({"tick": i})
+        time.sleep(0.2)
+    time.sleep(60)
+
+
+def segfault(payload, emit):
+    emit({"about_to": "segfault"})
+    ctypes.string_at(0)
+
+
+def hard_exit(payload, emit):
+    os._exit(payload.get("code", 0))
+
+
+def system_exit(payload, emit):
+    sys.exit(3)
+
+
+def raise_error(payload, emit):
+    raise ValueError("candidate says no")
+
+
+def flood_stdout(payload, emit):
+    line = "x" * 1023 + "\n"
+    while True:
+        sys.stdout.write(line)
+
+
+def print_some(payload, emit):
+    print("hello from the child")
+    print("to stderr", file=sys.stderr)
+    return 7

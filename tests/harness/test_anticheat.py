@@ -1,0 +1,137 @@
+"""Anti-cheat: the static rules on real candidate sources, and the runtime monitor on real interpreted launches."""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from bench.operator import KERNELS_DIR
+from ladder.harness.anticheat import static_check
+from ladder.harness.validate import poisoned_allocations
+from ladder.sandbox import run_sandboxed
+
+CANDIDATES = Path(__file__).parent / "candidates"
+
+
+def rules(source: str) -> list[tuple[str, str]]:
+    return [(v.rule, v.message) for v in static_check(textwrap.dedent(source))]
+
+
+@pytest.mark.parametrize("path", sorted(KERNELS_DIR.glob("*.py")), ids=lambda p: p.stem)
+def test_every_frozen_initial_kernel_passes_the_static_check(path):
+    assert static_check(path.read_text(), str(path)) == []
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("never_launches", {"torch-compute"}),
+    ("uses_stream_and_thread", {"import", "banned-api"}),
+    ("patches_timer", {"banned-api", "dunder", "builtin"}),
+    ("lazy_subclass", {"torch-compute"}),
+    ("returns_reference", set()),  # plain operators: only the runtime monitor sees them
+    ("caches_by_data_ptr", set()),
+    ("argmax_wrong_on_ties", set()),
+])  # fmt: skip
+def test_candidate_files(name, expected):
+    found = {v.rule for v in static_check((CANDIDATES / f"{name}.py").read_text())}
+    assert found == expected
+
+
+def test_aliases_are_resolved():
+    src = """
+        import torch as T
+        from torch.nn import functional as Fn
+        from torch import cuda
+        def forward(x):
+            a = T.tanh(x)
+            b = Fn.gelu(x)
+            s = cuda.Stream()
+            return a
+    """
+    found = rules(src)
+    assert ("torch-compute", "torch.tanh(...) computes with torch in the forward path") in found
+    assert ("torch-compute", "torch.nn.functional.gelu(...) computes with torch in the forward path") in found
+    assert ("banned-api", "torch.cuda.Stream is not allowed in a candidate") in found
+
+
+def test_jit_bodies_are_triton_code_and_host_code_is_not():
+    src = """
+        import torch
+        import triton
+        import triton.language as tl
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            x = tl.load(x_ptr + tl.arange(0, BLOCK))
+            tl.store(x_ptr + tl.arange(0, BLOCK), x.to(tl.float32).exp())
+        def forward(x, input):
+            sizes = {"a": 1}
+            total = sum(sizes.values())
+            out = torch.empty_like(x).view(-1)
+            k[(1,)](out, BLOCK=triton.next_power_of_2(total + input))
+            return out.exp()
+    """
+    found = rules(src)
+    assert found == [("torch-compute", ".exp(...) is a torch compute op in the forward path")]
+
+
+def test_knobs_are_off_limits_except_reading_the_interpreter_mode():
+    src = """
+        import triton
+        import triton.language as tl
+        INTERPRETED = tl.constexpr(triton.knobs.runtime.interpret)
+        triton.knobs.runtime.interpret = False
+        triton.knobs.runtime.launch_enter_hook.add(print)
+    """
+    found = rules(src)
+    assert [r for r, _ in found] == ["banned-api", "banned-api"]
+    assert found[0][1].startswith("triton.knobs") and "line" not in found[0][1]
+
+
+def test_forbidden_imports_builtins_and_escapes():
+    src = """
+        import os
+        import numpy as np
+        from . import helper
+        def forward(x):
+            f = eval
+            return x.__class__
+    """
+    found = {r for r, _ in rules(src)}
+    assert found == {"import", "builtin", "dunder"}
+    assert rules("def f(:\n") and rules("def f(:\n")[0][0] == "syntax"
+
+
+@pytest.fixture(scope="module")
+def monitored():
+    r = run_sandboxed("tests.harness.monitor_entries:monitor_scenarios", {}, timeout_s=120,
+                      extra_env={"TRITON_INTERPRET": "1"})  # fmt: skip
+    assert r.ok, r.summary() + r.stderr_tail
+    return r.value
+
+
+def test_monitor_counts_interpreted_launches_and_allows_allocation(monitored):
+    k = monitored["kernel"]
+    assert k["hook_calls"] == 0  # launch_enter_hook never fires under the interpreter: hence the run() wrapper
+    assert k["launches"] == 2 and k["kernels"] == {"channel_stats_kernel": 1, "normalize_kernel": 1}
+    assert k["problems"] == []
+    assert set(k["aten_ops"]) <= {"empty", "empty_like"}  # the interpreter's host copies are not counted
+
+
+def test_monitor_flags_torch_compute_and_missing_launches(monitored):
+    problems = monitored["torch_only"]["problems"]
+    assert "no Triton kernel was launched" in problems
+    assert any(p.startswith("torch compute in the forward path: add, mul, randn, sum") for p in problems)
+
+
+def test_monitor_allows_same_dtype_copies_only(monitored):
+    assert monitored["copies"]["forbidden"] == ["_to_copy"]
+
+
+def test_poisoned_allocations_fill_fresh_memory():
+    with poisoned_allocations():
+        f = torch.empty(64)
+        i = torch.empty(8, dtype=torch.int64)
+        like = torch.empty_like(torch.zeros(3, 3))
+    assert torch.isnan(f).all() and torch.isnan(like).all()
+    assert (i == torch.iinfo(torch.int64).max).all()
+    assert not torch.are_deterministic_algorithms_enabled()

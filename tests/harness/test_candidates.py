@@ -1,0 +1,120 @@
+"""Adversarial candidate modules (tests/harness/candidates/) through the real harness: each in its own sandboxed
+subprocess under TRITON_INTERPRET=1 on small shapes. The harness must reject every cheat for the right reason
+and accept the honest kernels."""
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from ladder.harness.evaluate import evaluate_candidate
+
+CANDIDATES = Path(__file__).parent / "candidates"
+TOY_ARGMAX = "tests.harness.toy_ops:ROW_ARGMAX"
+# candidate → operator; new_gelu's s1 case (3×300) and the toy argmax's s1 (6×13) keep the interpreter fast.
+RUNS = {
+    "caches_by_data_ptr": "new_gelu", "returns_reference": "new_gelu", "never_launches": "new_gelu",
+    "mutates_input": "new_gelu", "skips_tail": "new_gelu", "lazy_subclass": "new_gelu", "exits": "new_gelu",
+    "out_of_bounds": "new_gelu", "hangs": "new_gelu", "patches_timer": "new_gelu", "device_fault": "new_gelu",
+    "argmax_first_index": TOY_ARGMAX, "argmax_wrong_on_ties": TOY_ARGMAX,
+}  # fmt: skip
+
+
+def _evaluate(name: str):
+    cases = ["s1", "s2"] if name == "device_fault" else ["s1"]
+    return name, evaluate_candidate(RUNS[name], candidate=CANDIDATES / f"{name}.py", cases=cases, device="cpu",
+                                    seeds=2, timeout_s=120, silence_s=20)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def results():
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(_evaluate, RUNS))
+
+
+def reasons(result) -> str:
+    return "\n".join(result.reasons())
+
+
+def test_honest_kernels_are_accepted(results):
+    r = results["argmax_first_index"]
+    assert r.accepted, reasons(r)
+    case = r.cases[0]
+    assert case["validation"]["kinds"] == ["random", "ties"] and case["validation"]["runs"] == 4
+    assert case["recheck"]["kinds"] == ["random/new-buffers", "random/same-buffers"]
+
+
+def test_result_cache_keyed_on_data_ptr_is_caught_by_the_recheck(results):
+    r = results["caches_by_data_ptr"]
+    assert not r.accepted
+    case = r.cases[0]
+    assert case["validation"]["ok"], "fresh buffers per seed: the cache misses during validation"
+    failed = {f["kind"] for f in case["recheck"]["failures"]}
+    assert "random/same-buffers" in failed and "wrong output" in reasons(r)
+
+
+def test_torch_arithmetic_behind_a_token_launch(results):
+    r = results["returns_reference"]
+    assert not r.accepted and not r.static_violations
+    assert "torch compute in the forward path: add, mul, pow" in reasons(r)
+
+
+def test_defined_but_never_launched(results):
+    r = results["never_launches"]
+    assert not r.accepted
+    assert "no Triton kernel was launched" in reasons(r) and r.static_violations
+
+
+def test_wrong_on_ties(results):
+    r = results["argmax_wrong_on_ties"]
+    assert not r.accepted
+    failures = r.cases[0]["validation"]["failures"]
+    assert failures and {f["kind"] for f in failures} == {"ties"}, "right on random inputs, wrong on ties"
+    assert "index mismatches" in reasons(r)
+
+
+def test_input_mutation(results):
+    r = results["mutates_input"]
+    assert not r.accepted
+    assert "input 0 was modified" in reasons(r) and "aliases an input" in reasons(r)
+
+
+def test_unwritten_output_is_poisoned(results):
+    r = results["skips_tail"]
+    assert not r.accepted and "NaN at 132 positions" in reasons(r)  # 900 elements, 3 full blocks of 256
+
+
+def test_tensor_subclass_output(results):
+    assert "output 0 is Deferred, not exactly torch.Tensor" in reasons(results["lazy_subclass"])
+
+
+def test_sys_exit_in_forward_fails_the_run_not_the_harness(results):
+    r = results["exits"]
+    assert not r.accepted and not r.sandbox_failures
+    assert r.cases[0]["validation"]["runs"] == 2 and "forward raised SystemExit" in reasons(r)
+
+
+def test_crash_ends_the_candidate_only(results):
+    r = results["out_of_bounds"]
+    assert not r.accepted
+    assert r.sandbox_failures and r.sandbox_failures[0]["status"] == "crashed"
+    assert r.sandbox_failures[0]["signal"] == "SIGSEGV"
+
+
+def test_hang_is_killed(results):
+    r = results["hangs"]
+    assert not r.accepted
+    assert r.sandbox_failures[0]["status"] == "silent" and r.sandbox_failures[0]["cases"] == ["s1"]
+
+
+def test_timer_patching_is_seen_at_runtime_too(results):
+    r = results["patches_timer"]
+    assert not r.accepted and "triton.testing.do_bench" in r.tampered
+
+
+def test_fatal_device_error_ends_the_worker_and_the_rest_runs_in_a_fresh_one(results):
+    r = results["device_fault"]
+    assert [c["case"] for c in r.cases] == ["s1", "s2"]
+    for case in r.cases:
+        assert not case["correct"] and "fatal device error" in case["errors"][0]
+    assert [f["status"] for f in r.sandbox_failures] == ["exception", "exception"]  # one worker per case

@@ -1,0 +1,63 @@
+"""The harness's CUDA path (run on a GPU machine with pytest: `pytest -m gpu tests/harness/test_gpu.py`)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from bench.operator import KERNELS_DIR
+from ladder.harness.anticheat import ForwardMonitor
+from ladder.harness.validate import poisoned_allocations
+from ladder.harness.worker import load_module
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+
+def test_launch_hook_counts_one_launch_per_forward_on_the_current_stream():
+    forward = load_module(KERNELS_DIR / "softplus.py", "gpu_softplus").forward
+    x = torch.randn(4096, device="cuda")
+    forward(x)  # compile outside the monitor
+    with ForwardMonitor() as m:
+        forward(x)
+    assert m.report.launches == 1 and dict(m.report.kernels) == {"softplus_kernel": 1}
+    assert m.report.problems() == []
+
+
+def test_poisoning_on_cuda():
+    with poisoned_allocations():
+        t = torch.empty(1 << 20, device="cuda")
+    assert torch.isnan(t).all()
+
+
+def test_timing_and_cuda_graph_switch():
+    from ladder.harness.timing import TimingSettings, time_interleaved
+
+    x = torch.randn(1024, device="cuda")
+    y = torch.randn(1 << 26, device="cuda")
+    t = time_interleaved({"tiny": lambda: x * 2, "big": lambda: y * 2}, TimingSettings(rounds=2))
+    assert t["tiny"].timer == "cudagraph" and t["big"].timer == "cudagraph"  # one tiny impl switches the case
+    assert t["big"].ms > t["tiny"].ms > 0 and len(t["big"].rounds_ms) == 2
+    t = time_interleaved({"big": lambda: y * 2}, TimingSettings(rounds=2))
+    assert t["big"].timer == "do_bench" and t["big"].q25_ms <= t["big"].ms <= t["big"].q75_ms
+
+
+def test_ceilings_are_plausible():
+    from ladder.harness.ceilings import measure
+
+    c = measure(copy_bytes=256 << 20, gemm_n=4096, warmup_ms=5, rep_ms=20)
+    assert 100 < c.copy_gbps < 20_000 and 10 < c.bf16_tflops < 5_000
+
+
+def test_bench_one_case_end_to_end(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "ladder.cli", "bench", "--ops", "softplus", "--cases", "c1",
+                           "--compile-cases", "c1", "--seeds", "1", "--out", str(tmp_path)], capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads((tmp_path / "bench.json").read_text())
+    case = doc["operators"][0]["cases"][0]
+    assert set(case["timing"]) == {"candidate", "eager", "compile"}
+    m = case["metrics"]
+    assert 0 < m["impl"]["candidate"]["frac_sol"] < 1.2 and m["speedup"]["eager"] > 0
+    assert doc["environment"]["ceilings"]["copy_gbps"] > 100 and (tmp_path / "bench.png").exists()

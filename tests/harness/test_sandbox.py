@@ -1,0 +1,104 @@
+"""The candidate sandbox with real subprocesses: results, clean environment, and failures that end the child only."""
+
+import os
+import time
+
+import pytest
+
+from ladder import sandbox
+from ladder.sandbox import clean_env, run_sandboxed
+
+E = "tests.harness.sandbox_entries"
+
+
+def test_result_messages_and_workdir():
+    seen = []
+    r = run_sandboxed(f"{E}:echo", {"a": [1, 2]}, timeout_s=30, on_message=seen.append)
+    assert r.ok, r.summary()
+    assert r.value == {"echo": {"a": [1, 2]}}
+    assert [m["step"] for m in r.messages] == [1, 2] and seen == r.messages
+    cwd = r.messages[1]["cwd"]
+    assert cwd == r.messages[1]["home"] and "ladder-sandbox-" in cwd
+    assert not os.path.exists(cwd), "the temporary working directory must be removed"
+
+
+def test_stdout_and_stderr_do_not_mix_with_results():
+    r = run_sandboxed(f"{E}:print_some", {}, timeout_s=30)
+    assert r.ok and r.value == 7
+    assert "hello from the child" in r.stdout_tail and "to stderr" in r.stderr_tail
+
+
+def test_environment_is_clean(monkeypatch):
+    for name, value in {"OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "a", "GITHUB_TOKEN": "t", "MY_SECRET": "s",
+                        "DB_PASSWORD": "p", "HTTPS_PROXY": "http://p:1", "http_proxy": "http://p:2",
+                        "NO_PROXY": "x", "TRITON_API_KEY": "k", "RANDOM_SETTING": "r",
+                        "TRITON_CACHE_DIR": "/tmp/tc", "CUDA_VISIBLE_DEVICES": "0"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    r = run_sandboxed(f"{E}:environment", {}, timeout_s=30, extra_env={"TRITON_INTERPRET": "1", "HF_TOKEN": "x"})
+    assert r.ok, r.summary()
+    env = r.value
+    for gone in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "MY_SECRET", "DB_PASSWORD", "HTTPS_PROXY",
+                 "http_proxy", "NO_PROXY", "TRITON_API_KEY", "RANDOM_SETTING", "HF_TOKEN"):  # fmt: skip
+        assert gone not in env, gone
+    assert env["TRITON_CACHE_DIR"] == "/tmp/tc" and env["CUDA_VISIBLE_DEVICES"] == "0"
+    assert env["TRITON_INTERPRET"] == "1" and env["PYTHONPATH"].split(os.pathsep)[0] == str(sandbox.REPO_ROOT)
+    assert not any(m in k.upper() for k in env for m in ("KEY", "TOKEN", "SECRET", "PASSWORD", "PROXY"))
+
+
+def test_clean_env_is_an_allowlist(tmp_path):
+    env = clean_env({"PATH": "/bin", "LC_ALL": "C", "AWS_ACCESS_KEY_ID": "a", "EDITOR": "vi"}, tmp_path)
+    assert env["PATH"] == "/bin" and env["LC_ALL"] == "C" and env["HOME"] == str(tmp_path)
+    assert "AWS_ACCESS_KEY_ID" not in env and "EDITOR" not in env
+
+
+def test_timeout_kills_the_process_group():
+    t0 = time.monotonic()
+    r = run_sandboxed(f"{E}:hang_with_grandchild", {}, timeout_s=3)
+    assert r.status == sandbox.TIMEOUT and time.monotonic() - t0 < 15
+    grandchild = r.messages[0]["grandchild"]
+    time.sleep(0.2)
+    assert not _alive(grandchild), "the grandchild survived the kill"
+
+
+def _alive(pid: int) -> bool:
+    """Running and not a zombie (a container's init may be slow to reap the killed grandchild)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            status = f.read()
+    except FileNotFoundError:
+        return False
+    state = next(line.split()[1] for line in status.splitlines() if line.startswith("State:"))
+    return state not in ("Z", "X")
+
+
+def test_silence_timeout_spares_a_job_that_reports_progress():
+    r = run_sandboxed(f"{E}:progress_then_stall", {}, timeout_s=60, silence_s=1.5)
+    assert r.status == sandbox.SILENT
+    assert [m["tick"] for m in r.messages] == [0, 1, 2, 3]
+    assert r.seconds < 20
+
+
+@pytest.mark.parametrize(("entry", "status", "check"), [
+    ("segfault", sandbox.CRASHED, lambda r: r.signal == "SIGSEGV" and r.messages == [{"about_to": "segfault"}]),
+    ("hard_exit", sandbox.CRASHED, lambda r: r.returncode == 0 and "without a result" in r.detail),
+    ("system_exit", sandbox.EXCEPTION, lambda r: r.error["type"] == "SystemExit"),
+    ("raise_error", sandbox.EXCEPTION, lambda r: "candidate says no" in r.error["message"]
+     and "ValueError" in r.error["traceback"]),
+])  # fmt: skip
+def test_crashes_end_the_candidate_only(entry, status, check):
+    r = run_sandboxed(f"{E}:{entry}", {}, timeout_s=30)
+    assert r.status == status, r.summary()
+    assert check(r), r
+
+
+def test_output_flood_is_cut():
+    r = run_sandboxed(f"{E}:flood_stdout", {}, timeout_s=60, max_output_bytes=1 << 20)
+    assert r.status == sandbox.FLOOD
+    assert r.output_bytes > 1 << 20 and len(r.stdout_tail) <= 16384
+
+
+def test_bad_entry_is_reported_not_raised():
+    r = run_sandboxed(f"{E}:no_such_function", {}, timeout_s=30)
+    assert r.status == sandbox.EXCEPTION and r.error["type"] == "AttributeError"
+    with pytest.raises(ValueError, match=r"package\.module:function"):
+        run_sandboxed("no_colon", {}, timeout_s=1)

@@ -1,0 +1,75 @@
+"""L3 on real compiles (Triton 3.6, cuda:90, on the CPU): the seed paper's running example, MoE group top-2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import irscope
+from bench.operator import get_operator
+from ladder.context import Context
+from ladder.evidence import FAILED, SNAPSHOT, SOURCE_LINE
+from ladder.levels import registry
+from ladder.levels.ir import IRLevel
+from ladder.policy import climb
+from ladder.validators.interpret import InterpretValidator
+from tests.ladder import h200, moe_op
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+GELU = get_operator("new_gelu")
+
+
+def test_the_ladder_ties_the_shuffles_to_the_argmax_and_stops_at_l3(tmp_path):
+    d = climb(Context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path), registry())
+    assert d.outcome == "actionable" and d.level == "L3"
+    assert [(x["level"], x["status"]) for x in d.escalations()] == [("L1", "unavailable"), ("L2", "unavailable")]
+    assert d.family.name == "avoid-index-reduction" and "ties stay correct" in d.family.description
+    assert d.hypothesis.bottleneck == "index-reduction-sync" and d.hypothesis.hotspot == "top2_kernel line 13"
+    l3 = d.results[-1]
+    line = l3.evidence_by_id()["L3.0.index-reduction-sync.line13"]
+    assert line.source.kind == SOURCE_LINE and line.source.line == 13
+    assert Path(line.source.path) == moe_op.KERNEL and "tl.argmax" in moe_op.KERNEL.read_text().splitlines()[12]
+    assert line.data["sync.shuffle"] == 10  # twice the 5 shuffles of each plain tl.max (lines 14, 16)
+    step = l3.evidence_by_id()["L3.0.index-reduction-sync.pass"]
+    assert step.source.kind == SNAPSHOT and step.source.pass_arg == "convert-triton-gpu-to-llvm"
+    traj = irscope.load(step.source.path)
+    assert traj.snapshots[step.source.snapshot].pass_arg == "convert-triton-gpu-to-llvm"
+    assert "captured 1 kernel(s) for cuda:90 as specialized for case c1" in l3.notes
+    assert any(n.startswith("minor: narrow-memory-access") for n in l3.notes)
+
+
+def test_the_tie_aware_rewrite_has_no_index_reduction_and_is_correct_where_value_masking_is_not(tmp_path):
+    rewritten = IRLevel().run(Context(moe_op.OPERATOR, KERNELS / "moe_top2_tie_aware.py", tmp_path))
+    assert "index-reduction-sync" not in {h.bottleneck for h in rewritten.hypotheses}
+    assert not any("index-reduction" in n for n in rewritten.notes)
+    v = InterpretValidator(seeds=1)
+    assert v.validate(moe_op.OPERATOR, KERNELS / "moe_top2_tie_aware.py", tmp_path).correct
+    wrong = v.validate(moe_op.OPERATOR, KERNELS / "moe_top2_value_mask.py", tmp_path)
+    assert not wrong.correct and wrong.detail.startswith("s1: ties seed")
+
+
+def test_every_kernel_of_a_multi_kernel_forward_is_captured(tmp_path):
+    two = tmp_path / "two_kernels.py"
+    source = GELU.initial_source().replace(
+        "    new_gelu_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)\n",
+        "    new_gelu_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)\n"
+        "    new_gelu_kernel[(triton.cdiv(n, 1024),)](out, out, n, BLOCK=1024)\n")  # fmt: skip
+    assert source != GELU.initial_source()
+    two.write_text(source)
+    r = IRLevel().run(Context(GELU, two, tmp_path))
+    assert "captured 2 kernel(s) for cuda:90 as specialized for case c1" in r.notes
+    assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == ["000-new_gelu_kernel", "001-new_gelu_kernel"]
+
+
+def test_a_kernel_that_does_not_compile_fails_the_level_with_the_compiler_message(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(GELU.initial_source().replace("BLOCK = 256", "BLOCK = 100"))
+    r = IRLevel().run(Context(GELU, bad, tmp_path))
+    assert r.status == FAILED and "CaptureError" in r.reason and "power of 2" in r.reason
+    assert not r.stopped
+
+
+def test_l3_captures_the_heaviest_case_that_is_cheap_enough_to_build(tmp_path):
+    assert IRLevel._case(Context(GELU, GELU.kernel_path, tmp_path)) == "c1"  # untimed: equal weights, first case
+    # Naive moe on the H200: c5 is furthest from SoL but moves 302 MB (over the cap); c4 (88 MB) is next.
+    timed = h200.timed(tuple(zip(h200.MOE_NAIVE, h200.MOE_SOL)))
+    assert IRLevel._case(Context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path, validation=timed)) == "c4"

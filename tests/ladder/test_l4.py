@@ -1,0 +1,104 @@
+"""L4 narrows an L3 finding with a real compiler index: the pass, the pattern lowering the op, the calls that
+make the symptom and the conditions that decide it, each with file:line. CI builds the index from the test
+corpus (a toy dialect); with a Triton checkout present, the real MoE top-2 diagnosis is checked too."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.operator import get_operator
+from compiler_index.build import build, resolve_roots
+from ladder.context import Context
+from ladder.evidence import (
+    ARTIFACT,
+    COMPILER_SOURCE,
+    RAN,
+    SNAPSHOT,
+    UNAVAILABLE,
+    Evidence,
+    Hypothesis,
+    LevelResult,
+    SourceRef,
+)
+from ladder.levels.source import LEVEL as L4
+
+CORPUS = Path(__file__).resolve().parents[1] / "compiler_index" / "corpus"
+TRITON = Path(__file__).resolve().parents[2] / "third_party" / "triton"
+
+TOY_INVARIANTS = """
+format: irscope-invariants
+format_version: 1
+invariants:
+  barrier-heavy:
+    source_op: tgpu.barrier
+    statement: ToyGPU lowers every barrier to bar.sync through the target's emitBarrier.
+    mechanisms:
+      - {symbol: "emitBarrier", explains: "the bar.sync itself"}
+    gates:
+      - {symbol: "BarrierOpConversion", explains: "which targets have a barrier lowering"}
+    family: fewer-barriers
+"""
+
+
+def l3_result(pass_arg: str, bottleneck: str, kernel: Path) -> LevelResult:
+    snap = Evidence("L3.0.x.pass", "L3", "pass introduced it", SourceRef(SNAPSHOT, "traj", snapshot=3,
+                                                                           pass_arg=pass_arg))
+    line = Evidence("L3.0.x.line", "L3", "line 5", SourceRef("source_line", str(kernel), line=5))
+    return LevelResult("L3", RAN, evidence=(line, snap),
+                       hypotheses=(Hypothesis(bottleneck, "kernel line 5", (), (line.id, snap.id)),))
+
+
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("idx") / "toy.db"
+    build(db, resolve_roots([CORPUS], [CORPUS / "python"]))
+    return db
+
+
+def test_l4_cites_compiler_source_for_the_l3_question(corpus_db, tmp_path):
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(TOY_INVARIANTS)
+    op = get_operator("new_gelu")
+    ctx = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(corpus_db)), ("invariants", str(inv))),
+                  earlier=(l3_result("toygpu-lower-barriers", "barrier-heavy", op.kernel_path),))
+    result = L4.run(ctx)
+    assert result.status == RAN
+    cited = {e.id: e for e in result.evidence if e.source.kind == COMPILER_SOURCE}
+    pattern = next(e for i, e in cited.items() if i.endswith(".pattern"))
+    assert pattern.source.path.endswith("BarrierOpToLLVM.cpp") and pattern.source.line > 1
+    assert any(i.endswith(".mechanism0") and "emitBarrier" in e.claim for i, e in cited.items())
+    assert any(".gate0" in i and "no barrier lowering for this target" in e.claim for i, e in cited.items())
+    assert [f.name for f in result.families] == ["fewer-barriers"]
+    assert result.tests is not None and result.tests.justified_here.passed
+    assert any(e.source.kind == ARTIFACT and e.source.path == str(inv) for e in result.evidence)
+
+
+def test_l4_without_an_answer_stays_inconclusive(corpus_db, tmp_path):
+    op = get_operator("new_gelu")
+    earlier = (l3_result("toygpu-lower-barriers", "no-invariant-for-this", op.kernel_path),)
+    ctx = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(corpus_db)),), earlier=earlier)
+    result = L4.run(ctx)
+    assert result.families == () and not result.stopped
+    assert any("no invariant" in n for n in result.notes)
+    missing = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(tmp_path / "none.db")),),
+                      earlier=earlier)
+    assert L4.run(missing).status == UNAVAILABLE
+
+
+@pytest.mark.skipif(not (TRITON / "lib").is_dir(), reason="no Triton checkout in third_party/triton")
+def test_diagnose_moe_top2_reaches_the_reduction_lowering(tmp_path, capsys):
+    import argparse
+
+    from ladder.commands.diagnose import add_arguments, run
+
+    db = tmp_path / "triton.db"
+    build(db, resolve_roots([TRITON], None))
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert run(p.parse_args(["moe_group_top2", "--out", str(tmp_path / "d"), "--index", str(db)])) == 0
+    out = capsys.readouterr().out
+    assert "index-producing reduction" in out and "sync.shuffle" in out and "sync.barrier" in out  # L3
+    assert "lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp:17 (ReduceOpConversion)" in out  # L4, file:line
+    assert "ReduceOpConversion::sync" in out and "ReduceOpToLLVM.cpp:" in out
+    shutil.rmtree(tmp_path / "d")
