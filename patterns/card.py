@@ -91,6 +91,7 @@ class Card:
     appliers: list[str]
     recognize: list[Predicate]
     keywords: list[str]
+    aliases: list[str]  # the ladder's family names for this rewrite (fuse-passes, avoid-index-reduction, …)
     evidence_log: list[dict[str, Any]]
     path: Path | None = None
     sha256: str = ""
@@ -214,7 +215,8 @@ def card_from_document(doc: dict[str, Any], path: Path | None = None, sha256: st
         rewrite=doc["rewrite"], before=doc["example"]["before"], after=doc["example"]["after"],
         notes=doc.get("notes", ""), expected_effect=dict(doc["expected_effect"]), sources=list(doc["sources"]),
         appliers=list(doc.get("appliers", [])), recognize=[Predicate.parse(t) for t in doc.get("recognize", [])],
-        keywords=list(doc.get("keywords", [])), evidence_log=list(doc["evidence_log"]), path=path, sha256=sha256,
+        keywords=list(doc.get("keywords", [])), aliases=list(doc.get("aliases", [])),
+        evidence_log=list(doc["evidence_log"]), path=path, sha256=sha256,
         document=doc,
     )  # fmt: skip
 

@@ -67,7 +67,8 @@ class Match:
 
     def to_json(self) -> dict[str, Any]:
         c = self.card
-        return {"card": c.id, "family": c.family, "title": c.title, "kind": c.kind, "status": c.status,
+        return {"card": c.id, "family": c.family, "aliases": c.aliases, "title": c.title, "kind": c.kind,
+                "status": c.status,
                 "score": round(self.score, 4), "confidence": round(self.confidence, 4), "blocked": self.blocked,
                 "matched": [r.to_json() for r in self.matched],
                 "symptoms": [r.to_json() for r in self.symptoms],

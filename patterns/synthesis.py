@@ -16,6 +16,7 @@ import ast
 import json
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -350,13 +351,32 @@ def _interpret(r: Round, fams: list[FamilyAssignment], changed: dict[str, tuple[
     return f"{r.op} round {r.round} ({r.decision}, {speed}); source changes: {what}; mapped to {to}."
 
 
+def _declared_family(r: Round, cards: list[Card], fams: list[FamilyAssignment],
+                     add: Callable[[FamilyAssignment], None], notes: list[str]) -> None:
+    """The family the round names: a card family, or an alias (the ladder's family names) of some cards."""
+    members = [c for c in cards if c.family == r.family] or [c for c in cards if r.family in c.aliases]
+    if not members:
+        notes.append(f"the round names family {r.family!r}, which no card has or aliases")
+        return
+    if any(f.card in {c.id for c in members} for f in fams):
+        return  # a recognizer already picked one of them
+    best = _keyword_hits(members, r, least=1)[:1]  # the member card whose keywords the round mentions
+    why = [f"the round names family {r.family}"] + [f"keywords: {', '.join(h)}" for _, h in best]
+    if best:
+        add(FamilyAssignment(best[0][0].family, best[0][0].id, "declared-family", STRENGTH["declared-family"], why))
+    elif len({c.family for c in members}) == 1:
+        add(FamilyAssignment(members[0].family, None, "declared-family", STRENGTH["declared-family"], why))
+    else:
+        notes.append(f"family {r.family!r} spans {', '.join(sorted({c.family for c in members}))}; "
+                     f"nothing in the round picks one")  # fmt: skip
+
+
 def map_round(r: Round, cards: list[Card], llm: LLMConfig | None, taken: set[str]
               ) -> tuple[Assignment, dict[str, Any] | None]:
     from patterns.appliers import APPLIERS
 
     notes: list[str] = []
     by_id = {c.id: c for c in cards}
-    families = {c.family for c in cards}
     before = _features(r.parent_source, f"{r.where} (parent)", notes)
     after = _features(r.candidate_source, f"{r.where} (candidate)", notes)
     changed = changed_features(before, after)
@@ -384,15 +404,7 @@ def map_round(r: Round, cards: list[Card], llm: LLMConfig | None, taken: set[str
     for c, why in recognized:
         add(FamilyAssignment(c.family, c.id, "recognizer", STRENGTH["recognizer"], [why]))
     if r.family:
-        if r.family in families:
-            if not any(f.family == r.family for f in fams):
-                # the family's card whose keywords the round mentions, if any
-                best = _keyword_hits([c for c in cards if c.family == r.family], r, least=1)[:1]
-                why = [f"the round names family {r.family}"] + [f"keywords: {', '.join(h)}" for _, h in best]
-                add(FamilyAssignment(r.family, best[0][0].id if best else None, "declared-family",
-                                     STRENGTH["declared-family"], why))  # fmt: skip
-        else:
-            notes.append(f"the round names family {r.family!r}, which no card has")
+        _declared_family(r, cards, fams, add, notes)
     if not fams:
         for c, hits in _keyword_hits(cards, r):
             add(FamilyAssignment(c.family, c.id, "keywords", STRENGTH["keywords"], [f"keywords: {', '.join(hits)}"]))

@@ -242,3 +242,16 @@ def test_history_errors_name_file_and_line(tmp_path, line, message):
     empty.write_text("\n")
     with pytest.raises(HistoryError, match="no rounds"):
         read_history(empty)
+
+
+def test_the_ladders_family_names_are_aliases_of_card_families():
+    rounds = read_history(HISTORY)
+    layer_norm = next(r for r in rounds if r.op == "layer_norm")
+    assert layer_norm.family == "split-work-across-programs"  # the ladder's name, exported as is
+    result = synthesize([layer_norm], load_cards(CARDS_DIR))
+    (fam,) = result.assignments[0].families
+    assert (fam.family, fam.card, fam.method) == ("parallel-reduction", "split-row-reduction", "declared-family")
+    vague = layer_norm.__class__(op="x", round=1, description="made it faster", decision="accepted",
+                                 family="fuse-passes")  # fmt: skip
+    a = synthesize([vague], load_cards(CARDS_DIR)).assignments[0]
+    assert any("spans" in n for n in a.notes) and a.families[0].method == "proposed"

@@ -96,7 +96,7 @@ rounds = [
          diff=EVICT_DIFF, evidence={"l2.bottleneck": "memory", "l2.sol_fraction": 0.58},
          speedup=0.98, speedup_vs_initial=1.28, correct=True, decision="rejected",
          timestamp="2026-01-12T12:41:12Z"),
-    dict(op="layer_norm", round=1, level="L2", rewriter="llm", family="parallel-reduction",
+    dict(op="layer_norm", round=1, level="L2", rewriter="llm", family="split-work-across-programs",
          description="Split each of the 4 rows across 128 programs writing partial sums and sums of squares; "
                      "combine them in a second kernel, normalize on the full grid",
          evidence={"l2.num_rows": 4, "l2.sm_count": 132, "l2.sol_fraction": 0.02, "l2.bottleneck": "latency"},
