@@ -197,7 +197,8 @@ def cmd_check_suite(args: argparse.Namespace) -> int:
         items += [(f"{op.name}.{c.applier}.{i}", op.name, c.source)
                   for i, c in enumerate(generate(op.initial_source(), str(op.kernel_path)))]  # fmt: skip
     t0 = time.perf_counter()
-    results = check_many(items, workers=args.workers, correctness=not args.compile_only)
+    results = check_many(items, workers=args.workers, correctness=not args.compile_only,
+                         cache_dir=Path(args.cache_dir) if args.cache_dir else None)  # fmt: skip
     seconds = time.perf_counter() - t0
     report = {"candidates": len(items), "operators": len(ops), "seconds": round(seconds, 1),
               "correctness": not args.compile_only,
@@ -292,6 +293,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--op", action="append", help="only this operator (repeatable)")
     p.add_argument("--compile-only", action="store_true", help="record launches without running them; compile only")
     p.add_argument("--workers", type=int, default=1, help="process groups side by side")
+    p.add_argument("--cache-dir", help="Triton cache for the checks (default: a shared one under the temp dir)")
     p.add_argument("--json", help="write the report here")
     p.set_defaults(run=cmd_check_suite)
 
