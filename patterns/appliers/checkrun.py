@@ -211,9 +211,6 @@ def main(argv: list[str]) -> int:
     request = json.loads(Path(request_path).read_text())
     if mode == "interpret":
         InterpretedFunction.run = _recording_run  # record what forward launches; the interpreter still runs it
-        if importlib.util.find_spec("bench.interp_compat") is not None:
-            # runtime loop bounds under NumPy >= 2.4 (the suite's own interpreter shim)
-            importlib.import_module("bench.interp_compat").install()
         from bench.operator import get_operator
 
         results = [interpret_one(item, get_operator(item["op"])) for item in request["candidates"]]

@@ -112,8 +112,6 @@ def import_file(path: Path, name: str):
 
 INTERPRET_CHECK = """
 import importlib.util, os, sys, torch
-if importlib.util.find_spec("bench.interp_compat"):  # runtime loop bounds under NumPy >= 2.4
-    importlib.import_module("bench.interp_compat").install()
 spec = importlib.util.spec_from_file_location("cand", sys.argv[1])
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 torch.manual_seed(0)
@@ -129,8 +127,6 @@ else:
 @pytest.mark.parametrize("fixture, applier, kind", [("matmul_2d", "grouped_order", "matmul"),
                                                     ("group_sum", "static_range", "group")])  # fmt: skip
 def test_kernel_rewrites_keep_results_and_compile(tmp_path, fixture, applier, kind):
-    if kind == "matmul":  # its K loop has a runtime bound, which the interpreter runs only with the suite's shim
-        pytest.importorskip("bench.interp_compat")
     src = (KERNELS / f"{fixture}.py").read_text()
     assert APPLIERS[applier] in applicable(src)
     (cand,) = generate(src, fixture, [applier])
