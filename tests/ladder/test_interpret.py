@@ -48,5 +48,5 @@ def test_a_candidate_that_spins_is_killed_at_the_timeout(tmp_path):
 
 
 def test_an_unknown_validator_is_a_clear_error():
-    with pytest.raises(ValueError, match="no validator 'gpu'; validators: interpret"):
+    with pytest.raises(ValueError, match="no validator 'gpu'; validators: harness, interpret"):
         create("gpu")
