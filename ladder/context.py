@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +17,24 @@ from ladder.validation import Validation
 DEFAULT_SOL_TARGET = 0.8
 
 
+def digest(source: str) -> str:
+    """Identity of a kernel module's text: which kernel a round diagnosed, which candidate it tried."""
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class PastRound:
-    """What a level or a prompt needs to know about an earlier round of this operator."""
+    """What a level, a rewriter or a prompt needs to know about an earlier round of this operator."""
 
     round: int
     family: str | None
     decision: str
     speedup: float | None  # validated geo-mean speedup over the kernel it started from
     note: str = ""
+    kernel: str | None = None  # digest of the kernel it diagnosed and rewrote (its base round's)
+    candidate: str | None = None  # digest of the candidate it tried (None: no candidate)
+    facts: Mapping[str, Any] = field(default_factory=dict)  # that kernel's facts from its diagnosis (ladder.facts)
+    facts_ref: str | None = None  # the file they were read from (the round's diagnosis.json)
 
 
 @dataclass(frozen=True)

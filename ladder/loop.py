@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,8 +22,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bench.operator import Operator
-from ladder.context import DEFAULT_SOL_TARGET, Context, PastRound
+from ladder.context import DEFAULT_SOL_TARGET, Context, PastRound, digest
 from ladder.evidence import ARTIFACT, SourceRef
+from ladder.facts import diagnosis_facts
 from ladder.policy import ACTIONABLE, AT_TARGET, Diagnosis, RunsLevel, climb
 from ladder.records import (
     ACCEPTED,
@@ -57,6 +59,7 @@ class LoopConfig:
     diagnose: bool = True  # False: rewrite without the ladder (the ablation baseline)
     sol_target: float = DEFAULT_SOL_TARGET
     level_options: tuple[tuple[str, Any], ...] = ()
+    deadline_s: float | None = None  # start no round (baseline included) this many seconds after the Loop began
 
 
 def _now() -> str:
@@ -73,6 +76,13 @@ class Loop:
                  progress: ProgressSink | None = None):  # fmt: skip
         self.history, self.out, self.rewriter, self.validator = history, out, rewriter, validator
         self.levels, self.config, self.progress = levels, config, progress
+        self.began = time.monotonic()
+        self.deadline_reached = False  # a round was left unstarted because of config.deadline_s
+
+    def _out_of_time(self) -> bool:
+        d = self.config.deadline_s
+        self.deadline_reached = self.deadline_reached or (d is not None and time.monotonic() - self.began >= d)
+        return self.deadline_reached
 
     def _stage(self, op: str, number: int, stage: str) -> None:
         if self.progress:
@@ -84,9 +94,14 @@ class Loop:
             self.progress.round_done(r)
 
     def run(self, op: Operator) -> list[Round]:
-        """Run (or resume) `op` up to config.rounds; returns every round of it in the history."""
+        """Run (or resume) `op` up to config.rounds, or until the deadline; returns every round of it in the history.
+
+        The operator stops early when a round finds it at target, or when this rewriter had nothing untried left
+        for the kernel (its next round would be the same)."""
         baseline = self.history.get(op.name, 0)
         if baseline is None:
+            if self._out_of_time():
+                return []
             self._stage(op.name, 0, "baseline")
             baseline = self._baseline(op)
             self._commit(baseline)
@@ -95,11 +110,34 @@ class Loop:
                             f"resume with that validator, or start a new --out")  # fmt: skip
         while (n := self.history.next_round(op.name)) <= self.config.rounds:
             last = self.history.get(op.name, n - 1)
-            if last and last.decision == AT_TARGET_DECISION:
+            if last and (last.decision == AT_TARGET_DECISION or self._exhausted(last)):
                 break
+            if self._out_of_time():
+                return self.history.rounds(op.name)
             self._commit(self._round(op, n))
         self._stage(op.name, self.config.rounds, "done")
         return self.history.rounds(op.name)
+
+    def _exhausted(self, r: Round) -> bool:
+        return (r.decision == INVALID and r.rewrite is not None and r.rewrite.exhausted
+                and r.rewrite.rewriter == self.rewriter.name)
+
+    def _past(self, op: Operator) -> tuple[PastRound, ...]:
+        rounds = self.history.rounds(op.name)
+        sources = {r.round: r.rewrite.source for r in rounds if r.rewrite and r.rewrite.source}
+        sources[0] = op.initial_source()
+        past = []
+        for r in rounds:
+            if r.round == 0:
+                continue
+            base = sources.get(r.base_round)
+            rw = r.rewrite
+            ref = round_dir(self.out, op.name, r.round) / "diagnosis.json" if r.diagnosis else None
+            past.append(PastRound(r.round, rw.family if rw else None, r.decision, r.speedup, r.reason[:200],
+                                  kernel=digest(base) if base is not None else None,
+                                  candidate=digest(rw.source) if rw and rw.source else None,
+                                  facts=diagnosis_facts(r.diagnosis), facts_ref=str(ref) if ref else None))
+        return tuple(past)
 
     def _validate(self, op: Operator, kernel: Path, rdir: Path) -> tuple[Validation, Path]:
         v = self.validator.validate(op, kernel, rdir)
@@ -136,8 +174,7 @@ class Loop:
         rdir = self._fresh_dir(op.name, n)
         base_path = rdir / "base.py"  # from the record, not the earlier round's file: the record is the truth
         base_path.write_text(op.initial_source() if best.round == 0 or best.rewrite is None else best.rewrite.source)
-        past = tuple(PastRound(r.round, r.rewrite.family if r.rewrite else None, r.decision, r.speedup, r.reason[:200])
-                     for r in self.history.rounds(op.name) if r.round > 0)  # fmt: skip
+        past = self._past(op)
         common: dict[str, Any] = {"target": self._target(), "started": started}
         diagnosis: Diagnosis | None = None
         if self.config.diagnose:
@@ -156,6 +193,11 @@ class Loop:
                                                        diagnosis, past, rdir))  # fmt: skip
         if not rewrite.source:
             last = rewrite.attempts[-1].error if rewrite.attempts else "no reply"
+            if rewrite.exhausted:
+                return Round(op.name, n, best.round, INVALID, f"nothing left to try: {last}",
+                             f"stop: {rewrite.rewriter} has no untried candidate for this kernel; another rewriter "
+                             f"(--llm) or a new diagnosis is needed", diagnosis=diagnosis, rewrite=rewrite,
+                             finished=_now(), **common)  # fmt: skip
             return Round(op.name, n, best.round, INVALID, f"no usable module: {last}",
                          "the same evidence again; the rewriter's replies were malformed", diagnosis=diagnosis,
                          rewrite=rewrite, finished=_now(), **common)  # fmt: skip

@@ -32,6 +32,10 @@ AT_TARGET = "at-target"  # every case within target of speed of light: nothing l
 DECISIONS = (BASELINE, ACCEPTED, REJECTED, UNTIMED, INVALID, INCONCLUSIVE, AT_TARGET)
 
 
+# Attempt.finish_reason of a rewriter that had no untried candidate left for the kernel (the offline rewriter).
+NOTHING_LEFT = "nothing-left"
+
+
 class HistoryError(RuntimeError):
     pass
 
@@ -60,6 +64,11 @@ class Rewrite:
     source: str  # the complete candidate module ("" when no usable module came back)
     diff: str  # unified diff from the kernel it rewrote
     attempts: tuple[Attempt, ...] = ()
+
+    @property
+    def exhausted(self) -> bool:
+        """The rewriter had nothing untried left for this kernel: its last attempt finished with NOTHING_LEFT."""
+        return bool(self.attempts) and self.attempts[-1].finish_reason == NOTHING_LEFT
 
     @property
     def usage(self) -> dict[str, int]:

@@ -3,8 +3,8 @@
 `ladder export DIR --format synthesis`. Only rounds with a rewrite to learn from are written: accepted,
 rejected (incorrect or slower) and invalid (as "failed"); baseline, untimed, inconclusive and at-target rounds
 are left out. `evidence` holds the facts about the kernel before the round, as namespaced names: L3's counter
-summary of the first captured kernel (`STAGE.group.name`, `res.*`) and L2's `l2.sol_fraction` and
-`l2.bottleneck` (the synthesizer's coarse classes: memory, compute, latency).
+summary of the first captured kernel (`STAGE.group.name`, `res.*`) and L2's `l2.sol_fraction`, `l2.bottleneck`
+(the synthesizer's coarse classes: memory, compute, latency) and `l2.num_programs` (ladder/facts.py).
 """
 
 from __future__ import annotations
@@ -13,33 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ladder.facts import diagnosis_facts
 from ladder.records import ACCEPTED, INVALID, REJECTED, History, Round
-from ladder.validation import geomean
 
 FORMAT, FORMAT_VERSION = "irscope-round", 1
 DECISIONS = {ACCEPTED: "accepted", REJECTED: "rejected", INVALID: "failed"}
-L2_CLASSES = {"excess-memory-traffic": "memory", "memory-bound": "memory", "under-parallelized": "latency",
-              "latency-bound": "latency", "issue-bound": "compute"}  # fmt: skip
-
-
-def facts(r: Round) -> dict[str, Any]:
-    """Namespaced facts from the round's diagnosis (empty without one)."""
-    out: dict[str, Any] = {}
-    if r.diagnosis is None:
-        return out
-    for result in r.diagnosis.results:
-        ev = result.evidence_by_id()
-        if result.level == "L3" and "L3.0.summary" in ev:
-            out.update(ev["L3.0.summary"].data)
-        if result.level == "L2":
-            fractions = [e.data["sol_fraction"] for e in result.evidence if "sol_fraction" in e.data]
-            if fractions:
-                out["l2.sol_fraction"] = round(geomean(fractions), 4)
-            if result.hypotheses:
-                widest = max(result.hypotheses, key=lambda h: len(h.cases))
-                if widest.bottleneck in L2_CLASSES:
-                    out["l2.bottleneck"] = L2_CLASSES[widest.bottleneck]
-    return out
 
 
 def line(r: Round, parent_source: str | None) -> dict[str, Any] | None:
@@ -51,7 +29,7 @@ def line(r: Round, parent_source: str | None) -> dict[str, Any] | None:
             "rewriter": "mechanical" if kind == "offline" else kind, "family": rw.family,
             "applier": name if kind == "offline" else None, "description": rw.description or r.reason,
             "parent_source": parent_source, "candidate_source": rw.source or None, "diff": rw.diff or None,
-            "evidence": facts(r), "speedup": r.speedup, "speedup_vs_initial": r.speedup_initial,
+            "evidence": diagnosis_facts(r.diagnosis), "speedup": r.speedup, "speedup_vs_initial": r.speedup_initial,
             "correct": r.validation.correct if r.validation else None, "decision": DECISIONS[r.decision],
             "timestamp": r.finished or None}  # fmt: skip
 

@@ -7,12 +7,12 @@ instructions behind each. A symptom's cost is the PTX instructions attributed to
 hypothesis, and so is any rival within RIVAL_SHARE of it (then the policy sees competing classes and
 escalates); smaller ones are kept as notes.
 
-Symptoms (bottleneck class → rewrite family):
-  index-producing reduction (ttgir compute.reduce_index)  → index-reduction-sync → avoid-index-reduction
-  global accesses narrower than 128 bits on a line (PTX)  → narrow-memory-access → widen-memory-access
-  layout conversions left after optimization (ttgir)      → layout-conversion    → avoid-layout-conversion
-  dot left on the FMA path (ttgir compute.dot_fma)        → dot-on-fma           → use-tensor-cores
-  register spills (res.spill_bytes)                       → register-spills      → reduce-register-pressure
+Symptoms (bottleneck class → rewrite family; families are the pattern cards' families, as L1 and L4 name them):
+  index-producing reduction (ttgir compute.reduce_index)  → index-reduction-sync → index-reduction
+  global accesses narrower than 128 bits on a line (PTX)  → narrow-memory-access → vectorization
+  layout conversions left after optimization (ttgir)      → layout-conversion    → layout
+  dot left on the FMA path (ttgir compute.dot_fma)        → dot-on-fma           → tensor-core
+  register spills (res.spill_bytes)                       → register-spills      → resources
 """
 
 from __future__ import annotations
@@ -57,12 +57,12 @@ class Symptom:
 
 
 SYMPTOMS = (
-    Symptom("index-reduction-sync", "avoid-index-reduction",
+    Symptom("index-reduction-sync", "index-reduction",
             "replace index-producing reductions (argmax/argmin, then masking the winner) by value reductions: the "
             "max, then a second max that counts occurrences of the first so ties stay correct",
             "ttgir", lambda c: c.get("compute.reduce_index", 0) > 0, ("sync.shuffle", "sync.barrier"),
             "an index-producing reduction (value and index travel together through every shuffle step)"),
-    Symptom("narrow-memory-access", "widen-memory-access",
+    Symptom("narrow-memory-access", "vectorization",
             "give each thread 16 contiguous, aligned bytes per access: more elements per thread (block size vs "
             "warps), contiguous inner dimension, tl.multiple_of/tl.max_contiguous where the compiler cannot prove it",
             "ptx", lambda c: c.get("mem.load_vec1", 0) + c.get("mem.load_vec2", 0) + c.get("mem.store_vec1", 0)
@@ -70,18 +70,18 @@ SYMPTOMS = (
                                                          for w in (4, 8)),
             ("mem.load_vec1", "mem.load_vec2", "mem.store_vec1", "mem.store_vec2"),
             "global accesses narrower than 128 bits"),
-    Symptom("layout-conversion", "avoid-layout-conversion",
+    Symptom("layout-conversion", "layout",
             "make producers and consumers agree on a layout (reduction axis, dot operands) so no ttg.convert_layout "
             "round trip through shared memory remains",
             "ttgir", lambda c: c.get("layout.convert_layout", 0) > 0, ("layout.convert_layout",),
             "layout conversions that survived tritongpu-remove-layout-conversions"),
-    Symptom("dot-on-fma", "use-tensor-cores",
+    Symptom("dot-on-fma", "tensor-core",
             "feed tl.dot bf16/fp16 operands with tiles of K ≥ 16 so it lowers to wgmma/mma rather than FMAs",
             "ttgir", lambda c: c.get("compute.dot_fma", 0) > 0, ("compute.dot_fma",), "a dot left on the FMA path"),
 )  # fmt: skip
 SUMMARY_SHOWN = ("ttgir.compute.reduce_index", "ttgir.layout.convert_layout", "ptx.sync.shuffle", "ptx.sync.barrier",
                  "ptx.mem.load_bits_max", "res.registers", "res.spill_bytes", "res.instructions")
-SPILLS = ("register-spills", "reduce-register-pressure",
+SPILLS = ("register-spills", "resources",
           "fewer live values per thread (smaller tiles, more warps, fewer stages) so nothing spills")  # fmt: skip
 
 

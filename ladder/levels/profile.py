@@ -102,7 +102,8 @@ class ProfileLevel(Level):
             evidence.append(Evidence(f"L2.ncu.{case}", self.name, f"{case}: {c.bottleneck}: {c.why}",
                                      SourceRef(ARTIFACT, str(counters.report)), (case,),
                                      {"bottleneck": c.bottleneck, "time_ns": counters.time_ns,
-                                      "dram_bytes": counters.dram_bytes}))  # fmt: skip
+                                      "dram_bytes": counters.dram_bytes, "num_programs": counters.dominant.grid,
+                                      "waves": counters.dominant.waves}))  # fmt: skip
         hypotheses, families = [], []
         for cls in dict.fromkeys(c.bottleneck for c in classified):
             cases = tuple(c.case for c in classified if c.bottleneck == cls)

@@ -1,6 +1,5 @@
-"""The rewriters registry: name → Rewriter class. `--llm MODEL` picks "llm"; `--offline` picks "offline".
-
-"offline" (the mechanical pattern appliers, patterns.appliers) registers here once that package exists.
+"""The rewriters registry: name → Rewriter class. `--llm MODEL` picks "llm" (an OpenAI-compatible endpoint);
+`--offline` picks "offline" (the mechanical pattern appliers of patterns.appliers, ladder/rewriters/offline.py).
 """
 
 from __future__ import annotations
@@ -9,8 +8,9 @@ import argparse
 
 from ladder.rewriters.base import Rewriter, RewriteRequest, RewriterUnavailable
 from ladder.rewriters.llm import DEFAULT_ATTEMPTS, DEFAULT_HTTP_RETRIES, LLMRewriter
+from ladder.rewriters.offline import OfflineRewriter
 
-REWRITERS: dict[str, type[Rewriter]] = {"llm": LLMRewriter}
+REWRITERS: dict[str, type[Rewriter]] = {"llm": LLMRewriter, "offline": OfflineRewriter}
 
 __all__ = ["REWRITERS", "RewriteRequest", "Rewriter", "RewriterUnavailable", "add_arguments", "from_args"]
 
@@ -32,6 +32,5 @@ def from_args(args: argparse.Namespace) -> Rewriter:
     name = "offline" if args.offline else "llm"
     cls = REWRITERS.get(name)
     if cls is None:
-        raise ValueError(f"no {name!r} rewriter in this build (rewriters: {', '.join(REWRITERS)}); the offline "
-                         f"rewriter needs the mechanical appliers of the patterns package")  # fmt: skip
+        raise ValueError(f"no {name!r} rewriter in this build (rewriters: {', '.join(REWRITERS)})")
     return cls.from_args(args)

@@ -29,7 +29,7 @@ def ctx(validation: Validation | None, tmp_path: Path, **options) -> Context:
 
 
 def test_the_registry_holds_the_levels():
-    assert list(registry()) == ["L2", "L3", "L4"] and isinstance(registry()["L2"], ProfileLevel)
+    assert list(registry()) == ["L1", "L2", "L3", "L4"] and isinstance(registry()["L2"], ProfileLevel)
 
 
 @no_gpu

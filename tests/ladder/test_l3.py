@@ -10,7 +10,7 @@ from ladder.context import Context
 from ladder.evidence import FAILED, SNAPSHOT, SOURCE_LINE
 from ladder.levels import registry
 from ladder.levels.ir import IRLevel
-from ladder.policy import climb
+from ladder.policy import beyond, climb
 from ladder.validators.interpret import InterpretValidator
 from tests.ladder import h200, moe_op
 
@@ -18,13 +18,15 @@ KERNELS = Path(__file__).resolve().parent / "kernels"
 GELU = get_operator("new_gelu")
 
 
-def test_the_ladder_ties_the_shuffles_to_the_argmax_and_stops_at_l3(tmp_path):
-    d = climb(Context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path), registry())
-    assert d.outcome == "actionable" and d.level == "L3"
-    assert [(x["level"], x["status"]) for x in d.escalations()] == [("L1", "unavailable"), ("L2", "unavailable")]
-    assert d.family.name == "avoid-index-reduction" and "ties stay correct" in d.family.description
-    assert d.hypothesis.bottleneck == "index-reduction-sync" and d.hypothesis.hotspot == "top2_kernel line 13"
-    l3 = d.results[-1]
+def test_l3_ties_the_shuffles_to_the_argmax_and_confirms_l1s_family(tmp_path):
+    ctx = Context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path)
+    d = climb(ctx, registry())
+    assert d.outcome == "actionable" and d.level == "L1" and d.family.name == "index-reduction"  # the card, from source
+    _, l3 = beyond(ctx, registry(), d, "L3")
+    assert l3.level == "L3" and l3.stopped and l3.tests.family == "index-reduction"  # L3 alone would stop here too
+    assert "ties stay correct" in l3.settled_family().description
+    h = l3.settled_hypothesis()
+    assert h.bottleneck == "index-reduction-sync" and h.hotspot == "top2_kernel line 13"
     line = l3.evidence_by_id()["L3.0.index-reduction-sync.line13"]
     assert line.source.kind == SOURCE_LINE and line.source.line == 13
     assert Path(line.source.path) == moe_op.KERNEL and "tl.argmax" in moe_op.KERNEL.read_text().splitlines()[12]

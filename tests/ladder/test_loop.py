@@ -197,7 +197,9 @@ def test_bad_command_lines_get_clear_errors(tmp_path):
 
     r = run("no_such_op", "--llm", "m", "--out", str(tmp_path))
     assert r.returncode == 2 and "no operator 'no_such_op'" in r.stderr
-    r = run("new_gelu", "--offline", "--out", str(tmp_path))
-    assert r.returncode == 2 and "no 'offline' rewriter in this build" in r.stderr
+    r = run("new_gelu", "--offline", "--out", str(tmp_path), "--deadline-s", "0")
+    assert r.returncode == 2 and "--deadline-s must be > 0" in r.stderr
+    r = run("new_gelu", "--offline", "--out", str(tmp_path), "--index", str(tmp_path / "none.db"))
+    assert r.returncode == 2 and "none.db does not exist: build it with `compiler-index build" in r.stderr
     r = run("new_gelu", "--llm", "m", "--out", str(tmp_path), "--rounds", "0")
     assert r.returncode == 2 and "--rounds must be ≥ 1" in r.stderr

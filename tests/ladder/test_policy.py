@@ -196,13 +196,13 @@ def test_climb_stops_at_the_first_level_that_passes():
              Evidence("L3.cpp", "L3", "index reduction lowering", CPP))
     l3 = LevelResult("L3", RAN, evidence=l3_ev,
                      hypotheses=(Hypothesis("index-reduction-sync", "line 12", (), ("L3.sync",)),),
-                     families=(RewriteFamily("avoid-index-reduction", "max + tie-aware second max", ("L3.sync",)),))
+                     families=(RewriteFamily("index-reduction", "max + tie-aware second max", ("L3.sync",)),))
     l4 = _Canned("L4", RuntimeError("must not be reached"))
     levels = {"L1": _Canned("L1", LevelResult("L1", RAN)), "L2": _Canned("L2", l2_traffic(("c1",))),
               "L3": _Canned("L3", l3), "L4": l4}  # fmt: skip
     d = climb(ctx(), levels)
     assert d.outcome == ACTIONABLE and d.level == "L3" and d.reached == "L3"
-    assert d.family.name == "avoid-index-reduction" and d.hypothesis.bottleneck == "index-reduction-sync"
+    assert d.family.name == "index-reduction" and d.hypothesis.bottleneck == "index-reduction-sync"
     esc = d.escalations()
     assert [(x["level"], x["failed_test"]) for x in esc] == [("L1", "a:dominant"), ("L2", "a:dominant")]
     assert "(excess-memory-traffic 21%)" in esc[1]["why"]  # c1 alone: about a fifth of the headroom

@@ -27,8 +27,10 @@ def test_rewrite_rounds_become_synthesizer_lines_with_namespaced_facts(tmp_path)
     initial.write_text(moe_op.KERNEL.read_text())
     vfile = initial.parent / "validation.json"
     vfile.write_text(json.dumps(naive.to_json()))
+    # the L2 + L3 diagnosis of the paper's example (L1 would settle it from the source alone, before any IR)
+    below_l1 = {name: level for name, level in registry().items() if name != "L1"}
     diag = climb(Context(moe_op.OPERATOR, initial, tmp_path / "r1", 1, naive, SourceRef(ARTIFACT, str(vfile))),
-                 registry())  # fmt: skip
+                 below_l1)  # fmt: skip
     assert diag.level == "L3" and diag.results[1].status == "ran"  # L2 ran on the timings, without counters
     rw = Rewrite("llm:m", diag.family.name, "max, count of maxima, second max", TIE_AWARE.read_text(), "--- a\n",
                  (Attempt(None, {"total_tokens": 5}),))  # fmt: skip
@@ -47,7 +49,7 @@ def test_rewrite_rounds_become_synthesizer_lines_with_namespaced_facts(tmp_path)
     assert [(x["round"], x["decision"]) for x in lines] == [(1, "accepted"), (2, "failed")]
     first = lines[0]
     assert first["format"] == "irscope-round" and first["format_version"] == 1
-    assert first["level"] == "L3" and first["rewriter"] == "llm" and first["family"] == "avoid-index-reduction"
+    assert first["level"] == "L3" and first["rewriter"] == "llm" and first["family"] == "index-reduction"
     assert first["parent_source"] == moe_op.KERNEL.read_text() and first["candidate_source"] == TIE_AWARE.read_text()
     assert first["evidence"]["ttgir.compute.reduce_index"] == 1 and first["evidence"]["ptx.sync.shuffle"] == 20
     assert 0 < first["evidence"]["l2.sol_fraction"] < 0.1  # the naive kernel runs at a few % of SoL

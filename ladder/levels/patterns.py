@@ -1,0 +1,140 @@
+"""L1 pattern triage: does a known pattern card already explain this kernel? (`patterns.match`)
+
+Evidence the cards are matched on (patterns.Evidence; the vocabulary is docs/patterns.md):
+  * the kernel's source features (`src.*`, read with ast, never imported), with the lines they show on;
+  * the target it is diagnosed for (`target.*`: cards for another backend are skipped);
+  * `l2.*` facts from its timed validation, and the facts an earlier round established about the same kernel
+    (its L2 class and L3 counters): ladder/facts.py says which and how they map. L1 runs before L2 in a round,
+    so nothing of this round's L2 is available to it.
+
+The best match and every match within RIVAL_SHARE of its score (the rule L3 ranks its symptoms by) become
+hypotheses, one per card family: the bottleneck class is the card family, its cases every case (a card matches
+the kernel as a whole). Each family is a RewriteFamily of that name, described by its best card's rewrite. Each
+kept card is cited as an artifact (the card file, with score, confidence and the clauses that held in `data`),
+and every kernel line a held clause's facts show on as a source line. Hazard cards (correctness traps) are cited
+and noted but explain no slowness, so they are neither hypotheses nor families. The policy then stops at L1 only
+when one family stands.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from irscope.targets import parse_target
+from ladder.context import Context, digest
+from ladder.evidence import ARTIFACT, RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
+from ladder.facts import validation_facts
+from ladder.levels.base import Level
+from patterns import Evidence as Facts
+from patterns import Location, Match, match
+from patterns.names import STAGES
+
+RIVAL_SHARE = 0.5
+HAZARD = "hazard"
+
+
+def _facts_evidence(facts: dict[str, Any], origin: str) -> Facts:
+    """Namespaced facts (`l2.x`, `STAGE.group.name`, `res.x`) as patterns evidence located at `origin`."""
+    counters = {k: float(v) for k, v in facts.items() if k.partition(".")[0] in (*STAGES, "res")}
+    l2 = {k.partition(".")[2]: v for k, v in facts.items() if k.startswith("l2.")}
+    locations = {k: [Location(file=origin)] for k in (*counters, *(f"l2.{k}" for k in l2))}
+    return Facts(counters=counters, l2=l2, locations=locations, provenance={"facts": origin})
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class PatternLevel(Level):
+    name = "L1"
+
+    def gather(self, ctx: Context) -> LevelResult:
+        kernel = Path(ctx.kernel_path)
+        source = kernel.read_text()
+        target = parse_target(ctx.option("target", "cuda:90"))
+        facts = Facts.from_source(source, str(kernel)).merge(Facts(target=target.to_json()))
+        cited: list[Evidence] = []  # where the non-source facts came from
+        notes: list[str] = []
+        same = [p for p in ctx.history if p.kernel == digest(source) and p.facts and p.facts_ref]
+        if same:
+            past = max(same, key=lambda p: p.round)
+            assert past.facts_ref is not None
+            facts = facts.merge(_facts_evidence(dict(past.facts), past.facts_ref))
+            cited.append(Evidence(f"L1.facts.round{past.round}", self.name,
+                                  f"round {past.round} diagnosed this kernel: " + _render(past.facts),
+                                  SourceRef(ARTIFACT, past.facts_ref), data=dict(past.facts)))  # fmt: skip
+        measured = validation_facts(ctx.validation, ctx.case_weights())
+        if measured and ctx.validation_ref is not None:
+            facts = facts.merge(_facts_evidence(measured, ctx.validation_ref.path))
+            cited.append(Evidence("L1.facts.validation", self.name, "timed validation: " + _render(measured),
+                                  ctx.validation_ref, data=measured))  # fmt: skip
+        elif measured:
+            notes.append("no l2.* facts: the timed validation has no artifact to cite")
+        else:
+            notes.append("no l2.* facts: the kernel has no timed validation")
+        matches = match(facts)
+        if not matches:
+            return LevelResult(self.name, RAN, evidence=tuple(cited), notes=(*notes, "no pattern card matches"))
+        hazards = [m for m in matches if m.card.kind == HAZARD]
+        ranked = [m for m in matches if m.card.kind != HAZARD]
+        top = ranked[0].score if ranked else 0.0
+        kept = [m for m in ranked if m.score >= RIVAL_SHARE * top]
+        notes += [f"minor: card {m.card.id} ({m.card.family}) score {m.score:g} vs {top:g}" for m in ranked
+                  if m not in kept]  # fmt: skip
+        evidence = list(cited)
+        per_card: dict[str, list[str]] = {}
+        for m in kept + hazards:
+            items = self._cite(m, kernel, source)
+            evidence += items
+            per_card[m.card.id] = [e.id for e in items] + [e.id for e in cited if _reads(m, e)]
+        notes += [f"hazard: card {m.card.id}: {m.card.title}" for m in hazards]
+        hypotheses, families = [], []
+        for family in dict.fromkeys(m.card.family for m in kept):
+            cards = [m for m in kept if m.card.family == family]
+            ids = tuple(i for m in cards for i in per_card[m.card.id])
+            lines = sorted({e.source.line for e in evidence if e.id in ids and e.source.kind == SOURCE_LINE
+                            and e.source.line is not None})  # fmt: skip
+            hotspot = (f"{kernel.name} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines
+                       else f"{kernel.name} as a whole")  # fmt: skip
+            hypotheses.append(Hypothesis(family, hotspot, (), ids))
+            best = cards[0].card
+            families.append(RewriteFamily(family, f"{best.title} (card {best.id}): {_one_line(best.rewrite)}", ids))
+        return LevelResult(self.name, RAN, evidence=tuple(evidence), hypotheses=tuple(hypotheses),
+                           families=tuple(families), notes=tuple(notes))  # fmt: skip
+
+    def _cite(self, m: Match, kernel: Path, source: str) -> list[Evidence]:
+        card = m.card
+        held = [r.predicate for r in m.matched]
+        values = {k: v for r in m.matched for k, v in r.values.items()}
+        card_ev = Evidence(f"L1.card.{card.id}", self.name,
+                           f"card {card.id} ({card.family}, {card.kind}) matches with score {m.score:g}, confidence "
+                           f"{m.confidence:.2f}: {card.title}; held: {'; '.join(held)}",
+                           SourceRef(ARTIFACT, str(card.path)),
+                           data={"score": m.score, "confidence": round(m.confidence, 4), "held": held,
+                                 "values": values})  # fmt: skip
+        text = source.splitlines()
+        by_line: dict[int, list[str]] = {}
+        for r in m.matched:
+            for fact, locs in r.locations.items():
+                for loc in locs:
+                    if loc.line is not None and loc.file == str(kernel) and fact not in by_line.get(loc.line, []):
+                        by_line.setdefault(loc.line, []).append(fact)
+        lines = [Evidence(f"L1.{card.id}.line{n}", self.name,
+                          f"{', '.join(f)} (card {card.id}) at line {n}: {text[n - 1].strip()}",
+                          SourceRef(SOURCE_LINE, str(kernel), line=n), data={"facts": f})
+                 for n, f in sorted(by_line.items()) if 0 < n <= len(text)]  # fmt: skip
+        return [card_ev, *lines]
+
+
+def _reads(m: Match, e: Evidence) -> bool:
+    """Did a clause that held for `m` read a fact that `e` (a cited fact origin) supplied?"""
+    return any(name in e.data for r in m.matched for name in r.values)
+
+
+def _render(facts: Any) -> str:
+    return ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in sorted(facts.items()))
+
+
+LEVEL = PatternLevel()

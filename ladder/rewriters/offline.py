@@ -1,0 +1,123 @@
+"""The offline rewriter: the mechanical pattern appliers (patterns.appliers) in place of an LLM.
+
+A round's candidate comes from the rewrite family the diagnosis settled on:
+  1. the curated cards of that family: cards whose `family` is the name, or that list it among their `aliases`
+     (L2 names its families fuse-passes, raise-memory-parallelism, …); the cards the diagnosis cited come first,
+     in its order, then the others by id;
+  2. the cards sharing one of those cards' aliases (vectorization's `widen-memory-access` joins block-size-warps);
+  3. the appliers these cards name, each run on the round's base kernel (`patterns.appliers.generate`).
+If that gives no candidate this operator has not tried yet (PastRound.candidate digests), it falls back to every
+applier in registry order (the tunable families: launch configuration, autotune, hints, cache hints, …) and says so:
+the Rewrite's description starts "fallback: the diagnosed family X has no mechanical applier" (or "… its
+mechanical candidates were all tried") and its family is the applied card's. Without a diagnosis (--no-ladder)
+every applier is in play. When nothing untried is left, the Rewrite has no source and its attempt finishes with
+records.NOTHING_LEFT: the loop records the round invalid and stops the operator (the next round would be the same).
+
+Every candidate considered, and which one was chosen, goes to the round's offline-candidates.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ladder.context import digest
+from ladder.records import NOTHING_LEFT, Attempt, Rewrite
+from ladder.rewriters.base import Rewriter, RewriteRequest, unified_diff
+from patterns.appliers import APPLIERS, Candidate, generate
+from patterns.card import Card
+from patterns.matcher import default_index
+
+CARD_EVIDENCE = "L1.card."  # evidence ids of the cards L1 cited (ladder/levels/patterns.py)
+
+
+@dataclass(frozen=True)
+class Option:
+    candidate: Candidate
+    fallback: bool
+
+
+def _cards() -> list[Card]:
+    return sorted((c for c in default_index().cards.values() if c.status != "proposed"), key=lambda c: c.id)
+
+
+def family_cards(family: str, cited: Sequence[str] = ()) -> list[Card]:
+    """The cards of a rewrite family (its own, then those sharing an alias with them), cited ones first."""
+    cards = _cards()
+    own = [c for c in cards if c.family == family or family in c.aliases]
+    aliases = {a for c in own for a in c.aliases}
+    related = [c for c in cards if c not in own and aliases & set(c.aliases)]
+    order = {cid: i for i, cid in enumerate(cited)}
+    own.sort(key=lambda c: (order.get(c.id, len(order)), c.id))
+    return own + related
+
+
+def family_appliers(family: str, cited: Sequence[str] = ()) -> list[str]:
+    """The registered appliers the family's cards name, in card order."""
+    return list(dict.fromkeys(a for c in family_cards(family, cited) for a in c.appliers if a in APPLIERS))
+
+
+class OfflineRewriter(Rewriter):
+    @property
+    def name(self) -> str:
+        return "offline"
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> OfflineRewriter:
+        return cls()
+
+    @staticmethod
+    def _options(source: str, own: list[str]) -> tuple[list[Option], list[str]]:
+        """Candidates in the order they are tried (`own` appliers', then the fallback's), and the appliers that
+        failed on this kernel (with why)."""
+        rest = [a for a in APPLIERS if a not in own]
+        options: list[Option] = []
+        failed: list[str] = []
+        for names, fallback in ((own, False), (rest, True)):
+            for name in names:
+                try:
+                    options += [Option(c, fallback) for c in generate(source, names=[name])]
+                except Exception as e:  # an applier that cannot read this kernel: the others still can
+                    failed.append(f"{name}: {type(e).__name__}: {e}")
+        return options, failed
+
+    def rewrite(self, request: RewriteRequest) -> Rewrite:
+        d = request.diagnosis
+        family = d.family.name if d and d.family else None
+        cited = [i.removeprefix(CARD_EVIDENCE) for i in (d.family.evidence if d and d.family else ())
+                 if i.startswith(CARD_EVIDENCE)]  # fmt: skip
+        own = family_appliers(family, cited) if family else list(APPLIERS)
+        options, failed = self._options(request.base_source, own)
+        tried = {p.candidate for p in request.history if p.candidate}
+        base = digest(request.base_source)
+        fresh = [o for o in options if digest(o.candidate.source) not in tried | {base}]
+        chosen = fresh[0] if fresh else None
+        request.workdir.mkdir(parents=True, exist_ok=True)
+        (request.workdir / "offline-candidates.json").write_text(json.dumps({
+            "family": family, "family_appliers": own if family else None,
+            "failed_appliers": failed,
+            "candidates": [{**o.candidate.to_json(), "fallback": o.fallback,
+                            "tried": digest(o.candidate.source) in tried, "chosen": o is chosen} for o in options],
+        }, indent=1))  # fmt: skip
+        if chosen is None:
+            why = (f"no untried candidate: {len(options)} mechanical candidate(s) for this kernel"
+                   f"{f' (family {family})' if family else ''}, all tried in earlier rounds")
+            return Rewrite(self.name, family, why, "", "", (Attempt(why, {}, NOTHING_LEFT),))
+        c = chosen.candidate
+        card = default_index().cards[c.card]
+        description = f"{c.applier} (card {c.card}): {c.description}"
+        applied = family
+        if chosen.fallback or family is None:
+            applied = card.family
+            if family is None:
+                description = f"no diagnosis: {description}"
+            else:
+                n_own = sum(not o.fallback for o in options)
+                reason = ("has no mechanical applier" if not own else
+                          f"has mechanical appliers ({', '.join(own)}) but none applies to this kernel" if not n_own
+                          else f"has {n_own} mechanical candidate(s) ({', '.join(own)}), all tried")  # fmt: skip
+                description = f"fallback: the diagnosed family {family} {reason}; {description}"
+        return Rewrite(f"{self.name}:{c.applier}", applied, description, c.source,
+                       unified_diff(request.base_source, c.source), (Attempt(None, {}, "applied"),))  # fmt: skip

@@ -1,0 +1,140 @@
+"""The offline rewriter (mechanical pattern appliers) on real suite kernels and real diagnoses, and the ladder run
+end to end with it on this CPU, as the GPU machine runs it (without tree-sitter and the openai client)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.operator import get_operator
+from compiler_index.build import build, resolve_roots
+from ladder.context import Context, PastRound, digest
+from ladder.levels import registry
+from ladder.loop import Loop, LoopConfig
+from ladder.policy import climb
+from ladder.records import NOTHING_LEFT, History, Rewrite
+from ladder.rewriters import REWRITERS
+from ladder.rewriters.base import RewriteRequest
+from ladder.rewriters.offline import OfflineRewriter, family_appliers
+from ladder.validation import CaseResult, Validation
+from patterns.appliers.check import check_candidates
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "tests" / "compiler_index" / "corpus"
+MOE = get_operator("moe_group_top2")
+GELU = get_operator("new_gelu")
+
+
+def request(op, source: str, diagnosis, history: tuple[PastRound, ...], workdir: Path) -> RewriteRequest:
+    return RewriteRequest(op, 0, source, None, diagnosis, history, workdir)
+
+
+def tried(n: int, rw: Rewrite) -> PastRound:
+    return PastRound(n, rw.family, "rejected", None, candidate=digest(rw.source))
+
+
+def test_a_family_reaches_its_cards_appliers_and_those_of_cards_sharing_an_alias():
+    assert family_appliers("vectorization") == ["divisibility_hints", "launch_config_sweep"]  # widen-memory-access
+    assert family_appliers("raise-memory-parallelism")[0] == "launch_config_sweep"  # an L2 family name, an alias
+    assert family_appliers("index-reduction") == []  # index-free-top2 needs a real rewrite
+    assert REWRITERS["offline"] is OfflineRewriter
+
+
+def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_compiles(tmp_path):
+    d = climb(Context(MOE, MOE.kernel_path, tmp_path), registry())
+    assert d.level == "L1" and d.family.name == "index-reduction"
+    rw = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
+    assert rw.description.startswith("fallback: the diagnosed family index-reduction has no mechanical applier; ")
+    assert rw.rewriter == "offline:launch_config_sweep" and rw.family == "tuning"  # what was applied
+    assert rw.source != MOE.initial_source() and "+" in rw.diff and not rw.exhausted
+    (result,) = check_candidates(MOE.name, [("fallback", rw.source)], correctness=False).values()
+    assert result.compiles and result.compiled and all(c["ok"] for c in result.compiled)
+    listed = json.loads((tmp_path / "offline-candidates.json").read_text())
+    assert listed["family"] == "index-reduction" and listed["family_appliers"] == []
+    assert [c["chosen"] for c in listed["candidates"]].count(True) == 1
+
+
+def test_candidates_never_repeat_and_the_end_is_said(tmp_path):
+    l3_only = {"L3": registry()["L3"]}
+    d = climb(Context(GELU, GELU.kernel_path, tmp_path / "diag"), l3_only)
+    assert d.level == "L3" and d.family.name == "vectorization"
+    rewriter, history, seen = OfflineRewriter(), (), []
+    for n in range(1, 20):
+        rw = rewriter.rewrite(request(GELU, GELU.initial_source(), d, history, tmp_path / f"r{n}"))
+        if rw.exhausted:
+            break
+        seen.append(rw)
+        history += (tried(n, rw),)
+    assert len({rw.source for rw in seen}) == len(seen) == 8  # every candidate of every applier, once
+    assert [rw.rewriter for rw in seen[:5]] == ["offline:divisibility_hints"] + ["offline:launch_config_sweep"] * 4
+    assert all(rw.family == "vectorization" and not rw.description.startswith("fallback") for rw in seen[:5])
+    assert seen[5].description.startswith("fallback: the diagnosed family vectorization has 5 mechanical "
+                                          "candidate(s) (divisibility_hints, launch_config_sweep), all tried; ")
+    assert {rw.family for rw in seen[5:]} == {"tuning", "cache-control"}
+    assert rw.exhausted and rw.source == "" and rw.attempts[-1].finish_reason == NOTHING_LEFT
+    assert rw.description == "no untried candidate: 8 mechanical candidate(s) for this kernel (family " \
+                             "vectorization), all tried in earlier rounds"
+    assert OfflineRewriter().rewrite(request(GELU, GELU.initial_source(), None, (), tmp_path / "x")).description \
+        .startswith("no diagnosis: launch_config_sweep (card block-size-warps)")
+
+
+class CorrectUntimed:
+    """Stands in for the validator: the loop's stopping rule is under test here, not the candidates."""
+
+    name = "untimed"
+
+    def validate(self, op, candidate: Path, workdir: Path) -> Validation:
+        return Validation(self.name, "none", True, "not run", (CaseResult("s1", True),))
+
+
+def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_path):
+    def loop() -> Loop:
+        return Loop(History(tmp_path), tmp_path, OfflineRewriter(), CorrectUntimed(), {}, LoopConfig(rounds=12,
+                    diagnose=False))  # fmt: skip
+
+    rounds = loop().run(MOE)
+    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 5 + ["invalid"]
+    assert len({r.rewrite.source for r in rounds[1:6]}) == 5
+    last = rounds[-1]
+    assert last.reason.startswith("nothing left to try: no untried candidate: 5 mechanical candidate(s)")
+    assert last.next.startswith("stop: offline has no untried candidate for this kernel")
+    assert len(loop().run(MOE)) == 7  # a resume adds nothing
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "tests.ladder.without_extras", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+def test_offline_optimize_runs_resumes_after_a_deadline_and_reports_without_tree_sitter_or_openai(tmp_path):
+    out = tmp_path / "run"
+    r = cli("optimize", "new_gelu", "--offline", "--rounds", "1", "--out", str(out), "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = cli("optimize", "new_gelu", "--offline", "--rounds", "2", "--out", str(out), "--quiet", "--deadline-s",
+            "1e-9", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 4 and "not finished: new_gelu. Run the same command again to resume." in r.stderr
+    r = cli("suite", "--ops", "new_gelu", "--offline", "--rounds", "2", "--out", str(out), "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with History(out) as h:
+        rounds = h.rounds("new_gelu")
+    assert [r.round for r in rounds] == [0, 1, 2] and rounds[0].decision == "baseline"
+    for r in rounds[1:]:
+        assert r.level == "L1" and r.diagnosis.family.name == "tuning" and r.rewrite.rewriter.startswith("offline:")
+        assert r.validation.device == "cpu (TRITON_INTERPRET=1)" and r.decision in ("untimed", "rejected")
+    assert rounds[1].rewrite.source != rounds[2].rewrite.source
+    assert (out / "new_gelu" / "round-002" / "offline-candidates.json").is_file()
+    r = cli("report", str(out), "--json", str(tmp_path / "summary.json"), cwd=tmp_path)
+    assert r.returncode == 0 and "| new_gelu | 2 |" in r.stdout
+    assert json.loads((tmp_path / "summary.json").read_text())["ops"][0]["op"] == "new_gelu"
+
+
+def test_diagnose_reads_a_prebuilt_index_without_tree_sitter(tmp_path):
+    db = tmp_path / "index.db"
+    build(db, resolve_roots([CORPUS], [CORPUS / "python"]))
+    r = cli("diagnose", "moe_group_top2", "--index", str(db), "--out", str(tmp_path / "d"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "→ actionable at L1: index-reduction" in r.stdout
+    assert "L4 compiler-source escalation: ran" in r.stdout and f"note compiler index {db}" in r.stdout
