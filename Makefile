@@ -24,7 +24,7 @@ browser:
 	  else echo "chromium missing and not root: the browser test will skip"; fi; }
 
 demo: $(STAMP)
-	$(BIN)/python -m irscope.demo
+	$(BIN)/python -m ladder.demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
