@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-_REPO = Path(__file__).resolve().parents[1]
+from ladder.sandbox import python_path
 
 
 class CaptureError(RuntimeError):
@@ -31,7 +31,7 @@ def capture(kernel: Path, op_module: str, case: str, out_dir: Path, target: str 
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "PYTHONDONTWRITEBYTECODE": "1",
-               "TRITON_CACHE_DIR": str(Path(tmp) / "cache"), "PYTHONPATH": str(_REPO)}  # fmt: skip
+               "TRITON_CACHE_DIR": str(Path(tmp) / "cache"), "PYTHONPATH": python_path()}  # fmt: skip
         cmd = [sys.executable, "-m", "ladder.ir_capture", str(kernel.resolve()), op_module, case,
                str(out_dir.resolve()), target]  # fmt: skip
         try:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ladder.sandbox import python_path
+
 METRICS = (
     "gpu__time_duration.sum",
     "dram__bytes_read.sum",
@@ -35,7 +37,6 @@ METRICS = (
     "launch__waves_per_multiprocessor",
 )
 _HEADER_START = '"ID","Process ID","Process Name"'
-_REPO = Path(__file__).resolve().parents[1]
 
 
 class NcuError(RuntimeError):
@@ -135,7 +136,7 @@ def _child_env(out_dir: Path) -> dict[str, str]:
     """What the GPU child needs (CUDA, drivers, paths) and nothing else: the kernel is untrusted, keys stay out."""
     keep = {k: v for k, v in os.environ.items()
             if k in ("PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR") or k.startswith(("CUDA_", "NVIDIA_"))}  # fmt: skip
-    return {**keep, "PYTHONPATH": str(_REPO), "PYTHONDONTWRITEBYTECODE": "1",
+    return {**keep, "PYTHONPATH": python_path(), "PYTHONDONTWRITEBYTECODE": "1",
             "TRITON_CACHE_DIR": str(out_dir / "triton-cache")}  # fmt: skip
 
 

@@ -19,10 +19,10 @@ import tempfile
 from pathlib import Path
 
 from bench.operator import Operator
+from ladder.sandbox import python_path
 from ladder.validation import CaseResult, Validation
 
 DEVICE = "cpu (TRITON_INTERPRET=1)"
-_REPO = Path(__file__).resolve().parents[2]
 
 
 class InterpretValidator:
@@ -36,7 +36,7 @@ class InterpretValidator:
             result = Path(tmp) / "result.json"
             env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "TRITON_INTERPRET": "1",
                    "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
-                   "PYTHONPATH": str(_REPO)}  # fmt: skip
+                   "PYTHONPATH": python_path()}  # fmt: skip
             # The child finds the operator through the module that defines it (bench/ops/<name>.py: OPERATOR).
             cmd = [sys.executable, "-m", "ladder.validators.interpret", str(candidate.resolve()),
                    op.make_inputs.__module__, str(self.seeds), str(result)]  # fmt: skip
