@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,4 +134,6 @@ def test_the_profiled_child_gets_cuda_settings_but_no_secrets(tmp_path, monkeypa
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     env = ncu._child_env(tmp_path)
     assert "OPENAI_API_KEY" not in env and env["CUDA_VISIBLE_DEVICES"] == "0"
-    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton-cache") and Path(env["PYTHONPATH"], "ladder").is_dir()
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton-cache")
+    first = env["PYTHONPATH"].split(os.pathsep)[0]  # the repository, then the parent's own import path
+    assert Path(first, "ladder").is_dir() and set(sys.path) & set(env["PYTHONPATH"].split(os.pathsep))
