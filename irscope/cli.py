@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -47,6 +48,17 @@ def summary_table(traj: Trajectory) -> Table:
     return t
 
 
+def _captured(run: Callable[[], Trajectory], out: Path) -> Trajectory | None:
+    """The capture's trajectory; on a compile failure, the partial one's table and the compiler's message."""
+    try:
+        return run()
+    except CompileError as e:
+        console.print(summary_table(e.trajectory))
+        err_console.print(f"[red]error:[/red] {e}")
+        err_console.print(f"every pass up to the failing one is in {out}")
+        return None
+
+
 def cmd_dump(a: argparse.Namespace) -> int:
     ascend = parse_target(a.target).backend == "npu"
     if a.example:
@@ -67,12 +79,8 @@ def cmd_dump(a: argparse.Namespace) -> int:
     if ascend:
         return dump_ascend(a, kernel, args, options)
     req = build_request(kernel, args, options, a.target, a.config)
-    try:
-        traj = capture_request(req, out_dir=a.out, disassemble=not a.no_disassemble)
-    except CompileError as e:
-        console.print(summary_table(e.trajectory))
-        err_console.print(f"[red]error:[/red] {e}")
-        err_console.print(f"every pass up to the failing one is in {a.out}")
+    traj = _captured(lambda: capture_request(req, out_dir=a.out, disassemble=not a.no_disassemble), a.out)
+    if traj is None:
         return 1
     console.print(summary_table(traj))
     res = traj.resources
@@ -84,12 +92,9 @@ def cmd_dump(a: argparse.Namespace) -> int:
 def dump_ascend(a: argparse.Namespace, kernel: object, args: dict, options: dict) -> int:
     from irscope.backends.ascend.capture import capture_ascend
 
-    try:
-        traj = capture_ascend(kernel, args, options, target=a.target, out_dir=a.out, config=a.config)
-    except CompileError as e:
-        console.print(summary_table(e.trajectory))
-        err_console.print(f"[red]error:[/red] {e}")
-        err_console.print(f"every pass up to the failing one is in {a.out}")
+    traj = _captured(lambda: capture_ascend(kernel, args, options, target=a.target, out_dir=a.out,
+                                            config=a.config), a.out)
+    if traj is None:
         return 1
     console.print(summary_table(traj))
     console.print(f"{len(traj.snapshots)} snapshots → {a.out}")

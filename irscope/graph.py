@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from irscope.parse.mlir import op_counts
-from irscope.signatures.engine import Analyzer, Signature
+from irscope.parse.mlir import op_counts, parse_mlir
+from irscope.signatures.engine import FULL_PARSE_LIMIT, Analyzer, Signature
 from irscope.trajectory import MLIR, Snapshot, Trajectory
 
 
@@ -62,6 +62,7 @@ class StageDiffGraph:
         self.analyzer = analyzer or Analyzer(traj)
         self.g = nx.DiGraph()
         self._ops: dict[int, Counter[str]] = {}
+        self._line_ops: dict[int, dict[int, Counter[str]]] = {}
         self._build()
 
     # -- construction ----------------------------------------------------------------------------------------------
@@ -160,10 +161,7 @@ class StageDiffGraph:
 
     def ops_by_line(self, index: int) -> dict[int, Counter[str]]:
         """MLIR op names per kernel line in one snapshot (LLVM-dialect giants excepted: see FULL_PARSE_LIMIT)."""
-        from irscope.parse.mlir import parse_mlir
-        from irscope.signatures.engine import FULL_PARSE_LIMIT
-
-        cache = self.__dict__.setdefault("_line_ops_cache", {})
+        cache = self._line_ops
         if index not in cache:
             snap = self.traj.snapshots[index]
             per_line: dict[int, Counter[str]] = {}

@@ -200,6 +200,17 @@ class Diagnosis:
         return cls(outcome=d["outcome"], results=tuple(LevelResult.from_json(r) for r in d["results"]))
 
 
+def _visit(name: str, levels: Mapping[str, RunsLevel], here: Context) -> LevelResult:
+    """Run level `name` (or record it unavailable when this build has none), its stop tests assessed."""
+    level = levels.get(name)
+    if level is None:
+        return assess(LevelResult(name, UNAVAILABLE, f"no {name} level is registered in this build"), here)
+    result = level.run(here)
+    if result.level != name or result.tests is None:
+        raise ValueError(f"level registered as {name} returned an unassessed or {result.level} result")
+    return result
+
+
 def climb(ctx: Context, levels: Mapping[str, RunsLevel]) -> Diagnosis:
     """Visit L1..L4 in order, stopping at the first level whose stop tests pass.
 
@@ -209,14 +220,7 @@ def climb(ctx: Context, levels: Mapping[str, RunsLevel]) -> Diagnosis:
         return Diagnosis(AT_TARGET, ())
     results: list[LevelResult] = []
     for name in LEVELS:
-        level = levels.get(name)
-        here = replace(ctx, earlier=tuple(results))
-        if level is None:
-            result = assess(LevelResult(name, UNAVAILABLE, f"no {name} level is registered in this build"), here)
-        else:
-            result = level.run(here)
-            if result.level != name or result.tests is None:
-                raise ValueError(f"level registered as {name} returned an unassessed or {result.level} result")
+        result = _visit(name, levels, replace(ctx, earlier=tuple(results)))
         results.append(result)
         if result.stopped:
             return Diagnosis(ACTIONABLE, tuple(results))
@@ -235,12 +239,7 @@ def beyond(ctx: Context, levels: Mapping[str, RunsLevel], diagnosis: Diagnosis,
     results = list(diagnosis.results)
     extra: list[LevelResult] = []
     for name in LEVELS[LEVELS.index(diagnosis.reached) + 1 : LEVELS.index(through) + 1]:
-        level = levels.get(name)
-        here = replace(ctx, earlier=tuple(results))
-        if level is None:
-            result = assess(LevelResult(name, UNAVAILABLE, f"no {name} level is registered in this build"), here)
-        else:
-            result = level.run(here)
+        result = _visit(name, levels, replace(ctx, earlier=tuple(results)))
         results.append(result)
         extra.append(result)
     return tuple(extra)

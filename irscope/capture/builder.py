@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from irscope.capture.pass_names import pass_name
 from irscope.capture.passes import PassSink, RecordedPass
@@ -22,6 +22,9 @@ from irscope.trajectory import (
     Trajectory,
     sha1,
 )
+
+if TYPE_CHECKING:  # the adapters import this module
+    from irscope.backends.base import BackendAdapter
 
 # Steps of a stage that are not MLIR passes: (pass argument, description) of the stage's final snapshot.
 CODEGEN_STEPS = {
@@ -43,9 +46,11 @@ class SnapshotListener:
 
 
 class TrajectoryBuilder(PassSink):
-    def __init__(self, target: Target, listener: SnapshotListener | None = None):
+    def __init__(self, target: Target, listener: SnapshotListener | None = None,
+                 adapter: BackendAdapter | None = None):
         self.target = target
         self.listener = listener
+        self.adapter = adapter  # adds the backend's artifacts (SASS, resources) when the compile finishes
         self.snapshots: list[Snapshot] = []
         self.artifacts: dict[str, Artifact] = {}
         self.stage_ms: dict[str, float] = {}

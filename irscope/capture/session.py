@@ -13,7 +13,6 @@ import platform
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -69,9 +68,7 @@ class CompileSession:
         target = Target.from_gpu_target(backend.target)
         adapter = adapter_for(target)
         listener = self._listener_factory(target) if self._listener_factory else None
-        builder = TrajectoryBuilder(target, listener)
-        builder.adapter = adapter  # type: ignore[attr-defined]
-        builder.started = time.perf_counter()  # type: ignore[attr-defined]
+        builder = TrajectoryBuilder(target, listener, adapter)
         self.builders.append(builder)
         self.current = builder
         for key in list(stages):
@@ -143,9 +140,9 @@ def finish(builder: TrajectoryBuilder, kernel: KernelInfo, spec: Specialization,
     for key in ("num_warps", "num_ctas", "num_stages", "shared", "tmem_size", "global_scratch_size"):
         if metadata.get(key) is not None:
             resources[key if key != "shared" else "shared_bytes"] = metadata[key]
-    if builder.failure is None:
+    if builder.failure is None and builder.adapter is not None:
         try:
-            builder.adapter.finish(builder, resources, want_disassembly)  # type: ignore[attr-defined]
+            builder.adapter.finish(builder, resources, want_disassembly)
         except Exception as e:  # a disassembler problem must not lose the capture
             resources["artifact_error"] = f"{type(e).__name__}: {e}"
     times = {"stage_ms": {k: round(v, 3) for k, v in builder.stage_ms.items()}, **(extra_times or {})}

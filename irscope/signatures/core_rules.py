@@ -47,6 +47,9 @@ def _dot_encoding(kind: str, version: int | None = None):
     return value
 
 
+_UNSET = object()
+
+
 def _result_encoding(op: Op, aliases: dict[str, str]) -> str | None:
     """The encoding kind of the op's (last) result tensor, computed once per op for all encoding counters."""
     cached = op.__dict__.get("_result_encoding", _UNSET)
@@ -62,9 +65,6 @@ def _result_encoding(op: Op, aliases: dict[str, str]) -> str | None:
                 cached = encoding_kind(types[-1].encoding, aliases) if types else None
         op.__dict__["_result_encoding"] = cached
     return cached
-
-
-_UNSET = object()
 
 
 def _encoding_count(kind: str):

@@ -88,9 +88,10 @@ def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str)
         for name in r.ops:
             (star if name == "*" else by_name[name]).append(r)
     ops: list[Op]
-    if is_llvm_dialect(text):
+    llvm_dialect = is_llvm_dialect(text)
+    if llvm_dialect:
         star = []  # after conversion to the LLVM dialect no tensor encodings remain
-    if not is_llvm_dialect(text) or len(text) <= FULL_PARSE_LIMIT // 4:
+    if not llvm_dialect or len(text) <= FULL_PARSE_LIMIT // 4:
         parsed = parse_mlir(text)
         ops, aliases = parsed.ops, parsed.aliases
     else:

@@ -25,7 +25,7 @@ from ladder.evidence import (
     SourceRef,
 )
 from ladder.levels.base import Level
-from ladder.policy import ACTIONABLE, AT_TARGET, DOMINANCE, INCONCLUSIVE, Diagnosis, assess, climb
+from ladder.policy import ACTIONABLE, AT_TARGET, DOMINANCE, INCONCLUSIVE, Diagnosis, assess, beyond, climb
 from tests.ladder import h200
 
 OP = get_operator("new_gelu")
@@ -255,3 +255,21 @@ def test_level_results_reject_duplicate_ids_and_silent_unavailability():
         LevelResult("L2", RAN, evidence=(e, e))
     with pytest.raises(ValueError, match="gives no reason"):
         LevelResult("L2", UNAVAILABLE)
+
+
+def test_beyond_runs_the_deeper_levels_without_changing_the_diagnosis():
+    l4_seen = []
+
+    class _Recording(_Canned):
+        def gather(self, ctx):
+            l4_seen.append([r.level for r in ctx.earlier])
+            return super().gather(ctx)
+
+    levels = {"L2": _Canned("L2", l2_traffic()), "L4": _Recording("L4", LevelResult("L4", RAN))}
+    d = climb(ctx(), levels)
+    assert d.outcome == ACTIONABLE and d.level == "L2"
+    deeper = beyond(ctx(), levels, d, "L4")
+    assert [r.level for r in deeper] == ["L3", "L4"]
+    assert deeper[0].status == UNAVAILABLE and "no L3 level" in deeper[0].reason
+    assert l4_seen == [["L1", "L2", "L3"]]  # L4 sees everything below it
+    assert beyond(ctx(), levels, d, "L2") == () and beyond(ctx(), levels, d, "L1") == ()
