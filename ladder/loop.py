@@ -3,7 +3,9 @@
 Round n of an operator: take the best kernel so far (History.best; the initial kernel until a round is faster),
 climb the ladder on it (policy.climb), and if the diagnosis is actionable ask the rewriter for a candidate in
 that rewrite family, validate it, decide, and commit the round. An inconclusive diagnosis is recorded as such
-and no rewrite is forced; an at-target diagnosis ends the operator's run. Everything the next round needs is
+and no rewrite is forced; an at-target diagnosis ends the operator's run, and so does an inconclusive
+diagnosis that repeats the previous round's word for word on the same kernel (nothing new was learned, so the
+next round would repeat it too). Everything the next round needs is
 read back from committed rounds, so a killed run resumes at the first uncommitted round (records.py).
 
 Files per round, under OUT/OP/round-NNN/: base.py (the kernel diagnosed), candidate.py, validation.json,
@@ -16,7 +18,7 @@ import json
 import shutil
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -77,12 +79,12 @@ class Loop:
         self.history, self.out, self.rewriter, self.validator = history, out, rewriter, validator
         self.levels, self.config, self.progress = levels, config, progress
         self.began = time.monotonic()
-        self.deadline_reached = False  # a round was left unstarted because of config.deadline_s
+        self.cut_short = False  # the last run() left a round unstarted because of config.deadline_s
 
     def _out_of_time(self) -> bool:
         d = self.config.deadline_s
-        self.deadline_reached = self.deadline_reached or (d is not None and time.monotonic() - self.began >= d)
-        return self.deadline_reached
+        self.cut_short = d is not None and time.monotonic() - self.began >= d
+        return self.cut_short
 
     def _stage(self, op: str, number: int, stage: str) -> None:
         if self.progress:
@@ -96,8 +98,10 @@ class Loop:
     def run(self, op: Operator) -> list[Round]:
         """Run (or resume) `op` up to config.rounds, or until the deadline; returns every round of it in the history.
 
-        The operator stops early when a round finds it at target, or when this rewriter had nothing untried left
-        for the kernel (its next round would be the same)."""
+        The operator stops early when a round finds it at target, when this rewriter had nothing untried left
+        for the kernel, or when an inconclusive diagnosis repeated itself (either way its next round would be
+        the same)."""
+        self.cut_short = False
         baseline = self.history.get(op.name, 0)
         if baseline is None:
             if self._out_of_time():
@@ -110,7 +114,7 @@ class Loop:
                             f"resume with that validator, or start a new --out")  # fmt: skip
         while (n := self.history.next_round(op.name)) <= self.config.rounds:
             last = self.history.get(op.name, n - 1)
-            if last and (last.decision == AT_TARGET_DECISION or self._exhausted(last)):
+            if last and (last.decision == AT_TARGET_DECISION or self._exhausted(last) or self._repeats(last)):
                 break
             if self._out_of_time():
                 return self.history.rounds(op.name)
@@ -121,6 +125,12 @@ class Loop:
     def _exhausted(self, r: Round) -> bool:
         return (r.decision == INVALID and r.rewrite is not None and r.rewrite.exhausted
                 and r.rewrite.rewriter == self.rewriter.name)
+
+    def _repeats(self, r: Round) -> bool:
+        """An inconclusive round whose diagnosis of the same kernel is the previous round's, word for word."""
+        prev = self.history.get(r.op, r.round - 1) if r.round > 1 else None
+        return (r.decision == INCONCLUSIVE and prev is not None and prev.decision == INCONCLUSIVE
+                and prev.base_round == r.base_round and prev.reason == r.reason)  # fmt: skip
 
     def _past(self, op: Operator) -> tuple[PastRound, ...]:
         rounds = self.history.rounds(op.name)
@@ -186,8 +196,13 @@ class Loop:
             (rdir / "diagnosis.json").write_text(json.dumps(diagnosis.to_json(), indent=1))
             if diagnosis.outcome != ACTIONABLE:
                 decision = AT_TARGET_DECISION if diagnosis.outcome == AT_TARGET else INCONCLUSIVE
-                return Round(op.name, n, best.round, decision, _why_not(diagnosis), _next_for(diagnosis),
-                             diagnosis=diagnosis, finished=_now(), **common)  # fmt: skip
+                r = Round(op.name, n, best.round, decision, _why_not(diagnosis), _next_for(diagnosis),
+                          diagnosis=diagnosis, finished=_now(), **common)  # fmt: skip
+                if self._repeats(r):
+                    r = replace(r, next=f"stop: this diagnosis repeats round {n - 1}'s on the same kernel, so "
+                                        f"repeating it teaches nothing: more evidence (ncu on a GPU) or --llm is "
+                                        f"needed")  # fmt: skip
+                return r
         self._stage(op.name, n, f"rewrite ({self.rewriter.name})")
         rewrite = self.rewriter.rewrite(RewriteRequest(op, best.round, base_path.read_text(), best.validation,
                                                        diagnosis, past, rdir))  # fmt: skip

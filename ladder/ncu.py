@@ -6,6 +6,12 @@ The kernel module runs in a child process (`python -m ladder.ncu --child KERNEL 
 `ncu --clock-control none --profile-from-start off`: the child warms up (JIT compile) outside the profiled
 range, then brackets one `forward` call with cudaProfilerStart/Stop, so only that call's kernels are measured.
 `--clock-control none` leaves the GPU clocks as they are, as the timing harness does (SUITE.md §6.2.7).
+With a GpuSlot the child sees only that GPU and holds its GpuLock alone for the profiled call, so no other
+round's kernels run beside the one being counted (ladder/harness/gpu_lock.py).
+
+`--ncu none` turns counters off (DISABLED). A report already made for the same kernel and case is read back
+(`counters(report)`) instead of profiling again: counters are a property of the kernel, and the ladder
+re-diagnoses an unchanged kernel every round that rejects a candidate.
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ladder.harness.gpu_lock import GpuSlot
 from ladder.sandbox import python_path
+
+DISABLED = "none"
 
 METRICS = (
     "gpu__time_duration.sum",
@@ -123,6 +132,8 @@ def counters_from_rows(rows: list[dict[str, str]]) -> tuple[KernelCounters, ...]
 
 def unavailable_reason(ncu: str = "ncu") -> str | None:
     """Why counters cannot be collected here, or None when they can."""
+    if ncu == DISABLED:
+        return "turned off (--ncu none)"
     if shutil.which(ncu) is None:
         return f"{ncu!r} is not on PATH (Nsight Compute)"
     import torch
@@ -132,39 +143,52 @@ def unavailable_reason(ncu: str = "ncu") -> str | None:
     return None
 
 
-def _child_env(out_dir: Path) -> dict[str, str]:
+def _child_env(out_dir: Path, slot: GpuSlot | None) -> dict[str, str]:
     """What the GPU child needs (CUDA, drivers, paths) and nothing else: the kernel is untrusted, keys stay out."""
     keep = {k: v for k, v in os.environ.items()
             if k in ("PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR") or k.startswith(("CUDA_", "NVIDIA_"))}  # fmt: skip
-    return {**keep, "PYTHONPATH": python_path(), "PYTHONDONTWRITEBYTECODE": "1",
+    return {**keep, **(slot.env() if slot else {}), "PYTHONPATH": python_path(), "PYTHONDONTWRITEBYTECODE": "1",
             "TRITON_CACHE_DIR": str(out_dir / "triton-cache")}  # fmt: skip
 
 
-def profile(kernel: Path, op: str, case: str, out_dir: Path, ncu: str = "ncu", timeout_s: float = 600) -> CaseCounters:
+def report_path(out_dir: Path, case: str) -> Path:
+    return out_dir / f"ncu-{case}.ncu-rep"
+
+
+def profile(kernel: Path, op: str, case: str, out_dir: Path, ncu: str = "ncu", timeout_s: float = 600,
+            slot: GpuSlot | None = None) -> CaseCounters:  # fmt: skip
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = out_dir / f"ncu-{case}.ncu-rep"
+    report = report_path(out_dir, case)
     cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",
            "--metrics", ",".join(METRICS), "--force-overwrite", "--export", str(report),
-           sys.executable, "-m", "ladder.ncu", "--child", str(kernel.resolve()), op, case]  # fmt: skip
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir, env=_child_env(out_dir))
+           sys.executable, "-m", "ladder.ncu", "--child", str(kernel.resolve()), op, case,
+           *(["--lock", slot.lock] if slot else [])]  # fmt: skip
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir,
+                         env=_child_env(out_dir, slot))  # fmt: skip
     if run.returncode != 0 or not report.exists():
         raise NcuError(f"ncu on {kernel.name} case {case} exited {run.returncode}:\n{run.stdout[-2000:]}\n"
                        f"{run.stderr[-2000:]}")  # fmt: skip
+    return counters(report, case, ncu, timeout_s)
+
+
+def counters(report: Path, case: str, ncu: str = "ncu", timeout_s: float = 600) -> CaseCounters:
+    """The launches recorded in an existing report (`ncu --import`)."""
     imported = subprocess.run([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
                               capture_output=True, text=True, timeout=timeout_s)  # fmt: skip
     if imported.returncode != 0:
         raise NcuError(f"ncu --import {report} exited {imported.returncode}: {imported.stderr[-2000:]}")
     kernels = counters_from_rows(parse_raw_csv(imported.stdout))
     if not kernels:
-        raise NcuError(f"ncu recorded no kernel launch for {kernel.name} case {case}")
+        raise NcuError(f"ncu recorded no kernel launch in {report} (case {case})")
     return CaseCounters(case, report, kernels)
 
 
-def _child(kernel: str, op_name: str, case_name: str) -> int:
-    """Runs inside ncu: warm up, then exactly one profiled forward call."""
+def _child(kernel: str, op_name: str, case_name: str, lock: str | None) -> int:
+    """Runs inside ncu: warm up, then exactly one profiled forward call (alone on the GPU when given its lock)."""
     import torch
 
     from bench.operator import get_operator
+    from ladder.harness.gpu_lock import exclusive, shared
 
     op = get_operator(op_name)
     case = next((c for c in op.cases if c.name == case_name), None)
@@ -177,17 +201,21 @@ def _child(kernel: str, op_name: str, case_name: str) -> int:
         return 2
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    inputs: Any = op.make_inputs(case, 0, "cuda", "random")
-    mod.forward(*inputs)
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    mod.forward(*inputs)
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+    with shared(lock):
+        inputs: Any = op.make_inputs(case, 0, "cuda", "random")
+        mod.forward(*inputs)
+        torch.cuda.synchronize()
+    with exclusive(lock):
+        torch.cuda.profiler.start()
+        mod.forward(*inputs)
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
     return 0
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="child process run under ncu (see the module docstring)")
     ap.add_argument("--child", nargs=3, metavar=("KERNEL", "OP", "CASE"), required=True)
-    sys.exit(_child(*ap.parse_args().child))
+    ap.add_argument("--lock", help="the GPU's GpuLock file")
+    a = ap.parse_args()
+    sys.exit(_child(*a.child, a.lock))

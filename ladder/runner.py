@@ -1,20 +1,31 @@
-"""What `ladder optimize` and `ladder suite` share: their arguments, and running the loop over operators."""
+"""What `ladder optimize` and `ladder suite` share: their arguments, and running the loop over operators.
+
+With `--jobs N`, N operators are in flight at once, each in its own thread with its own history connection
+(SQLite WAL: one transaction per finished round, whoever commits it) and its own Loop; operators are handed out
+in order as workers free up. Workers are spread over the visible GPUs; the workers of one GPU share it through
+its GpuLock (correctness runs and compiles together, timings and counters alone: ladder/harness/gpu_lock.py).
+The work of a round is mostly in child processes (compiles, the harness, ncu), so threads suffice.
+"""
 
 from __future__ import annotations
 
 import argparse
+import queue
 import sys
+import threading
 from contextlib import nullcontext
 from pathlib import Path
 
 from bench.operator import Operator
 from ladder import rewriters, validators
 from ladder.context import DEFAULT_SOL_TARGET
+from ladder.harness.gpu_lock import GpuSlot, gpu_slots
 from ladder.levels import registry
 from ladder.loop import Loop, LoopConfig, LoopError
 from ladder.progress import RichProgress
 from ladder.records import History, HistoryError
-from ladder.rewriters.base import RewriterUnavailable
+from ladder.rewriters.base import Rewriter, RewriterUnavailable
+from ladder.validators import Validator
 
 EXIT_BAD_INPUT, EXIT_REWRITER_DOWN, EXIT_DEADLINE = 2, 3, 4
 
@@ -29,7 +40,12 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="rewrite without diagnosis (ablation baseline): every round goes to the rewriter")  # fmt: skip
     p.add_argument("--sol-target", type=float, default=DEFAULT_SOL_TARGET,
                    help="fraction of speed of light at which a case stops mattering (default %(default)s)")  # fmt: skip
-    p.add_argument("--ncu", default="ncu", help="Nsight Compute executable for L2 counters (default %(default)s)")
+    p.add_argument("--ncu", default="ncu",
+                   help="Nsight Compute executable for L2 counters, or 'none' (default %(default)s)")  # fmt: skip
+    p.add_argument("--ncu-cases", type=int, default=2,
+                   help="cases profiled per kernel, those furthest from speed of light first (default %(default)s)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="operators in flight at once, spread over the visible GPUs (default %(default)s)")
     p.add_argument("--index", type=Path, help="compiler index for L4 (default out/compiler-index.db, built from "
                                               "third_party/triton when absent)")  # fmt: skip
     p.add_argument("--deadline-s", type=float,
@@ -38,51 +54,109 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
-def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
+def _check(args: argparse.Namespace) -> str | None:
+    """What is wrong with the run's arguments, if anything."""
     if args.rounds < 1:
-        print(f"--rounds must be ≥ 1, got {args.rounds}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return f"--rounds must be ≥ 1, got {args.rounds}"
+    if args.jobs < 1:
+        return f"--jobs must be ≥ 1, got {args.jobs}"
+    if args.ncu_cases < 1:
+        return f"--ncu-cases must be ≥ 1, got {args.ncu_cases}"
     if not 0 < args.sol_target <= 1:
-        print(f"--sol-target must be in (0, 1], got {args.sol_target}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return f"--sol-target must be in (0, 1], got {args.sol_target}"
     if args.deadline_s is not None and args.deadline_s <= 0:
-        print(f"--deadline-s must be > 0, got {args.deadline_s}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return f"--deadline-s must be > 0, got {args.deadline_s}"
     if args.index is not None and not args.index.is_file():
-        print(f"--index {args.index} does not exist: build it with `compiler-index build --source "
-              f"third_party/triton --db {args.index}`", file=sys.stderr)  # fmt: skip
+        return (f"--index {args.index} does not exist: build it with `compiler-index build --source "
+                f"third_party/triton --db {args.index}`")  # fmt: skip
+    return None
+
+
+class _Pool:
+    """Workers taking operators from one queue; each worker has its history connection, GPU slot and Loop."""
+
+    def __init__(self, ops: list[Operator], args: argparse.Namespace, rewriter: Rewriter,
+                 validators_by_slot: dict[GpuSlot | None, Validator], progress: RichProgress | None):  # fmt: skip
+        self.args, self.rewriter, self.validators, self.progress = args, rewriter, validators_by_slot, progress
+        self.todo: queue.Queue[Operator] = queue.Queue()
+        for op in ops:
+            self.todo.put(op)
+        self.unfinished: list[str] = []
+        self.deadline_reached = False
+        self.errors: list[BaseException] = []
+        self._lock = threading.Lock()
+
+    def _config(self, slot: GpuSlot | None) -> LoopConfig:
+        a = self.args
+        options: tuple = (("ncu", a.ncu), ("ncu_cases", a.ncu_cases), ("gpu_slot", slot))
+        options += (("index_db", str(a.index)),) if a.index else ()
+        return LoopConfig(rounds=a.rounds, diagnose=not a.no_ladder, sol_target=a.sol_target,
+                          level_options=options, deadline_s=a.deadline_s)  # fmt: skip
+
+    def work(self, slot: GpuSlot | None) -> None:
+        history = History(self.args.out)
+        try:
+            loop = Loop(history, self.args.out, self.rewriter, self.validators[slot], registry(),
+                        self._config(slot), self.progress)  # fmt: skip
+            while not self.errors:
+                try:
+                    op = self.todo.get_nowait()
+                except queue.Empty:
+                    return
+                loop.run(op)
+                if loop.cut_short:  # the deadline passed: operators still queued get no round either
+                    with self._lock:
+                        self.deadline_reached = True
+                        self.unfinished.append(op.name)
+        except BaseException as e:  # ends this worker; the others finish their operator and stop
+            with self._lock:
+                self.errors.append(e)
+        finally:
+            history.close()
+
+    def run(self, slots: list[GpuSlot | None]) -> None:
+        # daemon: an interrupted run exits at once; every finished round is already committed
+        threads = [threading.Thread(target=self.work, args=(slot,), name=f"ladder-{i}", daemon=True)
+                   for i, slot in enumerate(slots)]  # fmt: skip
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if self.errors:
+            raise self.errors[0]
+
+
+def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
+    problem = _check(args)
+    if problem:
+        print(problem, file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         rewriter = rewriters.from_args(args)
-        validator = validators.create(args.validator)
-        history = History(args.out)
+        gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
+        slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
+        validators_by_slot = {slot: validators.create(args.validator, slot) for slot in dict.fromkeys(slots)}
+        history = History(args.out)  # created or migrated once, before the workers open it
+        path = history.path
+        history.close()
     except (ValueError, HistoryError) as e:
         print(f"ladder: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    options: tuple = (("ncu", args.ncu),) + ((("index_db", str(args.index)),) if args.index else ())
-    config = LoopConfig(rounds=args.rounds, diagnose=not args.no_ladder, sol_target=args.sol_target,
-                        level_options=options, deadline_s=args.deadline_s)  # fmt: skip
     try:
         with nullcontext() if args.quiet else RichProgress() as progress:
-            loop = Loop(history, args.out, rewriter, validator, registry(), config, progress)
-            unfinished = []
-            for op in ops:
-                loop.run(op)
-                if loop.deadline_reached:  # this operator, and every one after it, stopped short
-                    unfinished.append(op.name)
+            pool = _Pool(ops, args, rewriter, validators_by_slot, progress)
+            pool.run(slots[: len(ops)])
     except RewriterUnavailable as e:
-        print(f"ladder: stopped, the rewriter is unavailable: {e}\nFinished rounds are kept in {history.path}; "
+        print(f"ladder: stopped, the rewriter is unavailable: {e}\nFinished rounds are kept in {path}; "
               f"run the same command again to resume.", file=sys.stderr)  # fmt: skip
         return EXIT_REWRITER_DOWN
     except LoopError as e:
         print(f"ladder: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    finally:
-        history.close()
-    print(f"history: {history.path}  (ladder report {args.out})")
-    if loop.deadline_reached:
-        print(f"ladder: --deadline-s {args.deadline_s:g} reached; not finished: {', '.join(unfinished)}. Run the same "
-              f"command again to resume.", file=sys.stderr)  # fmt: skip
+    print(f"history: {path}  (ladder report {args.out})")
+    if pool.deadline_reached:
+        unfinished = [op.name for op in ops if op.name in pool.unfinished]
+        print(f"ladder: --deadline-s {args.deadline_s:g} reached; not finished: {', '.join(unfinished)}. Run the "
+              f"same command again to resume.", file=sys.stderr)  # fmt: skip
         return EXIT_DEADLINE
     return 0
-

@@ -76,8 +76,9 @@ def evaluate_candidate(
 ) -> CandidateResult:
     """Validate (and with `timing`, time) `candidate` (default: the frozen initial kernel) on `cases`.
 
-    gpu_lock: path of a lock file the worker holds while it uses the GPU, so several workers can be started ahead
-    (imports, static checks) while one measures. not_after: epoch seconds after which no case is started.
+    gpu_lock: path of the GPU's GpuLock (ladder/harness/gpu_lock.py): workers on one GPU share it for correctness
+    runs and take it alone to time, so several can run at once and no timing sees another's kernels.
+    not_after: epoch seconds after which no case is started.
     """
     op = resolve_operator(operator)
     path = Path(candidate).resolve() if candidate else op.kernel_path

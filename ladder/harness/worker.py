@@ -45,7 +45,7 @@ class Job:
     compile_cases: list[str] = field(default_factory=list)  # cases on which torch.compile(reference) is timed
     time_initial: bool = False  # also time the frozen initial kernel (when the candidate is another module)
     exercise_calls: int = 3  # without timing: repeated calls on the same inputs before the re-check
-    gpu_lock: str | None = None  # a lock file held while the worker uses the GPU (workers may start early)
+    gpu_lock: str | None = None  # GpuLock file: shared for correctness runs, exclusive for timing (gpu_lock.py)
     not_after: float | None = None  # epoch seconds: once past it, start no further case (they are skipped)
 
     def to_json(self) -> dict:
@@ -102,8 +102,6 @@ def evaluate(payload: dict, emit: Emit) -> dict:
     cases = select_cases(op, job.cases, job.device)
     if job.compile_cases and job.timing is not None:
         import torch._inductor.compile_fx  # noqa: F401  (CPU-only import work, done before waiting for the GPU)
-    if job.gpu_lock:
-        _acquire(job.gpu_lock, emit)  # held until this process exits
     import ladder.harness.timing  # noqa: F401  (binds do_bench before candidate code can replace it)
 
     fingerprint = timer_fingerprint()
@@ -128,29 +126,16 @@ def evaluate(payload: dict, emit: Emit) -> dict:
     return {"cases": len(cases)}
 
 
-def _acquire(lock_path: str, emit: Emit) -> None:
-    """Exclusive lock on `lock_path`, polling, with a heartbeat so the parent's silence limit is not hit."""
-    import fcntl
-
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    last = time.monotonic()
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() - last > 5.0:
-                emit({"type": "waiting", "for": "gpu"})
-                last = time.monotonic()
-            time.sleep(0.05)
-
-
 def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job,
                   emit: Emit) -> dict:  # fmt: skip
     import torch
 
+    from ladder.harness.gpu_lock import exclusive, shared
     from ladder.harness.timing import TimingSettings, time_interleaved
     from ladder.harness.validate import FatalDeviceError, is_fatal_device_error, recheck, validate_case
+
+    def waiting() -> None:
+        emit({"type": "waiting", "for": "gpu", "case": case.name})
 
     # errors fail the case; notes do not (a reference that will not compile says nothing about the candidate)
     record: dict[str, Any] = {"case": case.name, "label": case.label(), "role": case.role, "shape": dict(case.shape),
@@ -159,9 +144,10 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
     inputs: tuple = ()
     try:
         kinds = job.kinds or list(op.input_kinds)
-        runs = validate_case(op, forward, case, device=job.device, seeds=job.seeds, kinds=kinds,
-                             on_run=lambda r: emit({"type": "run", "case": case.name, "kind": r.kind, "seed": r.seed,
-                                                    "ok": r.ok, "seconds": r.seconds}))  # fmt: skip
+        with shared(job.gpu_lock, waiting):
+            runs = validate_case(op, forward, case, device=job.device, seeds=job.seeds, kinds=kinds,
+                                 on_run=lambda r: emit({"type": "run", "case": case.name, "kind": r.kind,
+                                                        "seed": r.seed, "ok": r.ok, "seconds": r.seconds}))  # fmt: skip
         record["validation"] = _summary(runs)
         record["phase_seconds"]["validation"] = round(time.perf_counter() - t0, 3)
         emit({"type": "progress", "case": case.name, "phase": "validated", "ok": record["validation"]["ok"]})
@@ -179,18 +165,22 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
             if "eager" in job.references:
                 fns["eager"] = lambda: op.reference(*inputs)
             if case.name in job.compile_cases:
-                compiled = _compile_reference(op, inputs, record)
+                with shared(job.gpu_lock, waiting):  # inductor compiles here: no reason to hold the GPU alone
+                    compiled = _compile_reference(op, inputs, record)
                 if compiled is not None:
                     fns["compile"] = lambda: compiled(*inputs)
-            record["timing"] = {k: v.to_json() for k, v in time_interleaved(fns, TimingSettings(**job.timing)).items()}
+            with exclusive(job.gpu_lock, waiting):
+                timed = time_interleaved(fns, TimingSettings(**job.timing))
+            record["timing"] = {k: v.to_json() for k, v in timed.items()}
         else:
             for _ in range(job.exercise_calls if numeric_ok else 0):
                 forward(*inputs)  # the repeated calls that timing would make, for the re-check to follow
         record["phase_seconds"]["timing"] = round(time.perf_counter() - t1, 3)
         emit({"type": "progress", "case": case.name, "phase": "timed"})
         t2 = time.perf_counter()
-        record["recheck"] = _summary(recheck(op, forward, case, inputs, device=job.device, seed=RECHECK_SEED,
-                                             kind=RANDOM))  # fmt: skip
+        with shared(job.gpu_lock, waiting):
+            record["recheck"] = _summary(recheck(op, forward, case, inputs, device=job.device, seed=RECHECK_SEED,
+                                                 kind=RANDOM))  # fmt: skip
         record["phase_seconds"]["recheck"] = round(time.perf_counter() - t2, 3)
     except FatalDeviceError as e:
         record["errors"].append(f"fatal device error (the worker restarts for the remaining cases): {e}")
@@ -267,9 +257,11 @@ def environment(payload: dict, emit: Emit) -> dict:
                    capability=list(torch.cuda.get_device_capability(0)), driver=_driver_version())  # fmt: skip
     if payload.get("measure_ceilings"):
         from ladder.harness.ceilings import measure
+        from ladder.harness.gpu_lock import exclusive
 
         t = time.perf_counter()
-        env["ceilings"] = measure().to_json()
+        with exclusive(payload.get("gpu_lock")):
+            env["ceilings"] = measure().to_json()
         env["ceilings_seconds"] = round(time.perf_counter() - t, 2)
     return env
 

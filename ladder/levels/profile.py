@@ -3,7 +3,9 @@
 Inputs: the kernel's latest timed validation (per-case medians and speed-of-light ceilings, measured by the
 harness on a GPU: ladder/harness) and, where a GPU and `ncu` are present, hardware counters per case
 (ladder/ncu.py). Without timings L2 cannot run and says so: it needs a GPU. With timings but no counters it
-reports the roofline gap per case (evidence for the prompt and for L3) and no bottleneck class.
+reports the roofline gap per case (evidence for the prompt and for L3) and no bottleneck class. Counters are
+collected for the `ncu_cases` cases with most headroom (default 2: each profile is a process under ncu); a case
+an earlier round already profiled on the same kernel reads that round's report back instead (ladder/ncu.py).
 
 Classification of a profiled case (thresholds below; `traffic` = DRAM bytes over the operator's minimum bytes):
   traffic ≥ 1.5×                         → excess-memory-traffic (extra passes, intermediates, re-reads)
@@ -17,15 +19,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from ladder import ncu
-from ladder.context import Context
+from ladder.context import Context, digest
 from ladder.evidence import ARTIFACT, RAN, UNAVAILABLE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.levels.base import Level
 
 EXCESS_TRAFFIC = 1.5
 BUSY_PCT = 60.0
 LOW_WAVES = 1.0
+NCU_CASES = 2
 
 EXCESS, UNDER_PARALLEL, MEMORY, ISSUE, LATENCY = (
     "excess-memory-traffic", "under-parallelized", "memory-bound", "issue-bound", "latency-bound")  # fmt: skip
@@ -94,8 +98,14 @@ class ProfileLevel(Level):
         classified: list[Classified] = []
         kernels: Counter[str] = Counter()
         weights = ctx.case_weights()
-        for case in sorted(weights, key=lambda c: -weights[c])[: ctx.option("ncu_cases", 5)]:
-            counters = ncu.profile(ctx.kernel_path, ctx.op.name, case, ctx.workdir / "ncu", ctx.option("ncu", "ncu"))
+        for case in sorted(weights, key=lambda c: -weights[c])[: ctx.option("ncu_cases", NCU_CASES)]:
+            earlier = _earlier_report(ctx, case)
+            if earlier is not None:
+                counters = ncu.counters(earlier, case, ctx.option("ncu", "ncu"))
+                notes.append(f"{case}: counters read back from {earlier} (an earlier round profiled this kernel)")
+            else:
+                counters = ncu.profile(ctx.kernel_path, ctx.op.name, case, ctx.workdir / "ncu",
+                                       ctx.option("ncu", "ncu"), slot=ctx.option("gpu_slot"))  # fmt: skip
             c = classify(counters, ctx.op.bytes_moved(next(x for x in ctx.op.cases if x.name == case)))
             classified.append(c)
             kernels[counters.dominant.name] += 1
@@ -136,6 +146,17 @@ class ProfileLevel(Level):
             return f"L2 needs timings: the kernel has none ({seen}); validate it with the GPU timing harness first"
         return (f"L2 needs a CUDA GPU: the kernel has no timings ({seen}) and this machine has no GPU; run the "
                 f"ladder on the GPU machine, or give it a validation measured there")  # fmt: skip
+
+
+def _earlier_report(ctx: Context, case: str) -> Path | None:
+    """The newest report an earlier round of this operator made for this kernel and case, if one is on disk."""
+    kernel = digest(ctx.kernel_path.read_text())
+    for past in sorted(ctx.history, key=lambda p: -p.round):
+        if past.kernel == kernel and past.facts_ref:
+            report = ncu.report_path(Path(past.facts_ref).parent / "ncu", case)
+            if report.is_file():
+                return report
+    return None
 
 
 LEVEL = ProfileLevel()

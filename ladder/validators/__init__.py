@@ -6,10 +6,12 @@ with speed of light. "interpret" is a lighter CPU-only check (small cases under 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from bench.operator import Operator
+from ladder.harness.gpu_lock import GpuSlot
 from ladder.validation import Validation
 from ladder.validators.harness import HarnessValidator
 from ladder.validators.interpret import InterpretValidator
@@ -23,11 +25,15 @@ class Validator(Protocol):
         ...
 
 
-VALIDATORS: dict[str, type[Validator]] = {"harness": HarnessValidator, "interpret": InterpretValidator}
+# Each maps the GPU the validator is bound to (None: whatever the process sees) to a validator.
+VALIDATORS: dict[str, Callable[[GpuSlot | None], Validator]] = {
+    "harness": lambda slot: HarnessValidator(slot=slot),
+    "interpret": lambda slot: InterpretValidator(),  # Triton's interpreter on CPU: no GPU to bind
+}
 
 
-def create(name: str) -> Validator:
-    cls = VALIDATORS.get(name)
-    if cls is None:
+def create(name: str, slot: GpuSlot | None = None) -> Validator:
+    factory = VALIDATORS.get(name)
+    if factory is None:
         raise ValueError(f"no validator {name!r}; validators: {', '.join(VALIDATORS)}")
-    return cls()
+    return factory(slot)

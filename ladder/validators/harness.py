@@ -2,18 +2,24 @@
 against the oracle on fresh and adversarial inputs with the anti-cheat monitor, and — on a GPU — is timed
 against eager on every suite case, with speed of light from ceilings measured once in this process.
 
+On a machine with several GPUs, or with several rounds in flight on one, a validator is bound to a GpuSlot: its
+workers see only that GPU and take its GpuLock alone to time (ladder/harness/gpu_lock.py). One validator may
+serve several threads; it measures its ceilings once.
+
 On a machine without CUDA it validates the small cases under TRITON_INTERPRET=1 and keeps no times.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import asdict
 from pathlib import Path
 
 from bench.operator import Operator
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
+from ladder.harness.gpu_lock import GpuSlot
 from ladder.harness.metrics import case_metrics
 from ladder.harness.timing import TimingSettings
 from ladder.sandbox import run_sandboxed
@@ -29,27 +35,39 @@ def _cuda() -> bool:
 class HarnessValidator:
     name = "harness"
 
-    def __init__(self, seeds: int = 3, timing: TimingSettings | None = None, timeout_s: float = 900):
-        self.seeds, self.timing, self.timeout_s = seeds, timing or TimingSettings(), timeout_s
+    def __init__(self, seeds: int = 3, timing: TimingSettings | None = None, timeout_s: float = 900,
+                 slot: GpuSlot | None = None):  # fmt: skip
+        self.seeds, self.timing, self.timeout_s, self.slot = seeds, timing or TimingSettings(), timeout_s, slot
         self.device = "cuda" if _cuda() else "cpu"
         self._ceilings: Ceilings | None = None
         self._gpu_name = "cpu (TRITON_INTERPRET=1)"
+        self._probing = threading.Lock()
+
+    @property
+    def _lock(self) -> str | None:
+        return self.slot.lock if self.slot else None
+
+    @property
+    def _env(self) -> dict[str, str]:
+        return self.slot.env() if self.slot else {}
 
     def _environment(self) -> None:
-        if self.device != "cuda" or self._ceilings is not None:
-            return
-        probe = run_sandboxed("ladder.harness.worker:environment", {"device": "cuda", "measure_ceilings": True},
-                              timeout_s=300)
-        if probe.ok and "ceilings" in probe.value:
-            self._ceilings = Ceilings.from_json(probe.value["ceilings"])
-            self._gpu_name = probe.value.get("gpu", "cuda")
+        with self._probing:
+            if self.device != "cuda" or self._ceilings is not None:
+                return
+            probe = run_sandboxed("ladder.harness.worker:environment",
+                                  {"device": "cuda", "measure_ceilings": True, "gpu_lock": self._lock},
+                                  timeout_s=300, extra_env=self._env)  # fmt: skip
+            if probe.ok and "ceilings" in probe.value:
+                self._ceilings = Ceilings.from_json(probe.value["ceilings"])
+                self._gpu_name = probe.value.get("gpu", "cuda")
 
     def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
         self._environment()
         gpu = self.device == "cuda"
         result = evaluate_candidate(op.name, candidate=candidate, device=self.device, seeds=self.seeds,
                                     timing=asdict(self.timing) if gpu else None, references=("eager",),
-                                    timeout_s=self.timeout_s)
+                                    gpu_lock=self._lock, timeout_s=self.timeout_s, extra_env=self._env)
         doc = result.to_json()
         cases = []
         by_name = {c.name: c for c in [*op.cases, *op.small_cases]}

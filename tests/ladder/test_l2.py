@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,20 @@ import torch
 
 from bench.operator import get_operator
 from ladder import ncu
-from ladder.context import Context
+from ladder.context import Context, PastRound, digest
 from ladder.evidence import ARTIFACT, RAN, UNAVAILABLE, SourceRef
+from ladder.harness.gpu_lock import GpuSlot
 from ladder.levels import registry
-from ladder.levels.profile import EXCESS, ISSUE, LATENCY, MEMORY, UNDER_PARALLEL, ProfileLevel, classify
+from ladder.levels.profile import (
+    EXCESS,
+    ISSUE,
+    LATENCY,
+    MEMORY,
+    UNDER_PARALLEL,
+    ProfileLevel,
+    _earlier_report,
+    classify,
+)
 from ladder.validation import CaseResult, Validation
 from tests.ladder import h200
 
@@ -54,6 +65,28 @@ def test_with_gpu_timings_l2_reports_the_roofline_gap_and_no_class_without_count
     assert r.notes == ("no hardware counters: 'ncu-not-installed' is not on PATH (Nsight Compute)",)
     assert r.hypotheses == () and not r.stopped
     assert "no hypothesis backed by L2 evidence" in r.tests.dominant.why
+
+
+def test_ncu_none_turns_counters_off_and_says_so(tmp_path):
+    r = ProfileLevel().run(ctx(h200.timed(h200.NEW_GELU_EAGER), tmp_path, ncu="none"))
+    assert r.status == RAN and r.notes == ("no hardware counters: turned off (--ncu none)",)
+
+
+def test_an_earlier_report_of_the_same_kernel_is_found_and_another_kernels_is_not(tmp_path):
+    """A rejected round leaves the kernel as it was: its next diagnosis reads the counters back, no new ncu run."""
+    same, other = digest(OP.kernel_path.read_text()), digest("another kernel")
+
+    def past(n: int, kernel: str) -> PastRound:
+        rdir = tmp_path / f"round-{n:03d}"
+        ncu.report_path(rdir / "ncu", "c3").parent.mkdir(parents=True)
+        ncu.report_path(rdir / "ncu", "c3").write_bytes(b"report")
+        return PastRound(n, "tuning", "rejected", 0.9, kernel=kernel, facts_ref=str(rdir / "diagnosis.json"))
+
+    history = (past(1, same), past(2, same), past(3, other))
+    c = Context(OP, OP.kernel_path, tmp_path / "round-004", 4, h200.timed(h200.NEW_GELU_EAGER), REF, history=history)
+    assert _earlier_report(c, "c3") == tmp_path / "round-002" / "ncu" / "ncu-c3.ncu-rep"  # the newest
+    assert _earlier_report(c, "c5") is None  # never profiled on that case
+    assert _earlier_report(replace(c, history=history[2:]), "c3") is None
 
 
 def test_a_timed_validation_without_its_artifact_is_a_failure_not_a_guess(tmp_path):
@@ -132,8 +165,9 @@ def test_l2_on_a_gpu_profiles_the_cases_that_matter(tmp_path):
 def test_the_profiled_child_gets_cuda_settings_but_no_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    env = ncu._child_env(tmp_path)
+    env = ncu._child_env(tmp_path, None)
     assert "OPENAI_API_KEY" not in env and env["CUDA_VISIBLE_DEVICES"] == "0"
+    assert ncu._child_env(tmp_path, GpuSlot("GPU-1234", "x.lock"))["CUDA_VISIBLE_DEVICES"] == "GPU-1234"
     assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton-cache")
     first = env["PYTHONPATH"].split(os.pathsep)[0]  # the repository, then the parent's own import path
     assert Path(first, "ladder").is_dir() and set(sys.path) & set(env["PYTHONPATH"].split(os.pathsep))

@@ -103,14 +103,18 @@ def test_policy_drives_the_round_and_at_target_ends_the_run(tmp_path):
         assert len(lp.run(OP)) == 3  # resuming an at-target operator adds nothing
 
 
-def test_an_inconclusive_ladder_forces_no_rewrite(tmp_path):
+def test_an_inconclusive_ladder_forces_no_rewrite_and_a_repeated_diagnosis_ends_the_run(tmp_path):
     with ChatServer([]) as srv:
-        rounds = loop(tmp_path, srv, 2, diagnose=True).run(OP)
-    assert [r.decision for r in rounds] == ["baseline", "inconclusive", "inconclusive"]
-    assert srv.requests == [] and rounds[1].rewrite is None
-    assert rounds[1].reason.startswith("no level could stop: L1 a:dominant: L1 unavailable: no L1 level")
-    assert rounds[1].diagnosis.reached == "L4"
-    assert rounds[1].next == "gather the evidence these levels could not: L1, L2, L3, L4"
+        lp = loop(tmp_path, srv, 5, diagnose=True)
+        rounds = lp.run(OP)
+        assert [r.decision for r in rounds] == ["baseline", "inconclusive", "inconclusive"]
+        assert srv.requests == [] and rounds[1].rewrite is None
+        assert rounds[1].reason.startswith("no level could stop: L1 a:dominant: L1 unavailable: no L1 level")
+        assert rounds[1].diagnosis.reached == "L4"
+        assert rounds[1].next == "gather the evidence these levels could not: L1, L2, L3, L4"
+        assert rounds[2].reason == rounds[1].reason  # nothing new was learned: rounds 3..5 would say it again
+        assert rounds[2].next.startswith("stop: this diagnosis repeats round 1's on the same kernel")
+        assert len(lp.run(OP)) == 3  # a resume adds nothing
 
 
 def test_malformed_replies_make_an_invalid_round_and_the_loop_goes_on(tmp_path):

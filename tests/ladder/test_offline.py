@@ -131,6 +131,20 @@ def test_offline_optimize_runs_resumes_after_a_deadline_and_reports_without_tree
     assert json.loads((tmp_path / "summary.json").read_text())["ops"][0]["op"] == "new_gelu"
 
 
+def test_a_suite_with_two_jobs_runs_every_operator_into_one_history(tmp_path):
+    out = tmp_path / "run"
+    r = cli("suite", "--ops", "new_gelu,softplus", "--offline", "--rounds", "1", "--jobs", "2", "--out", str(out),
+            "--quiet", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with History(out) as h:
+        rounds = {(x.op, x.round): x for x in h.rounds()}
+    assert sorted(rounds) == [("new_gelu", 0), ("new_gelu", 1), ("softplus", 0), ("softplus", 1)]
+    assert all(x.validation and x.validation.correct for (_, n), x in rounds.items() if n == 0)
+    assert all((out / op / "round-001" / "diagnosis.json").is_file() for op in ("new_gelu", "softplus"))
+    r = cli("suite", "--ops", "new_gelu", "--offline", "--rounds", "1", "--jobs", "0", "--out", str(out), cwd=tmp_path)
+    assert r.returncode == 2 and "--jobs must be ≥ 1, got 0" in r.stderr
+
+
 def test_diagnose_reads_a_prebuilt_index_without_tree_sitter(tmp_path):
     db = tmp_path / "index.db"
     build(db, resolve_roots([CORPUS], [CORPUS / "python"]))

@@ -1,0 +1,109 @@
+"""The GPU's reader-writer lock across processes: shared holders coexist, a measurement waits for them and then
+runs alone, new shared holders queue behind a waiting measurement, and a killed holder frees the GPU."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ladder.harness.gpu_lock import GpuLock, GpuSlot, exclusive, shared
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _hold(lock: GpuLock, mode: str, name: str, log: list[str], release: threading.Event) -> threading.Thread:
+    def body() -> None:
+        with getattr(lock, mode)():
+            log.append(f"{name}+")
+            release.wait(30)
+            log.append(f"{name}-")
+
+    t = threading.Thread(target=body)
+    t.start()
+    return t
+
+
+def _wait_for(log: list[str], entry: str) -> None:
+    deadline = time.monotonic() + 30
+    while entry not in log and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert entry in log, log
+
+
+def test_shared_holders_run_together_and_a_measurement_waits_for_them(tmp_path):
+    lock, log = GpuLock(tmp_path / "gpu.lock"), []
+    go_a, go_b, go_m = threading.Event(), threading.Event(), threading.Event()
+    a = _hold(lock, "shared", "a", log, go_a)
+    b = _hold(lock, "shared", "b", log, go_b)
+    _wait_for(log, "a+")
+    _wait_for(log, "b+")  # both inside at once
+    m = _hold(lock, "exclusive", "m", log, go_m)
+    time.sleep(0.3)
+    assert "m+" not in log  # the measurement waits while correctness runs hold the GPU
+    go_a.set()
+    a.join()
+    time.sleep(0.3)
+    assert "m+" not in log
+    go_b.set()
+    b.join()
+    _wait_for(log, "m+")
+    go_m.set()
+    m.join()
+    assert log.index("m+") > max(log.index("a-"), log.index("b-"))
+
+
+def test_a_waiting_measurement_goes_before_later_shared_holders(tmp_path):
+    lock, log = GpuLock(tmp_path / "gpu.lock"), []
+    go_a, go_m, go_c = threading.Event(), threading.Event(), threading.Event()
+    a = _hold(lock, "shared", "a", log, go_a)
+    _wait_for(log, "a+")
+    m = _hold(lock, "exclusive", "m", log, go_m)
+    time.sleep(0.3)  # m is now waiting behind a
+    c = _hold(lock, "shared", "c", log, go_c)
+    time.sleep(0.3)
+    assert "c+" not in log  # c does not slip in beside a while m waits
+    go_a.set()
+    _wait_for(log, "m+")
+    time.sleep(0.3)
+    assert "c+" not in log  # and not beside m either
+    go_m.set()
+    _wait_for(log, "c+")
+    go_c.set()
+    for t in (a, m, c):
+        t.join()
+    assert log == ["a+", "a-", "m+", "m-", "c+", "c-"]
+
+
+def test_a_killed_holder_frees_the_gpu(tmp_path):
+    path = tmp_path / "gpu.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom ladder.harness.gpu_lock import GpuLock\n"
+         "with GpuLock(sys.argv[1]).exclusive():\n    print('held', flush=True)\n    time.sleep(600)\n", str(path)],
+        cwd=REPO, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert holder.stdout.readline().strip() == "held"
+    log: list[str] = []
+    go = threading.Event()
+    t = _hold(GpuLock(path), "shared", "a", log, go)
+    time.sleep(0.3)
+    assert log == []
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    _wait_for(log, "a+")
+    go.set()
+    t.join()
+
+
+def test_without_a_lock_file_nothing_is_locked_and_a_slot_selects_its_gpu(tmp_path):
+    with shared(None), exclusive(None):  # one worker alone on its GPU: nothing to coordinate
+        pass
+    waits = []
+    lock = GpuLock(tmp_path / "gpu.lock", on_wait=lambda: waits.append(1))
+    with lock.exclusive(), exclusive(str(tmp_path / "other.lock")):  # another GPU's lock is independent
+        pass
+    assert waits == []
+    slot = GpuSlot("GPU-0a1b", str(tmp_path / "gpu.lock"))
+    assert slot.env() == {"CUDA_VISIBLE_DEVICES": "GPU-0a1b"}
