@@ -62,6 +62,9 @@ class LoopConfig:
     sol_target: float = DEFAULT_SOL_TARGET
     level_options: tuple[tuple[str, Any], ...] = ()
     deadline_s: float | None = None  # start no round (baseline included) this many seconds after the Loop began
+    # A candidate is accepted only this much faster than its base (geo-mean over the cases): smaller gains are
+    # within the run-to-run spread of the harness's medians, and accepting them would walk the run on noise.
+    min_gain: float = 0.02
 
 
 def _now() -> str:
@@ -236,8 +239,11 @@ class Loop:
         if gain is None:
             return REJECTED, f"round {best.round} has no timings on the same cases to compare with", None, None
         gain0 = speedup(initial.validation.times(), v.times()) if initial and initial.validation else None
-        if gain > 1.0:
+        if gain >= 1.0 + self.config.min_gain:
             return ACCEPTED, f"{gain:.3g}x faster than round {best.round}", gain, gain0
+        if gain > 1.0:
+            return (REJECTED, f"correct, {gain:.4g}x of round {best.round}: within the {self.config.min_gain:.0%} "
+                              f"noise margin, not a gain", gain, gain0)  # fmt: skip
         return REJECTED, f"correct but {gain:.3g}x of round {best.round}: not faster", gain, gain0
 
 

@@ -157,6 +157,7 @@ def report_path(out_dir: Path, case: str) -> Path:
 
 def profile(kernel: Path, op: str, case: str, out_dir: Path, ncu: str = "ncu", timeout_s: float = 600,
             slot: GpuSlot | None = None) -> CaseCounters:  # fmt: skip
+    out_dir = out_dir.resolve()  # ncu runs in out_dir: a relative --export would land below itself
     out_dir.mkdir(parents=True, exist_ok=True)
     report = report_path(out_dir, case)
     cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",

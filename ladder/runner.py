@@ -44,6 +44,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="Nsight Compute executable for L2 counters, or 'none' (default %(default)s)")  # fmt: skip
     p.add_argument("--ncu-cases", type=int, default=2,
                    help="cases profiled per kernel, those furthest from speed of light first (default %(default)s)")
+    p.add_argument("--min-gain", type=float, default=0.02,
+                   help="accept a candidate only this much faster than its base, geo-mean (default %(default)s)")
     p.add_argument("--jobs", type=int, default=1,
                    help="operators in flight at once, spread over the visible GPUs (default %(default)s)")
     p.add_argument("--index", type=Path, help="compiler index for L4 (default out/compiler-index.db, built from "
@@ -64,6 +66,8 @@ def _check(args: argparse.Namespace) -> str | None:
         return f"--ncu-cases must be ≥ 1, got {args.ncu_cases}"
     if not 0 < args.sol_target <= 1:
         return f"--sol-target must be in (0, 1], got {args.sol_target}"
+    if not 0 <= args.min_gain < 1:
+        return f"--min-gain must be in [0, 1), got {args.min_gain}"
     if args.deadline_s is not None and args.deadline_s <= 0:
         return f"--deadline-s must be > 0, got {args.deadline_s}"
     if args.index is not None and not args.index.is_file():
@@ -91,7 +95,7 @@ class _Pool:
         options: tuple = (("ncu", a.ncu), ("ncu_cases", a.ncu_cases), ("gpu_slot", slot))
         options += (("index_db", str(a.index)),) if a.index else ()
         return LoopConfig(rounds=a.rounds, diagnose=not a.no_ladder, sol_target=a.sol_target,
-                          level_options=options, deadline_s=a.deadline_s)  # fmt: skip
+                          level_options=options, deadline_s=a.deadline_s, min_gain=a.min_gain)  # fmt: skip
 
     def work(self, slot: GpuSlot | None) -> None:
         history = History(self.args.out)

@@ -9,7 +9,10 @@ shift 2
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
-python3 -m ladder.cli suite --offline --out "$run" --index out/compiler-index.db --deadline-s "$deadline" "$@"
+# Rounds in flight at the deadline finish; the hard limit after it keeps the device call's own limit safe (a killed
+# run loses only unfinished rounds).
+timeout --signal=KILL $((deadline + 50)) \
+  python3 -m ladder.cli suite --offline --out "$run" --index out/compiler-index.db --deadline-s "$deadline" "$@"
 status=$?
 python3 -m ladder.cli report "$run" --json "$run/summary.json" > "$run/report.md"
 python3 -m ladder.cli export "$run" -o "$run/history.jsonl"

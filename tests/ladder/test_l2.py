@@ -152,9 +152,11 @@ def test_raw_csv_errors_name_the_problem():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available() or shutil.which("ncu") is None, reason="needs a CUDA GPU and ncu")
-def test_l2_on_a_gpu_profiles_the_cases_that_matter(tmp_path):
-    """On the GPU machine: real ncu counters for the initial new_gelu kernel, classified, cited by artifact."""
-    r = ProfileLevel().run(ctx(h200.timed(h200.NEW_GELU_EAGER), tmp_path, ncu_cases=2))
+def test_l2_on_a_gpu_profiles_the_cases_that_matter(tmp_path, monkeypatch):
+    """On the GPU machine: real ncu counters for the initial new_gelu kernel, classified, cited by artifact; the
+    round directory is relative, as `ladder suite --out out/run` gives it."""
+    monkeypatch.chdir(tmp_path)
+    r = ProfileLevel().run(ctx(h200.timed(h200.NEW_GELU_EAGER), Path("round-001"), ncu_cases=2))
     assert r.status == RAN and not r.notes
     profiled = [e for e in r.evidence if e.id.startswith("L2.ncu.")]
     assert len(profiled) == 2 and all(os.path.exists(e.source.path) for e in profiled)

@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 FAST = candidates.module("0.5 * x * (1.0 + t) + 0.0")
 SLOW = candidates.module("0.5 * x * (1.0 + t) * 1.0")
 AT_SOL = candidates.module("(0.5 * x) * (1.0 + t)")
+NOISE = candidates.module("0.5 * x * (1.0 + t) - 0.0")  # 1 % faster than the initial kernel: run-to-run spread
 
 
 def moe(times) -> Validation:
@@ -44,7 +45,8 @@ class TableValidator:
         wrong = Validation("table", "NVIDIA H200", False, "c1: 4096 elements outside rtol")
         self.table = {OP.initial_source(): moe(h200.MOE_NAIVE), FAST: moe(h200.MOE_BLOCKED),
                       SLOW: moe(tuple(t * 1.5 for t in h200.MOE_NAIVE)),
-                      AT_SOL: moe(tuple(s * 1.1 for s in h200.MOE_SOL)), candidates.WRONG: wrong}  # fmt: skip
+                      AT_SOL: moe(tuple(s * 1.1 for s in h200.MOE_SOL)), candidates.WRONG: wrong,
+                      NOISE: moe(tuple(t / 1.01 for t in h200.MOE_NAIVE))}  # fmt: skip
         self.seen: list[str] = []
 
     def validate(self, op, candidate: Path, workdir: Path) -> Validation:
@@ -86,6 +88,14 @@ def test_rounds_accept_faster_reject_slower_and_wrong_and_build_on_the_best(tmp_
         assert h.best("new_gelu").round == 1
     assert (tmp_path / "new_gelu" / "round-002" / "base.py").read_text() == FAST
     assert (tmp_path / "new_gelu" / "round-002" / "candidate.py").read_text() == SLOW
+
+
+def test_a_gain_within_the_noise_margin_is_not_accepted(tmp_path):
+    with ChatServer([Reply(candidates.reply(NOISE))]) as srv:
+        rounds = loop(tmp_path, srv, 1, diagnose=False).run(OP)
+    r = rounds[1]
+    assert r.decision == "rejected" and r.speedup == pytest.approx(1.01)
+    assert r.reason == "correct, 1.01x of round 0: within the 2% noise margin, not a gain"
 
 
 def test_policy_drives_the_round_and_at_target_ends_the_run(tmp_path):
