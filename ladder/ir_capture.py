@@ -7,6 +7,10 @@ JIT compiles for `target` through a stand-in driver whose launches do nothing (i
 refuses to launch, which would end `forward` after its first kernel), and `irscope.record` keeps one
 trajectory per compiled kernel. Inputs are the operator's real case shapes on CPU, so the JIT specializes
 (divisibility, constexprs) as it would on the GPU; the outputs are left unwritten and ignored.
+
+An autotuned kernel cannot be timed here, so its benchmarker reports every config as equally fast: each config
+is compiled (and captured) once, as the autotuner's benchmark would on the GPU, and the first is then used.
+L3 therefore sees every config the GPU could pick, one trajectory each.
 """
 
 from __future__ import annotations
@@ -62,6 +66,13 @@ def _dry_run_driver(target: str) -> Any:
         @staticmethod
         def launcher_cls(src: Any, metadata: Any) -> Any:
             return lambda *args, **kwargs: None
+
+        def get_benchmarker(self) -> Any:
+            def equal_times(kernel_call: Any, quantiles: Any = None, **kwargs: Any) -> Any:
+                kernel_call()  # compiles (and so records) this config; the launch itself does nothing
+                return [1.0] * len(quantiles) if quantiles else 1.0
+
+            return equal_times
 
     return DryRun(parse_target(target))
 

@@ -4,8 +4,8 @@ Round n of an operator: take the best kernel so far (History.best; the initial k
 climb the ladder on it (policy.climb), and if the diagnosis is actionable ask the rewriter for a candidate in
 that rewrite family, validate it, decide, and commit the round. An inconclusive diagnosis is recorded as such
 and no rewrite is forced; an at-target diagnosis ends the operator's run, and so does an inconclusive
-diagnosis that repeats the previous round's word for word on the same kernel (nothing new was learned, so the
-next round would repeat it too). Everything the next round needs is
+diagnosis that repeats the previous round's findings on the same kernel (nothing new was learned, so the next
+round would repeat it too). Everything the next round needs is
 read back from committed rounds, so a killed run resumes at the first uncommitted round (records.py).
 
 Files per round, under OUT/OP/round-NNN/: base.py (the kernel diagnosed), candidate.py, validation.json,
@@ -130,10 +130,11 @@ class Loop:
                 and r.rewrite.rewriter == self.rewriter.name)
 
     def _repeats(self, r: Round) -> bool:
-        """An inconclusive round whose diagnosis of the same kernel is the previous round's, word for word."""
+        """An inconclusive round whose diagnosis of the same kernel is the previous round's."""
         prev = self.history.get(r.op, r.round - 1) if r.round > 1 else None
         return (r.decision == INCONCLUSIVE and prev is not None and prev.decision == INCONCLUSIVE
-                and prev.base_round == r.base_round and prev.reason == r.reason)  # fmt: skip
+                and prev.base_round == r.base_round and prev.diagnosis is not None and r.diagnosis is not None
+                and _findings(prev.diagnosis) == _findings(r.diagnosis))  # fmt: skip
 
     def _past(self, op: Operator) -> tuple[PastRound, ...]:
         rounds = self.history.rounds(op.name)
@@ -245,6 +246,13 @@ class Loop:
             return (REJECTED, f"correct, {gain:.4g}x of round {best.round}: within the {self.config.min_gain:.0%} "
                               f"noise margin, not a gain", gain, gain0)  # fmt: skip
         return REJECTED, f"correct but {gain:.3g}x of round {best.round}: not faster", gain, gain0
+
+
+def _findings(d: Diagnosis) -> tuple:
+    """What a diagnosis found, level by level: status, hypotheses, families and the first failing stop test.
+    Free text is left out (a failed level's traceback names the round's own directory)."""
+    return tuple((r.level, r.status, sorted(h.bottleneck for h in r.hypotheses), sorted(f.name for f in r.families),
+                  (r.tests.first_failure() or ("",))[0] if r.tests else "") for r in d.results)  # fmt: skip
 
 
 def _why_not(d: Diagnosis) -> str:

@@ -259,9 +259,12 @@ class History:
         return 0 if n is None else n + 1
 
     def best(self, op: str) -> Round | None:
-        """The best round: highest validated geo-mean speedup over the initial kernel, earlier round on ties."""
+        """The best round: highest validated geo-mean speedup over the initial kernel, earlier round on ties, among
+        the kernels the run kept (the baseline and accepted rounds). A rejected candidate can still be faster than
+        the initial kernel (within the noise margin of its base, say); it is never the best, nor a later base."""
         row = self._db.execute("SELECT op, round, record FROM rounds WHERE op = ? AND speedup_initial IS NOT NULL "
-                               "ORDER BY speedup_initial DESC, round ASC LIMIT 1", (op,)).fetchone()  # fmt: skip
+                               "AND decision IN (?, ?) ORDER BY speedup_initial DESC, round ASC LIMIT 1",
+                               (op, BASELINE, ACCEPTED)).fetchone()  # fmt: skip
         return self._load(*row) if row else None
 
     def _load(self, op: str, number: int, record: str) -> Round:

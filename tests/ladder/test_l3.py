@@ -12,6 +12,7 @@ from ladder.levels import registry
 from ladder.levels.ir import IRLevel
 from ladder.policy import beyond, climb
 from ladder.validators.interpret import InterpretValidator
+from patterns.appliers import generate
 from tests.ladder import h200, moe_op
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -60,6 +61,20 @@ def test_every_kernel_of_a_multi_kernel_forward_is_captured(tmp_path):
     r = IRLevel().run(Context(GELU, two, tmp_path))
     assert "captured 2 kernel(s) for cuda:90 as specialized for case c1" in r.notes
     assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == ["000-new_gelu_kernel", "001-new_gelu_kernel"]
+
+
+def test_an_autotuned_kernel_is_captured_once_per_config(tmp_path):
+    """The CPU cannot time configs: every config is compiled and captured, as the GPU's benchmark would."""
+    (tuned,) = generate(GELU.initial_source(), names=["autotune"])
+    configs = tuned.source.count("triton.Config(")
+    assert configs > 1
+    kernel = tmp_path / "tuned.py"
+    kernel.write_text(tuned.source)
+    r = IRLevel().run(Context(GELU, kernel, tmp_path))
+    assert r.status == "ran", r.reason
+    assert f"captured {configs} kernel(s) for cuda:90 as specialized for case c1" in r.notes
+    cubins = {(d / "artifacts" / "cubin.cubin").read_bytes() for d in (tmp_path / "ir").iterdir()}
+    assert len(cubins) > 1  # different configs, not one kernel captured several times
 
 
 def test_a_kernel_that_does_not_compile_fails_the_level_with_the_compiler_message(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from bench.operator import get_operator
 from ladder.context import Context
-from ladder.evidence import RAN, Evidence, Hypothesis, LevelResult, RewriteFamily
+from ladder.evidence import FAILED, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily
 from ladder.levels.base import Level
 from ladder.loop import Loop, LoopConfig, LoopError
 from ladder.records import History
@@ -125,6 +125,23 @@ def test_an_inconclusive_ladder_forces_no_rewrite_and_a_repeated_diagnosis_ends_
         assert rounds[2].reason == rounds[1].reason  # nothing new was learned: rounds 3..5 would say it again
         assert rounds[2].next.startswith("stop: this diagnosis repeats round 1's on the same kernel")
         assert len(lp.run(OP)) == 3  # a resume adds nothing
+
+
+class FailsInItsRound(Level):
+    """An L3 whose failure message names the round's own directory, as a capture traceback does."""
+
+    name = "L3"
+
+    def gather(self, ctx: Context) -> LevelResult:
+        return LevelResult("L3", FAILED, reason=f"CaptureError: capturing {ctx.workdir}/base.py exited 1")
+
+
+def test_a_repeated_failure_ends_the_run_although_its_message_names_each_round(tmp_path):
+    with ChatServer([]) as srv:
+        rounds = loop(tmp_path, srv, 5, diagnose=True, levels={"L3": FailsInItsRound()}).run(OP)
+    assert [r.decision for r in rounds] == ["baseline", "inconclusive", "inconclusive"]
+    assert "round-001" in rounds[1].reason and "round-002" in rounds[2].reason
+    assert rounds[2].next.startswith("stop: this diagnosis repeats round 1's")
 
 
 def test_malformed_replies_make_an_invalid_round_and_the_loop_goes_on(tmp_path):

@@ -101,7 +101,7 @@ def test_a_round_is_recorded_once(tmp_path):
         assert len(h.rounds()) == 1
 
 
-def test_best_is_the_highest_validated_speedup_earliest_on_ties(tmp_path):
+def test_best_is_the_highest_validated_speedup_of_a_kept_kernel_earliest_on_ties(tmp_path):
     naive = h200.MOE_NAIVE
     half = tuple(t / 2 for t in naive)
 
@@ -117,6 +117,7 @@ def test_best_is_the_highest_validated_speedup_earliest_on_ties(tmp_path):
         h.commit(rnd(2, None, UNTIMED))
         h.commit(rnd(3, half, REJECTED))  # as fast as round 1: the earlier round stays best
         h.commit(rnd(4, tuple(t * 2 for t in naive), REJECTED))
+        h.commit(rnd(5, tuple(t / 2.01 for t in naive), REJECTED))  # faster, but rejected (within the noise margin)
         best = h.best("moe_group_top2")
         assert best.round == 1 and best.speedup_initial == pytest.approx(2.0)
         assert h.best("unknown") is None
