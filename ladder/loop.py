@@ -5,8 +5,8 @@ climb the ladder on it (policy.climb), and if the diagnosis is actionable ask th
 that rewrite family, validate it, decide, and commit the round. An inconclusive diagnosis is recorded as such
 and no rewrite is forced; an at-target diagnosis ends the operator's run, and so does an inconclusive
 diagnosis that repeats the previous round's findings on the same kernel (nothing new was learned, so the next
-round would repeat it too). Everything the next round needs is
-read back from committed rounds, so a killed run resumes at the first uncommitted round (records.py).
+round would repeat it too). Everything the next round needs is read back from committed rounds, so a killed
+run resumes at the first uncommitted round (records.py).
 
 Files per round, under OUT/OP/round-NNN/: base.py (the kernel diagnosed), candidate.py, validation.json,
 llm-transcript.json, and whatever the levels wrote (ncu reports). Round 0 is the initial kernel's baseline.
@@ -204,8 +204,8 @@ class Loop:
                           diagnosis=diagnosis, finished=_now(), **common)  # fmt: skip
                 if self._repeats(r):
                     r = replace(r, next=f"stop: this diagnosis repeats round {n - 1}'s on the same kernel, so "
-                                        f"repeating it teaches nothing: more evidence (ncu on a GPU) or --llm is "
-                                        f"needed")  # fmt: skip
+                                        f"repeating it teaches nothing: it needs more evidence (counters on a GPU, "
+                                        f"more cases) or another rewriter (--llm)")  # fmt: skip
                 return r
         self._stage(op.name, n, f"rewrite ({self.rewriter.name})")
         rewrite = self.rewriter.rewrite(RewriteRequest(op, best.round, base_path.read_text(), best.validation,
