@@ -85,7 +85,7 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
                 return {"op": name, "accepted": False, "cases": [],
                         "harness_error": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}"}  # fmt: skip
 
-        # Two workers at a time: one measures while the next imports torch/triton/inductor and waits for the lock.
+        # Two workers at a time: their imports, compiles and correctness runs overlap; timings take the GPU alone.
         with ThreadPoolExecutor(max_workers=2) as pool:
             for future in [pool.submit(one, name) for name in names]:
                 entry = future.result()
