@@ -4,9 +4,14 @@ end to end with it on this CPU, as the GPU machine runs it (without tree-sitter 
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from bench.operator import get_operator
 from compiler_index.build import build, resolve_roots
@@ -143,6 +148,43 @@ def test_a_suite_with_two_jobs_runs_every_operator_into_one_history(tmp_path):
     assert all((out / op / "round-001" / "diagnosis.json").is_file() for op in ("new_gelu", "softplus"))
     r = cli("suite", "--ops", "new_gelu", "--offline", "--rounds", "1", "--jobs", "0", "--out", str(out), cwd=tmp_path)
     assert r.returncode == 2 and "--jobs must be ≥ 1, got 0" in r.stderr
+
+
+@pytest.mark.slow
+def test_kill_9_during_a_two_job_suite_loses_no_finished_round(tmp_path):
+    """Two operators in flight, the run killed mid-way: every committed round survives as it was, and the resume
+    finishes both without recording any round twice."""
+    out = tmp_path / "run"
+    args = ["suite", "--ops", "new_gelu,softplus", "--offline", "--rounds", "3", "--jobs", "2", "--out", str(out),
+            "--quiet"]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "ladder.cli", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+    def committed() -> dict[tuple[str, int], dict]:
+        if not (out / "history.sqlite").exists():
+            return {}
+        with History(out) as h:
+            return {(r.op, r.round): r.to_json() for r in h.rounds()}
+
+    def both_started(rounds: dict) -> bool:
+        return {op for op, _ in rounds} == {"new_gelu", "softplus"} and len(rounds) >= 3
+
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline and not both_started(committed()):
+        time.sleep(0.2)
+    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()[-2000:]}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = committed()
+    assert {op for op, _ in before} == {"new_gelu", "softplus"} and len(before) >= 3
+    r = cli(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    after = committed()
+    assert sorted(after) == [(op, n) for op in ("new_gelu", "softplus") for n in range(4)]
+    assert all(after[k] == v for k, v in before.items())  # nothing finished was redone or changed
+    rows = sqlite3.connect(out / "history.sqlite").execute("SELECT count(*), count(DISTINCT op || round) FROM rounds")
+    assert rows.fetchone() == (8, 8)
 
 
 def test_diagnose_reads_a_prebuilt_index_without_tree_sitter(tmp_path):
