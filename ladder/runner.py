@@ -85,8 +85,7 @@ class _Pool:
         self.todo: queue.Queue[Operator] = queue.Queue()
         for op in ops:
             self.todo.put(op)
-        self.unfinished: list[str] = []
-        self.deadline_reached = False
+        self.unfinished: list[str] = []  # operators the deadline cut short (or left unstarted)
         self.errors: list[BaseException] = []
         self._lock = threading.Lock()
 
@@ -110,7 +109,6 @@ class _Pool:
                 loop.run(op)
                 if loop.cut_short:  # the deadline passed: operators still queued get no round either
                     with self._lock:
-                        self.deadline_reached = True
                         self.unfinished.append(op.name)
         except BaseException as e:  # ends this worker; the others finish their operator and stop
             with self._lock:
@@ -158,7 +156,7 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         print(f"ladder: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(f"history: {path}  (ladder report {args.out})")
-    if pool.deadline_reached:
+    if pool.unfinished:
         unfinished = [op.name for op in ops if op.name in pool.unfinished]
         print(f"ladder: --deadline-s {args.deadline_s:g} reached; not finished: {', '.join(unfinished)}. Run the "
               f"same command again to resume.", file=sys.stderr)  # fmt: skip

@@ -17,7 +17,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,23 +72,14 @@ class GpuLock:
             os.close(fd)
 
 
-@contextmanager
-def shared(path: str | None, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+def shared(path: str | None, on_wait: Callable[[], None] | None = None) -> AbstractContextManager[None]:
     """`GpuLock(path).shared()`, or nothing when there is no lock (a worker alone on its GPU)."""
-    if path is None:
-        yield
-        return
-    with GpuLock(path, on_wait).shared():
-        yield
+    return GpuLock(path, on_wait).shared() if path else nullcontext()
 
 
-@contextmanager
-def exclusive(path: str | None, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
-    if path is None:
-        yield
-        return
-    with GpuLock(path, on_wait).exclusive():
-        yield
+def exclusive(path: str | None, on_wait: Callable[[], None] | None = None) -> AbstractContextManager[None]:
+    """`GpuLock(path).exclusive()`, or nothing when there is no lock."""
+    return GpuLock(path, on_wait).exclusive() if path else nullcontext()
 
 
 @dataclass(frozen=True)

@@ -234,3 +234,7 @@ def test_bad_command_lines_get_clear_errors(tmp_path):
     assert r.returncode == 2 and "none.db does not exist: build it with `compiler-index build" in r.stderr
     r = run("new_gelu", "--llm", "m", "--out", str(tmp_path), "--rounds", "0")
     assert r.returncode == 2 and "--rounds must be ≥ 1" in r.stderr
+    r = run("new_gelu", "--offline", "--out", str(tmp_path), "--min-gain", "1.5")
+    assert r.returncode == 2 and "--min-gain must be in [0, 1), got 1.5" in r.stderr
+    r = run("new_gelu", "--offline", "--out", str(tmp_path), "--ncu-cases", "0")
+    assert r.returncode == 2 and "--ncu-cases must be ≥ 1, got 0" in r.stderr
