@@ -102,8 +102,9 @@ def _compare_one(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, reduc
         bad = (o.to(torch.int64) != r.to(torch.int64)).nonzero()
         if len(bad):
             idx = tuple(bad[0].tolist())
-            return Verdict(False, f"output {i}: {len(bad)} index mismatches, first at {idx}: "
-                           f"{o[idx].item()} vs {r[idx].item()}")
+            return Verdict(
+                False, f"output {i}: {len(bad)} index mismatches, first at {idx}: {o[idx].item()} vs {r[idx].item()}"
+            )
         return Verdict(True, "ok")
     return _compare_float(o.reshape(-1), r.reshape(-1), tol, i, reduction_len)
 
@@ -111,7 +112,7 @@ def _compare_one(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, reduc
 def _chunks(o: torch.Tensor, r: torch.Tensor):
     """float64 slices of at most CHUNK elements: a 2 GB output never needs 5 float64 copies of itself at once."""
     for start in range(0, r.numel(), CHUNK):
-        yield start, o[start:start + CHUNK].to(torch.float64), r[start:start + CHUNK].to(torch.float64)
+        yield start, o[start : start + CHUNK].to(torch.float64), r[start : start + CHUNK].to(torch.float64)
 
 
 def _compare_float(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, reduction_len: int | None) -> Verdict:
@@ -156,8 +157,13 @@ def _compare_float(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, red
                 worst = (float(excess[j]), float(oc[j]), float(rc[j]))
     rel_l2 = math.sqrt(err_sq) / (math.sqrt(ref_sq) or 1.0)
     if worst is not None:
-        return Verdict(False, f"output {i}: {bad_count} elements outside rtol={tol.rtol} atol={atol:.3g}; worst got "
-                       f"{worst[1]:.6g} expected {worst[2]:.6g}", max_abs, rel_l2)
+        return Verdict(
+            False,
+            f"output {i}: {bad_count} elements outside rtol={tol.rtol} atol={atol:.3g}; worst got "
+            f"{worst[1]:.6g} expected {worst[2]:.6g}",
+            max_abs,
+            rel_l2,
+        )
     if rel_l2 > rel_l2_limit:
         return Verdict(False, f"output {i}: relative L2 error {rel_l2:.3g} > {rel_l2_limit:.3g}", max_abs, rel_l2)
     return Verdict(True, "ok", max_abs, rel_l2)

@@ -51,8 +51,16 @@ def check_operator(op: Operator, seeds: int) -> dict:
                             ok, detail = False, "an input was modified"
                 except Exception:
                     ok, detail = False, traceback.format_exc(limit=4)
-                results.append({"case": case.label(), "kind": kind, "seed": seed, "ok": ok, "detail": detail,
-                                "seconds": round(time.perf_counter() - t0, 3)})
+                results.append(
+                    {
+                        "case": case.label(),
+                        "kind": kind,
+                        "seed": seed,
+                        "ok": ok,
+                        "detail": detail,
+                        "seconds": round(time.perf_counter() - t0, 3),
+                    }
+                )
     return {"op": op.name, "ok": all(r["ok"] for r in results) and bool(results), "runs": results}
 
 
@@ -71,9 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     report = [check_operator(ops[n], a.seeds) for n in names]
     for r in report:
         bad = [x for x in r["runs"] if not x["ok"]]
-        print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['op']:<28} {len(r['runs'])} runs" +
-              (f"  first failure: {bad[0]['case']} {bad[0]['kind']} seed {bad[0]['seed']}: {bad[0]['detail']}"
-               if bad else ""))
+        print(
+            f"{'ok  ' if r['ok'] else 'FAIL'} {r['op']:<28} {len(r['runs'])} runs"
+            + (
+                f"  first failure: {bad[0]['case']} {bad[0]['kind']} seed {bad[0]['seed']}: {bad[0]['detail']}"
+                if bad
+                else ""
+            )
+        )
     if a.json:
         a.json.write_text(json.dumps(report, indent=1))
     return 0 if all(r["ok"] for r in report) else 1

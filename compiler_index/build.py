@@ -39,7 +39,7 @@ from compiler_index.sources import (
     digest,
     discover,
     installed_triton,
-    pipeline_root,  # fmt: skip
+    pipeline_root,
     source_root,
 )
 
@@ -125,8 +125,7 @@ def libclang_problem() -> str | None:
     try:
         from compiler_index.extract import clang as clang_backend
     except ImportError as e:
-        return f"the libclang backend needs the `libclang` package ({e}); install the `index` extra " \
-               "(libclang==18.1.1)"  # fmt: skip
+        return f"the libclang backend needs the `libclang` package ({e}); install the `index` extra (libclang==18.1.1)"
     return clang_backend.unavailable()
 
 
@@ -156,7 +155,8 @@ def plan_backend(backend: str, roots: list[Root], compile_commands: str | Path |
         raise compdb.CompileCommandsError(
             f"the libclang backend needs a compilation database: none given and no {' or '.join(compdb.SEARCH)} in "
             "the source roots; pass --compile-commands PATH (CMake writes one with "
-            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON)")  # fmt: skip
+            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON)"
+        )
     if problem:
         raise SourceError(problem)
     return BackendPlan("libclang", path, compdb.load(path))
@@ -170,8 +170,10 @@ def resolve_roots(sources: list[str | Path], pipelines: list[str | Path] | None)
     if pipelines is None:
         triton_dir = installed_triton()
         if triton_dir is None:
-            raise SourceError("Triton is not installed here, so its pass pipeline cannot be indexed; "
-                              "install triton==3.6.0 or pass --no-pipeline")  # fmt: skip
+            raise SourceError(
+                "Triton is not installed here, so its pass pipeline cannot be indexed; "
+                "install triton==3.6.0 or pass --no-pipeline"
+            )
         pipelines = [triton_dir]
     roots += [pipeline_root(p) for p in pipelines]
     if not roots:
@@ -179,13 +181,23 @@ def resolve_roots(sources: list[str | Path], pipelines: list[str | Path] | None)
     return roots
 
 
-def build(db: str | Path, roots: list[Root], jobs: int = 0, rebuild: bool = False, progress: bool = False,
-          backend: str = "tree-sitter", compile_commands: str | Path | None = None) -> BuildReport:
+def build(
+    db: str | Path,
+    roots: list[Root],
+    jobs: int = 0,
+    rebuild: bool = False,
+    progress: bool = False,
+    backend: str = "tree-sitter",
+    compile_commands: str | Path | None = None,
+) -> BuildReport:
     db = Path(db)
     plan = plan_backend(backend, roots, compile_commands)
-    report = BuildReport(db=db, backend=plan.backend,
-                         compile_commands=str(plan.compile_commands) if plan.compile_commands else None,
-                         notes=[plan.note] if plan.note else [])  # fmt: skip
+    report = BuildReport(
+        db=db,
+        backend=plan.backend,
+        compile_commands=str(plan.compile_commands) if plan.compile_commands else None,
+        notes=[plan.note] if plan.note else [],
+    )
     t0 = time.perf_counter()
     if db.exists():
         version = store.schema_version(db)
@@ -194,8 +206,10 @@ def build(db: str | Path, roots: list[Root], jobs: int = 0, rebuild: bool = Fals
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
         elif version != store.SCHEMA_VERSION:
             what = "is not a compiler index" if version is None else f"has index schema version {version}"
-            raise store.IndexDbError(f"{db} {what} (this compiler_index writes version {store.SCHEMA_VERSION}); "
-                                     "pass --rebuild to replace it, or choose another --db")  # fmt: skip
+            raise store.IndexDbError(
+                f"{db} {what} (this compiler_index writes version {store.SCHEMA_VERSION}); "
+                "pass --rebuild to replace it, or choose another --db"
+            )
     con = store.create(db) if not db.exists() else store.connect(db)
     try:
         files = discover(roots)
@@ -215,15 +229,24 @@ def extractor_fingerprint() -> str:
     return digest(b"".join(p.read_bytes() for p in paths))
 
 
-def _update(con: sqlite3.Connection, roots: list[Root], files: list[SourceFile], plan: BackendPlan, jobs: int,
-            progress: bool, report: BuildReport) -> None:
+def _update(
+    con: sqlite3.Connection,
+    roots: list[Root],
+    files: list[SourceFile],
+    plan: BackendPlan,
+    jobs: int,
+    progress: bool,
+    report: BuildReport,
+) -> None:
     t = time.perf_counter()
     root_ids = _sync_roots(con, roots)
     fingerprint = extractor_fingerprint()
     if store.get_meta(con).get("extractors") not in (None, fingerprint):
         store.clear_files(con)  # other extractors wrote these facts: re-extract everything
-    stored = {(r["root_id"], r["path"]): r for r in
-              con.execute("SELECT id, root_id, path, sha1, backend, deps, deps_key, diagnostics FROM files")}
+    stored = {
+        (r["root_id"], r["path"]): r
+        for r in con.execute("SELECT id, root_id, path, sha1, backend, deps, deps_key, diagnostics FROM files")
+    }
     wanted = {(root_ids[f.root.key], f.rel) for f in files}
     for key, row in stored.items():
         if key not in wanted:
@@ -253,8 +276,17 @@ def _update(con: sqlite3.Connection, roots: list[Root], files: list[SourceFile],
             report.parse_error_files += got.facts.parse_errors > 0
             if job.command is not None:
                 _count_diagnostics(report, got.facts.diagnostics, missing_headers)
-            store.write_file(con, root_ids[f.root.key], f.rel, got.sha1, got.size, got.lines, got.facts,
-                             EXTRACTORS[job.extractor].backend, got.deps_key)  # fmt: skip
+            store.write_file(
+                con,
+                root_ids[f.root.key],
+                f.rel,
+                got.sha1,
+                got.size,
+                got.lines,
+                got.facts,
+                EXTRACTORS[job.extractor].backend,
+                got.deps_key,
+            )
             report.parsed += 1
             advance(f.rel)
     report.seconds["extract_store"] = time.perf_counter() - t
@@ -269,8 +301,15 @@ def _update(con: sqlite3.Connection, roots: list[Root], files: list[SourceFile],
         link.relink(con)
         report.relinked = True
         report.seconds["link"] = time.perf_counter() - t
-        store.set_meta(con, complete="1", updated=time.strftime("%Y-%m-%dT%H:%M:%S"), extractors=fingerprint,
-                       backend=plan.backend, compile_commands=report.compile_commands or "", **_versions(roots))
+        store.set_meta(
+            con,
+            complete="1",
+            updated=time.strftime("%Y-%m-%dT%H:%M:%S"),
+            extractors=fingerprint,
+            backend=plan.backend,
+            compile_commands=report.compile_commands or "",
+            **_versions(roots),
+        )
 
 
 def _unchanged(prev: sqlite3.Row, f: SourceFile, job: _Job) -> bool:
@@ -311,8 +350,10 @@ def _sync_roots(con: sqlite3.Connection, roots: list[Root]) -> dict[str, int]:
                 store.delete_file(con, f["id"])
             con.execute("DELETE FROM roots WHERE id = ?", (row["id"],))
     for r in roots:
-        con.execute("INSERT OR IGNORE INTO roots(key, kind, path, base) VALUES (?, ?, ?, ?)",
-                    (r.key, r.kind, str(r.path), str(r.base)))
+        con.execute(
+            "INSERT OR IGNORE INTO roots(key, kind, path, base) VALUES (?, ?, ?, ?)",
+            (r.key, r.kind, str(r.path), str(r.base)),
+        )
     return {r["key"]: r["id"] for r in con.execute("SELECT id, key FROM roots")}
 
 
@@ -332,9 +373,14 @@ def _versions(roots: list[Root]) -> dict[str, str]:
         init = r.path / "python" / "triton" / "__init__.py"
         m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", init.read_text()) if init.exists() else None
         checkouts.append({"kind": r.kind, "path": str(r.path), "triton_version": m.group(1) if m else None})
-    return {"roots": json.dumps(checkouts), "installed_triton": version("triton"),
-            "tree_sitter": version("tree-sitter"), "tree_sitter_cpp": version("tree-sitter-cpp"),
-            "tree_sitter_language_pack": version("tree-sitter-language-pack"), "libclang": version("libclang")}
+    return {
+        "roots": json.dumps(checkouts),
+        "installed_triton": version("triton"),
+        "tree_sitter": version("tree-sitter"),
+        "tree_sitter_cpp": version("tree-sitter-cpp"),
+        "tree_sitter_language_pack": version("tree-sitter-language-pack"),
+        "libclang": version("libclang"),
+    }
 
 
 @contextmanager
@@ -344,7 +390,13 @@ def _progress(enabled: bool, total: int) -> Iterator:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("[dim]{task.fields[file]}"), transient=True) as bar:  # fmt: skip
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[file]}"),
+        transient=True,
+    ) as bar:
         task = bar.add_task("index", total=total, file="")
         yield lambda name: bar.update(task, advance=1, file=name[-60:])

@@ -25,9 +25,11 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-_FN_COLUMNS = "fn.id AS fn_id, fn.name AS fn_name, fn.cls AS fn_cls, fn.qualname AS fn_qualname, " \
-              "fn.line AS fn_line, fn.end_line AS fn_end_line, fn.file_id AS fn_file_id, fn.ns AS fn_ns, " \
-              "fn.usr AS fn_usr, fn.overrides AS fn_overrides"  # fmt: skip
+_FN_COLUMNS = (
+    "fn.id AS fn_id, fn.name AS fn_name, fn.cls AS fn_cls, fn.qualname AS fn_qualname, "
+    "fn.line AS fn_line, fn.end_line AS fn_end_line, fn.file_id AS fn_file_id, fn.ns AS fn_ns, "
+    "fn.usr AS fn_usr, fn.overrides AS fn_overrides"
+)
 _CALL_COLUMNS = "c.line, c.snippet, c.form, c.scope, c.callee, c.target_usr, c.target, c.virtual"
 
 
@@ -60,10 +62,18 @@ class Edge:
 
 def fn_from_row(row: sqlite3.Row, prefix: str = "fn_") -> FnRow:
     overrides = row[f"{prefix}overrides"]
-    return FnRow(id=row[f"{prefix}id"], name=row[f"{prefix}name"], cls=row[f"{prefix}cls"],
-                 qualname=row[f"{prefix}qualname"], file_id=row[f"{prefix}file_id"], line=row[f"{prefix}line"],
-                 end_line=row[f"{prefix}end_line"], ns=row[f"{prefix}ns"] or "", usr=row[f"{prefix}usr"],
-                 overrides=tuple(json.loads(overrides)) if overrides else ())  # fmt: skip
+    return FnRow(
+        id=row[f"{prefix}id"],
+        name=row[f"{prefix}name"],
+        cls=row[f"{prefix}cls"],
+        qualname=row[f"{prefix}qualname"],
+        file_id=row[f"{prefix}file_id"],
+        line=row[f"{prefix}line"],
+        end_line=row[f"{prefix}end_line"],
+        ns=row[f"{prefix}ns"] or "",
+        usr=row[f"{prefix}usr"],
+        overrides=tuple(json.loads(overrides)) if overrides else (),
+    )
 
 
 def function(con: sqlite3.Connection, fn_id: int) -> FnRow:
@@ -104,16 +114,21 @@ class Scopes:
 
     def usings(self, file_id: int) -> list[str]:
         if file_id not in self._usings:
-            self._usings[file_id] = [self.expand(r[0]) for r in
-                                     self.con.execute("SELECT target FROM usings WHERE file_id = ?", (file_id,))]
+            self._usings[file_id] = [
+                self.expand(r[0]) for r in self.con.execute("SELECT target FROM usings WHERE file_id = ?", (file_id,))
+            ]
         return self._usings[file_id]
 
     def same_named(self, name: str, cls: str | None) -> list[FnRow]:
         """Functions named `name` that are free (cls None) or methods of classes named `cls`."""
         key = (name, cls)
         if key not in self._named:
-            self._named[key] = [fn_from_row(r) for r in self.con.execute(
-                f"SELECT {_FN_COLUMNS} FROM functions fn WHERE fn.name = ? AND fn.cls IS ?", key)]
+            self._named[key] = [
+                fn_from_row(r)
+                for r in self.con.execute(
+                    f"SELECT {_FN_COLUMNS} FROM functions fn WHERE fn.name = ? AND fn.cls IS ?", key
+                )
+            ]
         return self._named[key]
 
     def visible(self, caller: FnRow, fn: FnRow) -> bool:
@@ -143,8 +158,9 @@ class Scopes:
         if fn.qualified == target:
             return True
         owner, _, name = target.rpartition("::")
-        return virtual and fn.cls is not None and name == fn.name and owner.rpartition("::")[2] in \
-            self.ancestors(fn.cls)  # fmt: skip
+        return (
+            virtual and fn.cls is not None and name == fn.name and owner.rpartition("::")[2] in self.ancestors(fn.cls)
+        )
 
     def may_call(self, form: str, scope: str, caller: FnRow, fn: FnRow) -> bool:
         if fn.cls is None:
@@ -157,8 +173,11 @@ class Scopes:
         elif form == "qualified":
             ok = last == fn.cls
         else:  # member: the receiver's type (`NVIDIA::TargetInfo` also names the namespace), or a base of the class
-            ok = not scope or (last == fn.cls and (not ns or _ends_with(fn.ns, self.expand(ns)))) or \
-                last in self.ancestors(fn.cls)
+            ok = (
+                not scope
+                or (last == fn.cls and (not ns or _ends_with(fn.ns, self.expand(ns))))
+                or last in self.ancestors(fn.cls)
+            )
         return ok and fn.id in self.targets(caller, fn.name, fn.cls)
 
 
@@ -170,12 +189,16 @@ def _ends_with(ns: str, scope: str) -> bool:
 def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Scopes | None = None) -> list[Edge]:
     """Calls that may reach `callee`, with their calling functions."""
     scopes = scopes or Scopes(con)
-    rows = con.execute(f"SELECT {_CALL_COLUMNS}, {_FN_COLUMNS} FROM calls c "
-                       "JOIN functions fn ON fn.id = c.caller_id WHERE c.callee = ? ORDER BY fn.file_id, c.line",
-                       (callee.name,)).fetchall()
+    rows = con.execute(
+        f"SELECT {_CALL_COLUMNS}, {_FN_COLUMNS} FROM calls c "
+        "JOIN functions fn ON fn.id = c.caller_id WHERE c.callee = ? ORDER BY fn.file_id, c.line",
+        (callee.name,),
+    ).fetchall()
     out = []
-    unique_method = callee.cls is not None and con.execute(
-        "SELECT count(DISTINCT cls) FROM functions WHERE name = ?", (callee.name,)).fetchone()[0] == 1
+    unique_method = (
+        callee.cls is not None
+        and con.execute("SELECT count(DISTINCT cls) FROM functions WHERE name = ?", (callee.name,)).fetchone()[0] == 1
+    )
     for r in rows:
         caller = fn_from_row(r)
         if r["target_usr"] is not None:
@@ -187,20 +210,29 @@ def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Sco
         if r["form"] == "member" and not r["scope"] and not unique_method:
             continue  # x.name(…) on an unknown receiver, and several classes define `name`: too vague to follow
         if caller.id != callee.id and scopes.may_call(r["form"], r["scope"] or "", caller, callee):
-            out.append(Edge(caller=caller, callee=callee, line=r["line"], snippet=r["snippet"],
-                            by_name=r["form"] == "member" and not r["scope"]))
+            out.append(
+                Edge(
+                    caller=caller,
+                    callee=callee,
+                    line=r["line"],
+                    snippet=r["snippet"],
+                    by_name=r["form"] == "member" and not r["scope"],
+                )
+            )
             if len(out) >= limit:
                 break
     return out
 
 
-def callees(con: sqlite3.Connection, caller: FnRow,
-            scopes: Scopes | None = None) -> list[tuple[sqlite3.Row, list[Edge]]]:
+def callees(
+    con: sqlite3.Connection, caller: FnRow, scopes: Scopes | None = None
+) -> list[tuple[sqlite3.Row, list[Edge]]]:
     """Each call in `caller` (line, callee name, scope, form, snippet) with the indexed functions it may reach."""
     scopes = scopes or Scopes(con)
     out = []
-    calls = con.execute(f"SELECT {_CALL_COLUMNS} FROM calls c WHERE c.caller_id = ? ORDER BY c.line",
-                        (caller.id,)).fetchall()
+    calls = con.execute(
+        f"SELECT {_CALL_COLUMNS} FROM calls c WHERE c.caller_id = ? ORDER BY c.line", (caller.id,)
+    ).fetchall()
     for c in calls:
         rows = con.execute(f"SELECT {_FN_COLUMNS} FROM functions fn WHERE fn.name = ?", (c["callee"],)).fetchall()
         targets = []
@@ -208,7 +240,14 @@ def callees(con: sqlite3.Connection, caller: FnRow,
         for r in rows:
             fn = fn_from_row(r)
             if scopes.reaches(c, fn) if resolved else scopes.may_call(c["form"], c["scope"] or "", caller, fn):
-                targets.append(Edge(caller=caller, callee=fn, line=c["line"], snippet=c["snippet"],
-                                    by_name=not resolved and c["form"] == "member" and not c["scope"]))
+                targets.append(
+                    Edge(
+                        caller=caller,
+                        callee=fn,
+                        line=c["line"],
+                        snippet=c["snippet"],
+                        by_name=not resolved and c["form"] == "member" and not c["scope"],
+                    )
+                )
         out.append((c, targets))
     return out

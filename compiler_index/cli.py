@@ -48,9 +48,15 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     roots = resolve_roots(args.source, [] if args.no_pipeline else (args.pipeline or None))
     backend = args.backend or ("libclang" if args.compile_commands else "tree-sitter")
-    report = build(args.db, roots, jobs=args.jobs, rebuild=args.rebuild,
-                   progress=not args.quiet and not args.json and sys.stderr.isatty(), backend=backend,
-                   compile_commands=args.compile_commands)  # fmt: skip
+    report = build(
+        args.db,
+        roots,
+        jobs=args.jobs,
+        rebuild=args.rebuild,
+        progress=not args.quiet and not args.json and sys.stderr.isatty(),
+        backend=backend,
+        compile_commands=args.compile_commands,
+    )
     _emit(args, report.to_json() if args.json else report, render.build_report)
     return 1 if report.errors else 0
 
@@ -59,8 +65,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     from compiler_index.fetch import fetch
 
     result = fetch(args.triton_version, args.into, url=args.url)
-    _emit(args, result, lambda r: f"{r.path}: Triton {r.version} ({r.branch} {r.commit[:12] or 'no git'}), "
-                                  f"{r.seconds:.1f} s\n")  # fmt: skip
+    _emit(
+        args,
+        result,
+        lambda r: f"{r.path}: Triton {r.version} ({r.branch} {r.commit[:12] or 'no git'}), {r.seconds:.1f} s\n",
+    )
     return 0
 
 
@@ -69,19 +78,42 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     con = open_index(args.db)
     try:
-        counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in
-                  ("files", "functions", "classes", "calls", "op_sites", "gates", "td_passes", "td_ops", "patterns",
-                   "adders", "pipeline_steps")}  # fmt: skip
-        counts["calls resolved by libclang"] = con.execute("SELECT count(*) FROM calls WHERE target_usr IS NOT NULL"
-                                                           ).fetchone()[0]  # fmt: skip
+        counts = {
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in (
+                "files",
+                "functions",
+                "classes",
+                "calls",
+                "op_sites",
+                "gates",
+                "td_passes",
+                "td_ops",
+                "patterns",
+                "adders",
+                "pipeline_steps",
+            )
+        }
+        counts["calls resolved by libclang"] = con.execute(
+            "SELECT count(*) FROM calls WHERE target_usr IS NOT NULL"
+        ).fetchone()[0]
         backends = dict(con.execute("SELECT backend, count(*) FROM files GROUP BY backend").fetchall())
         info = {"db": args.db, "meta": get_meta(con), "counts": counts, "files_by_backend": backends}
     finally:
         con.close()
-    _emit(args, info, lambda i: "\n".join([f"{i['db']}"] + [f"  {k}: {v}" for k, v in i["meta"].items()] +
-                                          [f"  {k}: {v}" for k, v in i["counts"].items()] +
-                                          [f"  files read by {k}: {v}" for k, v in i["files_by_backend"].items()])
-                                + "\n")  # fmt: skip
+    _emit(
+        args,
+        info,
+        lambda i: (
+            "\n".join(
+                [f"{i['db']}"]
+                + [f"  {k}: {v}" for k, v in i["meta"].items()]
+                + [f"  {k}: {v}" for k, v in i["counts"].items()]
+                + [f"  files read by {k}: {v}" for k, v in i["files_by_backend"].items()]
+            )
+            + "\n"
+        ),
+    )
     return 0
 
 
@@ -141,22 +173,37 @@ def parser() -> argparse.ArgumentParser:
         return sp
 
     b = add("build", cmd_build, "index C++, TableGen and the installed Triton's pass pipeline")
-    b.add_argument("--source", action="append", default=[], metavar="DIR",
-                   help="a Triton checkout (narrowed to its compiler code) or any C++/TableGen tree; repeatable")
-    b.add_argument("--pipeline", action="append", metavar="DIR",
-                   help="a Triton package directory with backends/*/compiler.py (default: the installed triton)")
+    b.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a Triton checkout (narrowed to its compiler code) or any C++/TableGen tree; repeatable",
+    )
+    b.add_argument(
+        "--pipeline",
+        action="append",
+        metavar="DIR",
+        help="a Triton package directory with backends/*/compiler.py (default: the installed triton)",
+    )
     b.add_argument("--no-pipeline", action="store_true", help="index no Python pipeline")
     b.add_argument("--jobs", type=int, default=0, help="extraction processes (default: up to 2)")
     b.add_argument("--rebuild", action="store_true", help="discard the existing database first")
     b.add_argument("--quiet", action="store_true", help="no progress display")
-    b.add_argument("--backend", choices=["tree-sitter", "libclang", "auto"],
-                   help="what reads the C++ files a compilation database lists: libclang (precise: resolved calls, "
-                        "types, overloads), tree-sitter (no build needed), auto (libclang when a "
-                        "compile_commands.json is given or in a source root); default: tree-sitter, or libclang "
-                        "with --compile-commands")  # fmt: skip
-    b.add_argument("--compile-commands", metavar="PATH",
-                   help="compile_commands.json (or its directory) for the libclang backend; files it does not list "
-                        "are read by tree-sitter")  # fmt: skip
+    b.add_argument(
+        "--backend",
+        choices=["tree-sitter", "libclang", "auto"],
+        help="what reads the C++ files a compilation database lists: libclang (precise: resolved calls, "
+        "types, overloads), tree-sitter (no build needed), auto (libclang when a "
+        "compile_commands.json is given or in a source root); default: tree-sitter, or libclang "
+        "with --compile-commands",
+    )
+    b.add_argument(
+        "--compile-commands",
+        metavar="PATH",
+        help="compile_commands.json (or its directory) for the libclang backend; files it does not list "
+        "are read by tree-sitter",
+    )
 
     f = add("fetch", cmd_fetch, "clone the Triton release branch of a version (needs GitHub)")
     f.add_argument("--triton-version", default="3.6.0")
@@ -164,10 +211,13 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--url", default="https://github.com/triton-lang/triton.git", help=argparse.SUPPRESS)
 
     add("info", cmd_info, "what the index holds")
-    add("pass", cmd_pass, "a pass: .td definition, C++ class, Python adder, pipeline positions, patterns") \
-        .add_argument("name", help="pass argument, TableGen def, C++ class or adder (add_x, passes.ttgpuir.add_x)")
-    for name, what in (("creators", "code that creates op OP (directly and through callers)"),
-                       ("erasers", "code that removes op OP")):
+    add("pass", cmd_pass, "a pass: .td definition, C++ class, Python adder, pipeline positions, patterns").add_argument(
+        "name", help="pass argument, TableGen def, C++ class or adder (add_x, passes.ttgpuir.add_x)"
+    )
+    for name, what in (
+        ("creators", "code that creates op OP (directly and through callers)"),
+        ("erasers", "code that removes op OP"),
+    ):
         sp = add(name, cmd_sites, what)
         sp.add_argument("op", help="op name (ttg.convert_layout), TableGen def or C++ class")
         sp.add_argument("--depth", type=int, default=queries.CALL_DEPTH, help="callers to follow (default: 3)")
@@ -184,8 +234,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--limit", type=int, default=20)
     e = add("explain", cmd_explain, "the code of pass N that created/erased the ops whose counts changed there")
     e.add_argument("trajectory", help="an irscope trajectory directory")
-    e.add_argument("--pass", dest="pass_ref", required=True,
-                   help="snapshot index, stage[i], pass argument or adder (see `irscope ls`)")
+    e.add_argument(
+        "--pass",
+        dest="pass_ref",
+        required=True,
+        help="snapshot index, stage[i], pass argument or adder (see `irscope ls`)",
+    )
     e.add_argument("--depth", type=int, default=queries.CALL_DEPTH)
     return p
 

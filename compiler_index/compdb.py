@@ -45,8 +45,10 @@ def find(roots: list[Root], explicit: str | Path | None = None) -> Path | None:
         p = Path(explicit).expanduser().resolve()
         p = p / FILENAME if p.is_dir() else p
         if not p.is_file():
-            raise CompileCommandsError(f"no compilation database at {explicit}; produce one with `cmake "
-                                       "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON …` (it lands in the build directory)")
+            raise CompileCommandsError(
+                f"no compilation database at {explicit}; produce one with `cmake "
+                "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON …` (it lands in the build directory)"
+            )
         return p
     for root in roots:
         if root.kind != "source":
@@ -64,17 +66,18 @@ def load(path: Path) -> dict[Path, CompileCommand]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CompileCommandsError(f"{path}: not a readable compilation database ({e})") from None
     if not isinstance(entries, list):
-        raise CompileCommandsError(f"{path}: a compilation database is a JSON list of commands, found "
-                                   f"{type(entries).__name__}")
+        raise CompileCommandsError(
+            f"{path}: a compilation database is a JSON list of commands, found {type(entries).__name__}"
+        )
     out: dict[Path, CompileCommand] = {}
     for i, e in enumerate(entries):
         if not isinstance(e, dict) or not isinstance(e.get("file"), str) or not isinstance(e.get("directory"), str):
-            raise CompileCommandsError(f"{path}: entry {i} lacks a \"file\" or \"directory\" string")
+            raise CompileCommandsError(f'{path}: entry {i} lacks a "file" or "directory" string')
         args = e.get("arguments")
         if args is None and isinstance(e.get("command"), str):
             args = shlex.split(e["command"])
         if not isinstance(args, list) or not args or not all(isinstance(a, str) for a in args):
-            raise CompileCommandsError(f"{path}: entry {i} ({e['file']}) has neither \"arguments\" nor \"command\"")
+            raise CompileCommandsError(f'{path}: entry {i} ({e["file"]}) has neither "arguments" nor "command"')
         directory = Path(e["directory"])
         file = (directory / e["file"]).resolve()
         out.setdefault(file, CompileCommand(str(file), str(directory), _flags(args[1:], directory, file)))

@@ -68,8 +68,9 @@ def snapshot_for(traj: Trajectory, ref: str | int) -> tuple[Snapshot, Snapshot]:
         raise QueryError(f"{e.args[0]}; list the passes with `irscope ls {traj.root}`") from None
     pos = traj.snapshots.index(snap)
     if snap.stage_index < 0 or pos == 0:
-        raise QueryError(f"snapshot {snap.index} ({snap.label}) is a stage input, not the output of a pass; "
-                         f"pick the pass after it")  # fmt: skip
+        raise QueryError(
+            f"snapshot {snap.index} ({snap.label}) is a stage input, not the output of a pass; pick the pass after it"
+        )
     return snap, traj.snapshots[pos - 1]
 
 
@@ -79,22 +80,38 @@ def op_deltas(before: Snapshot, after: Snapshot) -> list[OpDelta]:
     return sorted(out, key=lambda d: (-abs(d.delta), d.op))
 
 
-def explain(db: str | Path | sqlite3.Connection, trajectory: str | Path | Trajectory, pass_ref: str | int,
-            depth: int = queries.CALL_DEPTH) -> Explanation:
+def explain(
+    db: str | Path | sqlite3.Connection,
+    trajectory: str | Path | Trajectory,
+    pass_ref: str | int,
+    depth: int = queries.CALL_DEPTH,
+) -> Explanation:
     traj = trajectory if isinstance(trajectory, Trajectory) else irscope.load(trajectory)
     snap, prev = snapshot_for(traj, pass_ref)
     with connection(db) as con:
-        result = Explanation(str(traj.root or ""), snap.index, snap.label, snap.stage, snap.pass_arg, snap.adder,
-                             _passes(con, snap), [], [])  # fmt: skip
+        result = Explanation(
+            str(traj.root or ""),
+            snap.index,
+            snap.label,
+            snap.stage,
+            snap.pass_arg,
+            snap.adder,
+            _passes(con, snap),
+            [],
+            [],
+        )
         defs = {p.def_name for p in result.passes if p.def_name}
         args = {p.argument for p in result.passes if p.argument}
         files = {loc.file for p in result.passes for loc in [*p.classes, *p.gen_pass_def]}
         if not result.passes:
-            result.notes.append(f"the index knows no pass {snap.pass_arg!r} (adder {snap.adder}); sites below are "
-                                "not filtered by pass")  # fmt: skip
+            result.notes.append(
+                f"the index knows no pass {snap.pass_arg!r} (adder {snap.adder}); sites below are not filtered by pass"
+            )
         elif not defs:
-            result.notes.append(f"{snap.pass_arg} is not a Triton TableGen pass (upstream MLIR): its code is not in "
-                                "the index, so no sites can be attributed to it")  # fmt: skip
+            result.notes.append(
+                f"{snap.pass_arg} is not a Triton TableGen pass (upstream MLIR): its code is not in "
+                "the index, so no sites can be attributed to it"
+            )
         if snap.kind != MLIR or prev.kind != MLIR:
             result.notes.append(f"op counts need MLIR text on both sides of the edge ({prev.kind} → {snap.kind})")
         else:
@@ -118,8 +135,9 @@ def _passes(con: sqlite3.Connection, snap: Snapshot) -> list[PassInfo]:
     return []
 
 
-def _explain_op(con: sqlite3.Connection, d: OpDelta, args: set[str], files: set[str], depth: int,
-                filtered: bool) -> OpExplanation:
+def _explain_op(
+    con: sqlite3.Connection, d: OpDelta, args: set[str], files: set[str], depth: int, filtered: bool
+) -> OpExplanation:
     action = "create" if d.delta > 0 else "erase"
     out = OpExplanation(d.op, d.before, d.after, action)
     find = queries.creators if action == "create" else queries.erasers
@@ -145,11 +163,15 @@ def _explain_op(con: sqlite3.Connection, d: OpDelta, args: set[str], files: set[
                 out.gates.append(g)
     if not out.sites:
         if action == "erase":
-            out.note = ("no site in this pass erases it by name: ops left without uses are deleted by the greedy "
-                        "rewrite driver or folded (look for replaceAllUsesWith on values it produces)")
+            out.note = (
+                "no site in this pass erases it by name: ops left without uses are deleted by the greedy "
+                "rewrite driver or folded (look for replaceAllUsesWith on values it produces)"
+            )
         else:
-            out.note = ("no site in this pass creates it by name: it may be built generically "
-                        "(OpBuilder::create with an OperationName, clone) or by code outside the index")
+            out.note = (
+                "no site in this pass creates it by name: it may be built generically "
+                "(OpBuilder::create with an OperationName, clone) or by code outside the index"
+            )
     return out
 
 

@@ -45,11 +45,19 @@ KNOWN_COMMITS = {"3.6.0": "7c56a5e4"}  # release tips; triton-lang/triton-window
 
 def manual_hint(version: str, into: Path) -> str:
     commit = KNOWN_COMMITS.get(version)
-    pinned = (f" (for {version}: commit {commit}, also in triton-lang/triton-windows: "
-              f"`git archive {commit} | tar x -C {into}`)") if commit else ""  # fmt: skip
-    return (f"get the sources another way and put them in {into}: any checkout of triton-lang/triton branch "
-            f"{release_branch(version)}{pinned}, or a source archive of that branch unpacked there; then "
-            f"`compiler-index build --source {into}`")  # fmt: skip
+    pinned = (
+        (
+            f" (for {version}: commit {commit}, also in triton-lang/triton-windows: "
+            f"`git archive {commit} | tar x -C {into}`)"
+        )
+        if commit
+        else ""
+    )
+    return (
+        f"get the sources another way and put them in {into}: any checkout of triton-lang/triton branch "
+        f"{release_branch(version)}{pinned}, or a source archive of that branch unpacked there; then "
+        f"`compiler-index build --source {into}`"
+    )
 
 
 def reachable(url: str, timeout: float = CONNECT_TIMEOUT_S) -> str | None:
@@ -101,13 +109,15 @@ def fetch(version: str, into: str | Path, url: str = TRITON_URL, timeout: float 
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        raise FetchError(f"git clone of {url} ({branch}) took longer than {timeout:.0f} s; "
-                         f"{manual_hint(version, into)}") from None  # fmt: skip
+        raise FetchError(
+            f"git clone of {url} ({branch}) took longer than {timeout:.0f} s; {manual_hint(version, into)}"
+        ) from None
     except FileNotFoundError:
         raise FetchError(f"git is not installed; {manual_hint(version, into)}") from None
     if proc.returncode != 0:
-        raise FetchError(f"git clone of {url} ({branch}) failed: {proc.stderr.strip()[-500:]}; "
-                         f"{manual_hint(version, into)}")  # fmt: skip
+        raise FetchError(
+            f"git clone of {url} ({branch}) failed: {proc.stderr.strip()[-500:]}; {manual_hint(version, into)}"
+        )
     found = verify(into, version)
     return FetchResult(into, branch, found, _head(into), time.perf_counter() - t0)
 

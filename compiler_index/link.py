@@ -21,9 +21,20 @@ from typing import Any
 from compiler_index import callgraph
 from compiler_index.store import DERIVED_NAMES, DERIVED_TABLES
 
-PATTERN_BASES = frozenset({"OpRewritePattern", "OpConversionPattern", "ConvertOpToLLVMPattern", "RewritePattern",
-                           "OpInterfaceRewritePattern", "ConversionPattern", "OpInterfaceConversionPattern",
-                           "OpTraitRewritePattern", "ConvertToLLVMPattern", "OpTraitConversionPattern"})  # fmt: skip
+PATTERN_BASES = frozenset(
+    {
+        "OpRewritePattern",
+        "OpConversionPattern",
+        "ConvertOpToLLVMPattern",
+        "RewritePattern",
+        "OpInterfaceRewritePattern",
+        "ConversionPattern",
+        "OpInterfaceConversionPattern",
+        "OpTraitRewritePattern",
+        "ConvertToLLVMPattern",
+        "OpTraitConversionPattern",
+    }
+)
 PASS_CLASSES = frozenset({"Pass", "InterfacePass"})
 DRR_CLASSES = frozenset({"Pat", "Pattern"})
 REGISTRATION_DEPTH = 3  # calls between a pass class method and the function that adds a pattern
@@ -50,8 +61,9 @@ def resolve_namespaces(con: sqlite3.Connection) -> None:
         namespaces.update(name.split("::"))
     classes = {r[0] for r in con.execute("SELECT DISTINCT name FROM classes")}
     updates = []
-    for r in con.execute("SELECT id, name, cls, ns, qual, cls_guess, ns_decl FROM functions WHERE qual != '' "
-                         "AND backend != 'libclang'"):
+    for r in con.execute(
+        "SELECT id, name, cls, ns, qual, cls_guess, ns_decl FROM functions WHERE qual != '' AND backend != 'libclang'"
+    ):
         qual = r["qual"].lstrip(":")
         last = qual.rsplit("::", 1)[-1]
         if last in classes or (last not in namespaces and r["cls_guess"]):
@@ -135,8 +147,10 @@ def _tablegen(con: sqlite3.Connection) -> None:
         if kind and kind[0] == "Dialect":
             lets = td.lets(rec)
             dialects[rec["name"]] = (_str(lets.get("name")) or "", _str(lets.get("cppNamespace")) or "")
-            con.execute("INSERT INTO td_dialects VALUES (?, ?, ?, ?, ?)",
-                        (rec["name"], *dialects[rec["name"]], rec["file_id"], rec["line"]))
+            con.execute(
+                "INSERT INTO td_dialects VALUES (?, ?, ?, ?, ?)",
+                (rec["name"], *dialects[rec["name"]], rec["file_id"], rec["line"]),
+            )
     op_names: dict[str, str] = {}
     for rec in td.defs:
         kind = kinds.get(rec["id"])
@@ -148,18 +162,40 @@ def _tablegen(con: sqlite3.Connection) -> None:
             full = f"{dialect}.{args[1]}" if dialect else args[1]
             op_names[rec["name"]] = full
             summary = _str(td.lets(rec).get("summary")) or ""
-            con.execute("INSERT INTO td_ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (rec["name"], full, dialect, args[1], cpp_op_class(rec["name"]), cpp_ns, summary,
-                         rec["file_id"], rec["line"], rec["snippet"]))  # fmt: skip
+            con.execute(
+                "INSERT INTO td_ops VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rec["name"],
+                    full,
+                    dialect,
+                    args[1],
+                    cpp_op_class(rec["name"]),
+                    cpp_ns,
+                    summary,
+                    rec["file_id"],
+                    rec["line"],
+                    rec["snippet"],
+                ),
+            )
         elif name in PASS_CLASSES and args and _str(args[0]):
             lets = td.lets(rec)
             options = [_option(o) for o in lets.get("options", []) if isinstance(o, dict)]
-            con.execute("INSERT OR REPLACE INTO td_passes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (rec["name"], args[0], _str(args[1]) if len(args) > 1 else None,
-                         _str(lets.get("summary")) or "", _str(lets.get("description")) or "",
-                         json.dumps(options), json.dumps([d for d in lets.get("dependentDialects", [])
-                                                          if isinstance(d, str)]),
-                         _str(lets.get("constructor")), rec["file_id"], rec["line"], rec["snippet"]))  # fmt: skip
+            con.execute(
+                "INSERT OR REPLACE INTO td_passes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rec["name"],
+                    args[0],
+                    _str(args[1]) if len(args) > 1 else None,
+                    _str(lets.get("summary")) or "",
+                    _str(lets.get("description")) or "",
+                    json.dumps(options),
+                    json.dumps([d for d in lets.get("dependentDialects", []) if isinstance(d, str)]),
+                    _str(lets.get("constructor")),
+                    rec["file_id"],
+                    rec["line"],
+                    rec["snippet"],
+                ),
+            )
     for rec in td.defs:
         kind = kinds.get(rec["id"])
         if kind is None or kind[0] not in DRR_CLASSES or len(kind[1]) < 2:
@@ -167,9 +203,17 @@ def _tablegen(con: sqlite3.Connection) -> None:
         src, results = kind[1][0], kind[1][1]
         root = _dag_ops(src)[:1]
         made = _dag_ops(results)
-        con.execute("INSERT INTO drr_patterns VALUES (?, ?, ?, ?, ?, ?)",
-                    (rec["name"], op_names.get(root[0], root[0]) if root else None,
-                     json.dumps([op_names.get(m, m) for m in made]), rec["file_id"], rec["line"], rec["snippet"]))
+        con.execute(
+            "INSERT INTO drr_patterns VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                rec["name"],
+                op_names.get(root[0], root[0]) if root else None,
+                json.dumps([op_names.get(m, m) for m in made]),
+                rec["file_id"],
+                rec["line"],
+                rec["snippet"],
+            ),
+        )
 
 
 def _option(o: dict[str, Any]) -> dict[str, Any]:
@@ -198,14 +242,25 @@ def _dag_ops(value: Any) -> list[str]:
 # ---- C++ patterns --------------------------------------------------------------------------------------------------
 def _patterns(con: sqlite3.Connection) -> None:
     classes: dict[str, list[dict[str, Any]]] = {}
-    for r in con.execute("SELECT c.id, c.name, c.file_id, c.line, c.end_line, c.root_hint, c.tparams, c.ancestors, "
-                         "b.name AS base, b.targs FROM classes c LEFT JOIN class_bases b ON b.class_id = c.id "
-                         "ORDER BY c.id, b.position"):  # fmt: skip
+    for r in con.execute(
+        "SELECT c.id, c.name, c.file_id, c.line, c.end_line, c.root_hint, c.tparams, c.ancestors, "
+        "b.name AS base, b.targs FROM classes c LEFT JOIN class_bases b ON b.class_id = c.id "
+        "ORDER BY c.id, b.position"
+    ):
         entry = classes.setdefault(r["name"], [])
         if not entry or entry[-1]["id"] != r["id"]:
-            entry.append({"id": r["id"], "file_id": r["file_id"], "line": r["line"], "end_line": r["end_line"],
-                          "root_hint": r["root_hint"], "tparams": json.loads(r["tparams"] or "[]"), "bases": [],
-                          "ancestors": json.loads(r["ancestors"] or "[]")})
+            entry.append(
+                {
+                    "id": r["id"],
+                    "file_id": r["file_id"],
+                    "line": r["line"],
+                    "end_line": r["end_line"],
+                    "root_hint": r["root_hint"],
+                    "tparams": json.loads(r["tparams"] or "[]"),
+                    "bases": [],
+                    "ancestors": json.loads(r["ancestors"] or "[]"),
+                }
+            )
         if r["base"]:
             entry[-1]["bases"].append((r["base"], json.loads(r["targs"] or "[]")))
     op_classes = {r[0] for r in con.execute("SELECT DISTINCT cpp_class FROM td_ops")}
@@ -237,9 +292,10 @@ def _patterns(con: sqlite3.Connection) -> None:
         for cls in defs:
             root_text = root or cls["root_hint"]
             scope, _, root_cls = (root_text or "").rpartition("::")
-            con.execute("INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (cls["id"], name, base, root_cls or None, scope, cls["file_id"], cls["line"],
-                         cls["end_line"]))  # fmt: skip
+            con.execute(
+                "INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (cls["id"], name, base, root_cls or None, scope, cls["file_id"], cls["line"], cls["end_line"]),
+            )
 
 
 def _op_like(targ: str, tparams: list[str], op_classes: set[str]) -> bool:
@@ -253,8 +309,10 @@ def _pass_classes(con: sqlite3.Connection) -> None:
     for r in con.execute("SELECT file_id, how, key, class_name, line FROM pass_impls").fetchall():
         def_name = r["key"] if r["how"] == "impl-base" else by_upper.get(r["key"])
         if def_name:
-            con.execute("INSERT INTO pass_classes VALUES (?, ?, ?, ?, ?)",
-                        (def_name, r["class_name"], r["how"], r["file_id"], r["line"]))
+            con.execute(
+                "INSERT INTO pass_classes VALUES (?, ?, ?, ?, ?)",
+                (def_name, r["class_name"], r["how"], r["file_id"], r["line"]),
+            )
 
 
 # ---- Python adders -------------------------------------------------------------------------------------------------
@@ -264,11 +322,16 @@ _INIT_BACKEND = re.compile(r"init_triton_(\w+)")
 def _module_paths(con: sqlite3.Connection) -> dict[str, str]:
     """Module path of each pybind init function: `init_triton_passes_ttgpuir` → `passes.ttgpuir`."""
     edges: dict[str, tuple[str, str]] = {}
-    for r in con.execute("SELECT s.callee, s.rel_path, f.name FROM py_submodules s "
-                         "LEFT JOIN functions f ON f.id = s.function_id"):  # fmt: skip
+    for r in con.execute(
+        "SELECT s.callee, s.rel_path, f.name FROM py_submodules s LEFT JOIN functions f ON f.id = s.function_id"
+    ):
         edges.setdefault(r["callee"], (r["name"] or "", r["rel_path"]))
-    files = {r["name"]: r["path"] for r in con.execute(
-        "SELECT f.name, fl.path FROM functions f JOIN files fl ON fl.id = f.file_id WHERE f.name LIKE 'init%'")}
+    files = {
+        r["name"]: r["path"]
+        for r in con.execute(
+            "SELECT f.name, fl.path FROM functions f JOIN files fl ON fl.id = f.file_id WHERE f.name LIKE 'init%'"
+        )
+    }
 
     def path(name: str, depth: int = 0) -> str:
         if name in edges and depth < 10:
@@ -300,20 +363,35 @@ def _adders(con: sqlite3.Connection) -> None:
         if _norm(builder) in fuzzy:
             return fuzzy[_norm(builder)], "name"
         if depth < 2:  # a wrapper: static std::unique_ptr<Pass> createXWrapper(…) { … return createX(options); }
-            for r in con.execute("SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = c.caller_id "
-                                 "WHERE f.name = ? AND c.callee LIKE 'create%'", (builder,)):  # fmt: skip
+            for r in con.execute(
+                "SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = c.caller_id "
+                "WHERE f.name = ? AND c.callee LIKE 'create%'",
+                (builder,),
+            ):
                 found, _ = resolve(r["callee"], depth + 1)
                 if found:
                     return found, "wrapper"
         return None, ""
 
-    for r in con.execute("SELECT a.*, f.name AS fn_name FROM py_adders a "
-                         "LEFT JOIN functions f ON f.id = a.function_id").fetchall():  # fmt: skip
+    for r in con.execute(
+        "SELECT a.*, f.name AS fn_name FROM py_adders a LEFT JOIN functions f ON f.id = a.function_id"
+    ).fetchall():
         module = paths.get(r["fn_name"] or "", "")
         def_name, how = resolve(r["builder"])
-        con.execute("INSERT INTO adders VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (f"{module}.{r['name']}" if module else r["name"], r["name"], module, r["builder"], def_name, how,
-                     r["file_id"], r["line"], r["snippet"]))  # fmt: skip
+        con.execute(
+            "INSERT INTO adders VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                f"{module}.{r['name']}" if module else r["name"],
+                r["name"],
+                module,
+                r["builder"],
+                def_name,
+                how,
+                r["file_id"],
+                r["line"],
+                r["snippet"],
+            ),
+        )
 
 
 def _norm(name: str) -> str:
@@ -357,9 +435,10 @@ def _pass_patterns(con: sqlite3.Connection) -> None:
                 found = owners(f) - done
                 done |= found
                 for def_name in sorted(found):
-                    con.executemany("INSERT INTO pass_patterns VALUES (?, ?, ?, ?, ?)",
-                                    [(def_name, p, class_file(p, start.file_id), fn_id, depth)
-                                     for p in sorted(patterns)])  # fmt: skip
+                    con.executemany(
+                        "INSERT INTO pass_patterns VALUES (?, ?, ?, ?, ?)",
+                        [(def_name, p, class_file(p, start.file_id), fn_id, depth) for p in sorted(patterns)],
+                    )
                 if owners(f):
                     continue
                 for e in callgraph.callers(con, f, scopes=scopes):

@@ -241,8 +241,9 @@ class _Ctx:
     @cached_property
     def pass_classes(self) -> dict[str, list[tuple[str, int]]]:
         out: dict[str, list[tuple[str, int]]] = {}
-        for r in self.con.execute("SELECT def_name, class_name, file_id FROM pass_classes "
-                                  "WHERE class_name IS NOT NULL"):  # fmt: skip
+        for r in self.con.execute(
+            "SELECT def_name, class_name, file_id FROM pass_classes WHERE class_name IS NOT NULL"
+        ):
             out.setdefault(r[1], []).append((r[0], r[2]))
         return out
 
@@ -372,16 +373,20 @@ def _pass_info(ctx: _Ctx, name: str) -> list[PassInfo]:
         defs = [r[0] for r in con.execute("SELECT DISTINCT def_name FROM pass_classes WHERE class_name = ?", (q,))]
     adder_rows = []
     if not defs:
-        adder_rows = con.execute("SELECT * FROM adders WHERE qualname = ? OR name = ? OR qualname LIKE ?",
-                                 (q, q, f"%.{q}")).fetchall()  # fmt: skip
+        adder_rows = con.execute(
+            "SELECT * FROM adders WHERE qualname = ? OR name = ? OR qualname LIKE ?", (q, q, f"%.{q}")
+        ).fetchall()
         defs = sorted({r["def_name"] for r in adder_rows if r["def_name"]})
     if not defs and not adder_rows:
         raise QueryError(_not_found(con, "pass", q))
     infos = [_pass_for_def(ctx, d) for d in defs]
     for r in adder_rows:  # adders of passes TableGen does not define (upstream MLIR passes)
         if not r["def_name"]:
-            info = PassInfo(def_name=None, argument=None,
-                            summary="not a Triton TableGen pass (an upstream MLIR pass or a hand-built pipeline)")
+            info = PassInfo(
+                def_name=None,
+                argument=None,
+                summary="not a Triton TableGen pass (an upstream MLIR pass or a hand-built pipeline)",
+            )
             info.adders = [_adder(ctx, r)]
             info.pipeline = _pipeline(ctx, [r["qualname"]])
             infos.append(info)
@@ -398,24 +403,41 @@ def _pipeline(ctx: _Ctx, adders: list[str]) -> list[PipelineUse]:
     rows = ctx.con.execute(
         f"SELECT s.*, g.stage FROM pipeline_steps s LEFT JOIN pipeline_stages g ON g.file_id = s.file_id AND "
         f"g.method = s.method WHERE s.adder IN ({','.join('?' * len(adders))}) ORDER BY s.backend, s.file_id, s.line",
-        adders).fetchall()  # fmt: skip
+        adders,
+    ).fetchall()
     seen, out = set(), []
     for r in rows:
         if r["id"] in seen:  # a method mapped to two stage keys appears once
             continue
         seen.add(r["id"])
-        out.append(PipelineUse(r["backend"], r["stage"] or "", r["method"], r["position"], r["adder"], r["args"],
-                               r["condition"], ctx.loc(r["file_id"], r["line"], r["snippet"])))
+        out.append(
+            PipelineUse(
+                r["backend"],
+                r["stage"] or "",
+                r["method"],
+                r["position"],
+                r["adder"],
+                r["args"],
+                r["condition"],
+                ctx.loc(r["file_id"], r["line"], r["snippet"]),
+            )
+        )
     return out
 
 
 def _pass_for_def(ctx: _Ctx, def_name: str) -> PassInfo:
     con = ctx.con
     p = con.execute("SELECT * FROM td_passes WHERE def_name = ?", (def_name,)).fetchone()
-    info = PassInfo(def_name=def_name, argument=p["argument"], summary=p["summary"], description=p["description"],
-                    anchor=p["anchor"], options=json.loads(p["options"]),
-                    dependent_dialects=json.loads(p["dependent_dialects"]),
-                    td=ctx.loc(p["file_id"], p["line"], p["snippet"]))
+    info = PassInfo(
+        def_name=def_name,
+        argument=p["argument"],
+        summary=p["summary"],
+        description=p["description"],
+        anchor=p["anchor"],
+        options=json.loads(p["options"]),
+        dependent_dialects=json.loads(p["dependent_dialects"]),
+        td=ctx.loc(p["file_id"], p["line"], p["snippet"]),
+    )
     classes = con.execute("SELECT * FROM pass_classes WHERE def_name = ?", (def_name,)).fetchall()
     for c in classes:
         if c["how"] == "gen-pass-def":
@@ -423,44 +445,63 @@ def _pass_for_def(ctx: _Ctx, def_name: str) -> PassInfo:
     for c in classes:
         if c["how"] != "impl-base":
             continue
-        info.classes.append(ctx.loc(c["file_id"], c["line"],
-                                    f"{c['class_name']} : impl::{def_name}Base<{c['class_name']}>"))
-        for r in con.execute("SELECT id FROM functions WHERE cls = ? AND file_id = ? ORDER BY line",
-                             (c["class_name"], c["file_id"])):
+        info.classes.append(
+            ctx.loc(c["file_id"], c["line"], f"{c['class_name']} : impl::{def_name}Base<{c['class_name']}>")
+        )
+        for r in con.execute(
+            "SELECT id FROM functions WHERE cls = ? AND file_id = ? ORDER BY line", (c["class_name"], c["file_id"])
+        ):
             info.methods.append(ctx.fn_ref(callgraph.function(con, r[0])))
     adder_rows = con.execute("SELECT * FROM adders WHERE def_name = ? ORDER BY qualname", (def_name,)).fetchall()
     info.adders = [_adder(ctx, r) for r in adder_rows]
     info.pipeline = _pipeline(ctx, [r["qualname"] for r in adder_rows])
-    for r in con.execute("SELECT DISTINCT pattern, class_file_id, registered_in FROM pass_patterns "
-                         "WHERE def_name = ? ORDER BY pattern", (def_name,)):  # fmt: skip
+    for r in con.execute(
+        "SELECT DISTINCT pattern, class_file_id, registered_in FROM pass_patterns WHERE def_name = ? ORDER BY pattern",
+        (def_name,),
+    ):
         info.patterns.extend(_pattern_refs(ctx, r["pattern"], r["registered_in"], r["class_file_id"]))
     return info
 
 
-def _pattern_refs(ctx: _Ctx, name: str, registered_in: int | None = None,
-                  file_id: int | None = None) -> list[PatternRef]:
+def _pattern_refs(
+    ctx: _Ctx, name: str, registered_in: int | None = None, file_id: int | None = None
+) -> list[PatternRef]:
     con = ctx.con
     reg = None
     if registered_in is not None:
-        row = con.execute("SELECT file_id, line FROM registrations WHERE function_id = ? AND pattern = ? LIMIT 1",
-                          (registered_in, name)).fetchone()  # fmt: skip
+        row = con.execute(
+            "SELECT file_id, line FROM registrations WHERE function_id = ? AND pattern = ? LIMIT 1",
+            (registered_in, name),
+        ).fetchone()
         reg = ctx.loc(row["file_id"], row["line"]) if row else None
     out = []
-    for p in con.execute("SELECT * FROM patterns WHERE name = ? AND (? IS NULL OR file_id = ?)",
-                         (name, file_id, file_id)).fetchall():  # fmt: skip
-        fn_row = con.execute("SELECT id FROM functions WHERE cls = ? AND file_id = ? AND name IN "
-                             "('matchAndRewrite', 'rewrite', 'match') ORDER BY line LIMIT 1",
-                             (name, p["file_id"])).fetchone()  # fmt: skip
+    for p in con.execute(
+        "SELECT * FROM patterns WHERE name = ? AND (? IS NULL OR file_id = ?)", (name, file_id, file_id)
+    ).fetchall():
+        fn_row = con.execute(
+            "SELECT id FROM functions WHERE cls = ? AND file_id = ? AND name IN "
+            "('matchAndRewrite', 'rewrite', 'match') ORDER BY line LIMIT 1",
+            (name, p["file_id"]),
+        ).fetchone()
         root = None
         if p["root_class"]:
             ops = ctx.op_by_class.get(p["root_class"], [])
             root = ops[0] if len(ops) == 1 else (f"{p['root_scope']}::{p['root_class']}".lstrip(":"))
-        out.append(PatternRef(name, p["base"], root, ctx.loc(p["file_id"], p["line"], f"{name} : {p['base']}<…>"),
-                              ctx.fn_ref(callgraph.function(con, fn_row[0])) if fn_row else None, reg))
+        out.append(
+            PatternRef(
+                name,
+                p["base"],
+                root,
+                ctx.loc(p["file_id"], p["line"], f"{name} : {p['base']}<…>"),
+                ctx.fn_ref(callgraph.function(con, fn_row[0])) if fn_row else None,
+                reg,
+            )
+        )
     if not out:  # a DRR pattern
         for d in con.execute("SELECT * FROM drr_patterns WHERE def_name = ?", (name,)):
-            out.append(PatternRef(name, "Pat (DRR)", d["root_op"], ctx.loc(d["file_id"], d["line"], d["snippet"]),
-                                  None, reg))
+            out.append(
+                PatternRef(name, "Pat (DRR)", d["root_op"], ctx.loc(d["file_id"], d["line"], d["snippet"]), None, reg)
+            )
     return out
 
 
@@ -469,20 +510,31 @@ def _not_found(con: sqlite3.Connection, what: str, q: str) -> str:
     close: list[str] = []
     if what == "pass":
         for w in words:
-            close += [r[0] for r in con.execute("SELECT argument FROM td_passes WHERE argument LIKE ? LIMIT 5",
-                                                (f"%{w}%",))]  # fmt: skip
-            close += [r[0] for r in con.execute("SELECT qualname FROM adders WHERE qualname LIKE ? LIMIT 5",
-                                                (f"%{w}%",))]  # fmt: skip
+            close += [
+                r[0] for r in con.execute("SELECT argument FROM td_passes WHERE argument LIKE ? LIMIT 5", (f"%{w}%",))
+            ]
+            close += [
+                r[0] for r in con.execute("SELECT qualname FROM adders WHERE qualname LIKE ? LIMIT 5", (f"%{w}%",))
+            ]
     elif what == "op":
         dialect = q.partition(".")[0] if "." in q else None
         for w in words:
             if w != dialect:  # suggest ops of the asked dialect (or any, for a bare name) that share a word
-                close += [r[0] for r in con.execute("SELECT name FROM td_ops WHERE name LIKE ? AND (? IS NULL OR "
-                                                    "dialect = ?) LIMIT 5", (f"%{w}%", dialect, dialect))]
+                close += [
+                    r[0]
+                    for r in con.execute(
+                        "SELECT name FROM td_ops WHERE name LIKE ? AND (? IS NULL OR dialect = ?) LIMIT 5",
+                        (f"%{w}%", dialect, dialect),
+                    )
+                ]
     else:
         for w in words:
-            close += [r[0] for r in con.execute("SELECT DISTINCT qualname FROM functions WHERE qualname LIKE ? "
-                                                "LIMIT 5", (f"%{w}%",))]  # fmt: skip
+            close += [
+                r[0]
+                for r in con.execute(
+                    "SELECT DISTINCT qualname FROM functions WHERE qualname LIKE ? LIMIT 5", (f"%{w}%",)
+                )
+            ]
     hint = f"; close matches: {', '.join(dict.fromkeys(close))}" if close else ""
     return f"no {what} named {q!r} in the index{hint}"
 
@@ -494,24 +546,37 @@ def resolve_op(db: str | Path | sqlite3.Connection, op: str) -> OpInfo:
 
 
 def _resolve_op(con: sqlite3.Connection, op: str) -> OpInfo:
-    r = con.execute("SELECT * FROM td_ops WHERE name = ? OR def_name = ? ORDER BY name = ? DESC LIMIT 1",
-                    (op, op, op)).fetchone()  # fmt: skip
+    r = con.execute(
+        "SELECT * FROM td_ops WHERE name = ? OR def_name = ? ORDER BY name = ? DESC LIMIT 1", (op, op, op)
+    ).fetchone()
     if r is None and "." not in op:
         r = con.execute("SELECT * FROM td_ops WHERE cpp_class = ? LIMIT 1", (op,)).fetchone()
     if r is not None:
         dialect_file = con.execute("SELECT path FROM files WHERE id = ?", (r["file_id"],)).fetchone()[0]
-        return OpInfo(r["name"], r["cpp_class"], r["cpp_namespace"], "tablegen", Loc(dialect_file, r["line"],
-                      r["snippet"]), r["summary"])  # fmt: skip
+        return OpInfo(
+            r["name"],
+            r["cpp_class"],
+            r["cpp_namespace"],
+            "tablegen",
+            Loc(dialect_file, r["line"], r["snippet"]),
+            r["summary"],
+        )
     if "." in op:  # an op of a dialect not in the index (arith, scf, llvm, nvvm, …): match C++ class names
         dialect, _, mnemonic = op.partition(".")
         for want in _upstream_class_keys(mnemonic):
-            row = con.execute("SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? "
-                              "LIMIT 1", (want, f"%{dialect.lower()}")).fetchone()  # fmt: skip
+            row = con.execute(
+                "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
+                (want, f"%{dialect.lower()}"),
+            ).fetchone()
             if row is not None:
                 return OpInfo(op, row[0], dialect, "upstream-name")
         known = con.execute("SELECT 1 FROM td_dialects WHERE name = ?", (dialect,)).fetchone()
-        hint = "" if known else f" (dialect {dialect!r} has no TableGen in the index, and no C++ creates a " \
-                                f"{dialect}::…Op named like {mnemonic!r})"  # fmt: skip
+        hint = (
+            ""
+            if known
+            else f" (dialect {dialect!r} has no TableGen in the index, and no C++ creates a "
+            f"{dialect}::…Op named like {mnemonic!r})"
+        )
         raise QueryError(_not_found(con, "op", op) + hint)
     if con.execute("SELECT 1 FROM op_sites WHERE op_class = ? LIMIT 1", (op,)).fetchone():
         return OpInfo(op, op, "", "class-name")
@@ -563,19 +628,44 @@ def _op_sites(ctx: _Ctx, op: str, action: str, depth: int) -> OpSites:
     info = _resolve_op(con, op)
     sites: list[Site] = []
     paths_cache: dict[int, tuple[list[CallPath], int]] = {}
-    rows = con.execute("SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line",
-                       (info.cpp_class, action)).fetchall()  # fmt: skip
+    rows = con.execute(
+        "SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line", (info.cpp_class, action)
+    ).fetchall()
     for r in rows:
         ok, ambiguous = _scope_ok(ctx, info, r["op_scope"] or "")
         if not ok:
             continue
-        sites.append(_site(ctx, r["function_id"], action, r["how"], ctx.loc(r["file_id"], r["line"], r["snippet"]),
-                           r["target"] or "", ambiguous, depth, paths_cache))  # fmt: skip
+        sites.append(
+            _site(
+                ctx,
+                r["function_id"],
+                action,
+                r["how"],
+                ctx.loc(r["file_id"], r["line"], r["snippet"]),
+                r["target"] or "",
+                ambiguous,
+                depth,
+                paths_cache,
+            )
+        )
     if action == "erase" and info.resolved_by != "upstream-name":
-        for r in con.execute("SELECT * FROM functions WHERE cls = ? AND name IN ('fold', 'canonicalize') "
-                             "ORDER BY file_id, line", (info.cpp_class,)).fetchall():  # fmt: skip
-            sites.append(_site(ctx, r["id"], action, r["name"], ctx.loc(r["file_id"], r["line"], r["signature"]),
-                               "", False, 0, paths_cache))  # fmt: skip
+        for r in con.execute(
+            "SELECT * FROM functions WHERE cls = ? AND name IN ('fold', 'canonicalize') ORDER BY file_id, line",
+            (info.cpp_class,),
+        ).fetchall():
+            sites.append(
+                _site(
+                    ctx,
+                    r["id"],
+                    action,
+                    r["name"],
+                    ctx.loc(r["file_id"], r["line"], r["signature"]),
+                    "",
+                    False,
+                    0,
+                    paths_cache,
+                )
+            )
     column = "root_op" if action == "erase" else "result_ops"
     for d in con.execute(f"SELECT * FROM drr_patterns WHERE {column} LIKE ?", (f"%{info.name}%",)).fetchall():
         made = json.loads(d["result_ops"]) if action == "create" else [d["root_op"]]
@@ -586,8 +676,17 @@ def _op_sites(ctx: _Ctx, op: str, action: str, depth: int) -> OpSites:
     return OpSites(info, action, sites)
 
 
-def _site(ctx: _Ctx, fn_id: int | None, action: str, how: str, loc: Loc, target: str, ambiguous: bool, depth: int,
-          paths_cache: dict[int, tuple[list[CallPath], int]]) -> Site:
+def _site(
+    ctx: _Ctx,
+    fn_id: int | None,
+    action: str,
+    how: str,
+    loc: Loc,
+    target: str,
+    ambiguous: bool,
+    depth: int,
+    paths_cache: dict[int, tuple[list[CallPath], int]],
+) -> Site:
     fn, ref = ctx.fn_ref_by_id(fn_id)
     site = Site(action, how, loc, ref, fn.cls if fn and fn.cls in ctx.patterns else None, target, ambiguous)
     if fn is None:
@@ -616,9 +715,12 @@ def _caller_paths(ctx: _Ctx, start: FnRow, depth: int) -> tuple[list[CallPath], 
                 continue
             backends = {b for f, _ in chain if (b := ctx.backend(f.file_id))}
             # no cycles, and no chain through two backends' code (NVIDIA's and AMD's same-named helpers)
-            edges = [e for e in callgraph.callers(ctx.con, fn, scopes=ctx.scopes)
-                     if all(e.caller.id != f.id for f, _ in chain)
-                     and not (backends and ctx.backend(e.caller.file_id) not in (None, *backends))]
+            edges = [
+                e
+                for e in callgraph.callers(ctx.con, fn, scopes=ctx.scopes)
+                if all(e.caller.id != f.id for f, _ in chain)
+                and not (backends and ctx.backend(e.caller.file_id) not in (None, *backends))
+            ]
             if not edges:
                 done.append(chain)
             nxt.extend([*chain, (e.caller, ctx.loc(e.caller.file_id, e.line, e.snippet))] for e in edges)
@@ -629,8 +731,10 @@ def _caller_paths(ctx: _Ctx, start: FnRow, depth: int) -> tuple[list[CallPath], 
         if len(chain) > 1 and key not in unique:  # one path per chain of functions, not per call line
             unique[key] = (chain, ctx.path_owners([f for f, _ in chain]))
     ranked = sorted(unique.values(), key=lambda co: (not co[1], len(co[0])))
-    paths = [CallPath([Hop(ctx.fn_ref(f), call) for f, call in reversed(chain)], ctx.pass_args(owners))
-             for chain, owners in ranked[:MAX_PATHS]]
+    paths = [
+        CallPath([Hop(ctx.fn_ref(f), call) for f, call in reversed(chain)], ctx.pass_args(owners))
+        for chain, owners in ranked[:MAX_PATHS]
+    ]
     return paths, max(0, len(ranked) - MAX_PATHS)
 
 
@@ -638,9 +742,11 @@ def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -
     """The gates inside one function, as returned in a result (`Site.function`, `CallEdge.caller`, …)."""
     with connection(db) as con:
         ctx = _Ctx(con)
-        row = con.execute("SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
-                          "f.line = ? AND f.qualname = ?", (function.loc.file, function.loc.line, function.name)
-                          ).fetchone()  # fmt: skip
+        row = con.execute(
+            "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
+            "f.line = ? AND f.qualname = ?",
+            (function.loc.file, function.loc.line, function.name),
+        ).fetchone()
         return _gates(ctx, callgraph.function(con, row[0]), None) if row else []
 
 
@@ -671,9 +777,18 @@ def conditions(db: str | Path | sqlite3.Connection, symbol: str, callee_depth: i
 
 def _gates(ctx: _Ctx, fn: FnRow, via: str | None) -> list[GateInfo]:
     ref = ctx.fn_ref(fn)
-    return [GateInfo(g["kind"], g["condition"], json.loads(g["guards"]), g["message"],
-                     ctx.loc(g["file_id"], g["line"], g["snippet"]), ref, via)
-            for g in ctx.con.execute("SELECT * FROM gates WHERE function_id = ? ORDER BY line", (fn.id,))]
+    return [
+        GateInfo(
+            g["kind"],
+            g["condition"],
+            json.loads(g["guards"]),
+            g["message"],
+            ctx.loc(g["file_id"], g["line"], g["snippet"]),
+            ref,
+            via,
+        )
+        for g in ctx.con.execute("SELECT * FROM gates WHERE function_id = ? ORDER BY line", (fn.id,))
+    ]
 
 
 def _targets(ctx: _Ctx, symbol: str) -> tuple[list[FnRow], list[str]]:
@@ -681,14 +796,21 @@ def _targets(ctx: _Ctx, symbol: str) -> tuple[list[FnRow], list[str]]:
     ids: list[int] = []
     cls, _, meth = symbol.rpartition("::")
     if cls:
-        ids = [r[0] for r in con.execute("SELECT id FROM functions WHERE qualname = ? OR (cls = ? AND name = ?) "
-                                         "ORDER BY file_id, line", (symbol, cls.rsplit("::", 1)[-1], meth))]
+        ids = [
+            r[0]
+            for r in con.execute(
+                "SELECT id FROM functions WHERE qualname = ? OR (cls = ? AND name = ?) ORDER BY file_id, line",
+                (symbol, cls.rsplit("::", 1)[-1], meth),
+            )
+        ]
     if not ids:
         ids = [r[0] for r in con.execute("SELECT id FROM functions WHERE cls = ? ORDER BY file_id, line", (symbol,))]
         for p in _pattern_refs(ctx, symbol):
             passes = ctx.pass_args(ctx.registered_by(symbol, ctx.file_ids.get(p.loc.file)))
-            notes.append(f"pattern {p.name} : {p.base}<{p.root_op or '?'}> at {p.loc}"
-                         + (f", registered by {', '.join(passes)}" if passes else ""))
+            notes.append(
+                f"pattern {p.name} : {p.base}<{p.root_op or '?'}> at {p.loc}"
+                + (f", registered by {', '.join(passes)}" if passes else "")
+            )
     if not ids:
         ids = [r[0] for r in con.execute("SELECT id FROM functions WHERE name = ? ORDER BY file_id, line", (symbol,))]
     if not ids:
@@ -700,13 +822,25 @@ def _targets(ctx: _Ctx, symbol: str) -> tuple[list[FnRow], list[str]]:
             if info.def_name is None:
                 continue
             notes.append(f"pass {info.argument} ({info.def_name}): its class and {len(info.patterns)} patterns")
-            ids += [r[0] for r in con.execute(
-                "SELECT f.id FROM functions f JOIN pass_classes c ON c.class_name = f.cls AND c.file_id = f.file_id "
-                "WHERE c.def_name = ? ORDER BY f.line", (info.def_name,))]  # fmt: skip
+            ids += [
+                r[0]
+                for r in con.execute(
+                    "SELECT f.id FROM functions f "
+                    "JOIN pass_classes c ON c.class_name = f.cls AND c.file_id = f.file_id "
+                    "WHERE c.def_name = ? ORDER BY f.line",
+                    (info.def_name,),
+                )
+            ]
             for p in info.patterns:
                 if p.match_fn is not None:
-                    ids += [r[0] for r in con.execute("SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id"
-                                                      " WHERE f.cls = ? AND fl.path = ?", (p.name, p.loc.file))]
+                    ids += [
+                        r[0]
+                        for r in con.execute(
+                            "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id"
+                            " WHERE f.cls = ? AND fl.path = ?",
+                            (p.name, p.loc.file),
+                        )
+                    ]
     if not ids:
         raise QueryError(_not_found(con, "function, class or pass", symbol))
     return [callgraph.function(con, i) for i in dict.fromkeys(ids)], notes
@@ -719,8 +853,9 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _DIAG_PREFIX = re.compile(r"^(?:loc\(.*?\)|[^\s:]+:\d+(?::\d+)?)\s*:?\s*(remark|warning|error|note):\s*", re.I)
 
 
-def remarks(db: str | Path | sqlite3.Connection, text: str, limit: int = 10,
-            kinds: tuple[str, ...] = REMARK_KINDS) -> list[RemarkMatch]:
+def remarks(
+    db: str | Path | sqlite3.Connection, text: str, limit: int = 10, kinds: tuple[str, ...] = REMARK_KINDS
+) -> list[RemarkMatch]:
     """Which code emits a message seen at compile time. `text` may be the whole diagnostic line, runtime values
     included (`…: remark: Warning: vectorization fails vec = 1 origin vec = 4 …`), or any part of the message."""
     with connection(db) as con:
@@ -734,16 +869,31 @@ def remarks(db: str | Path | sqlite3.Connection, text: str, limit: int = 10,
             score = _remark_score(q_low, g["message"])
             if score >= 0.5:
                 scored.append((score, g))
-        scored.sort(key=lambda sg: (-sg[0], REMARK_KINDS.index(sg[1]["kind"]) if sg[1]["kind"] in REMARK_KINDS
-                                    else 99, sg[1]["file_id"], sg[1]["line"]))  # fmt: skip
+        scored.sort(
+            key=lambda sg: (
+                -sg[0],
+                REMARK_KINDS.index(sg[1]["kind"]) if sg[1]["kind"] in REMARK_KINDS else 99,
+                sg[1]["file_id"],
+                sg[1]["line"],
+            )
+        )
         out = []
         for score, g in scored[:limit]:
             fn, ref = ctx.fn_ref_by_id(g["function_id"])
             owners = ctx.owners(fn) if fn else set()
             loc = ctx.loc(g["file_id"], g["line"], g["snippet"])
-            out.append(RemarkMatch(g["kind"], g["message"], g["condition"], loc, ref, round(score, 3),
-                                   ctx.pass_args(owners),
-                                   ctx.debug_types.get(g["file_id"]) if g["kind"] == "debug" else None))
+            out.append(
+                RemarkMatch(
+                    g["kind"],
+                    g["message"],
+                    g["condition"],
+                    loc,
+                    ref,
+                    round(score, 3),
+                    ctx.pass_args(owners),
+                    ctx.debug_types.get(g["file_id"]) if g["kind"] == "debug" else None,
+                )
+            )
         if not out:
             raise QueryError(f"no remark, warning, error or debug message in the index matches {query!r}")
         return out
@@ -758,7 +908,9 @@ def _remark_candidates(con: sqlite3.Connection, query: str, kinds: tuple[str, ..
     return con.execute(
         f"SELECT DISTINCT g.* FROM fts JOIN search_docs d ON d.id = fts.rowid JOIN gates g ON g.file_id = d.file_id "
         f"AND g.line = d.line AND g.kind = d.kind WHERE fts MATCH ? AND d.kind IN ({marks}) AND g.message != '' "
-        f"ORDER BY rank LIMIT 400", (" OR ".join(f'"{w}"' for w in words), *kinds)).fetchall()  # fmt: skip
+        f"ORDER BY rank LIMIT 400",
+        (" OR ".join(f'"{w}"' for w in words), *kinds),
+    ).fetchall()
 
 
 def _remark_score(query: str, message: str) -> float:
@@ -783,8 +935,11 @@ def callers(db: str | Path | sqlite3.Connection, symbol: str) -> list[CallEdge]:
         for fn in targets:
             ref = ctx.fn_ref(fn)
             for e in callgraph.callers(con, fn, limit=200, scopes=ctx.scopes):
-                out.append(CallEdge(ctx.fn_ref(e.caller), ref, fn.name, ctx.loc(e.caller.file_id, e.line, e.snippet),
-                                    e.by_name))
+                out.append(
+                    CallEdge(
+                        ctx.fn_ref(e.caller), ref, fn.name, ctx.loc(e.caller.file_id, e.line, e.snippet), e.by_name
+                    )
+                )
         return out
 
 
@@ -815,8 +970,11 @@ def search(db: str | Path | sqlite3.Connection, text: str, limit: int = 20) -> l
         ctx = _Ctx(con)
         hits: list[SearchHit] = []
         for match in (" ".join(_fts_word(w) for w in words), " OR ".join(_fts_word(w) for w in words)):
-            rows = con.execute("SELECT d.kind, d.name, d.file_id, d.line, fts.text FROM fts JOIN search_docs d ON "
-                               "d.id = fts.rowid WHERE fts MATCH ? ORDER BY rank LIMIT ?", (match, limit)).fetchall()
+            rows = con.execute(
+                "SELECT d.kind, d.name, d.file_id, d.line, fts.text FROM fts JOIN search_docs d ON "
+                "d.id = fts.rowid WHERE fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            ).fetchall()
             for r in rows:
                 line, snippet = _first_line_with(r["text"], words, r["line"])
                 hits.append(SearchHit(r["kind"], r["name"], ctx.loc(r["file_id"], line, snippet), snippet))
@@ -839,4 +997,4 @@ def _first_line_with(text: str, words: list[str], first_line: int) -> tuple[int,
     pos = min(positions)
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
-    return first_line + text.count("\n", 0, pos), text[start:end if end >= 0 else None].strip()[:200]
+    return first_line + text.count("\n", 0, pos), text[start : end if end >= 0 else None].strip()[:200]

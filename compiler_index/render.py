@@ -38,8 +38,10 @@ def passes(infos: list[PassInfo]) -> str:
         if info.description:
             out.extend(INDENT + line for line in textwrap.shorten(info.description, 400).splitlines())
         for o in info.options:
-            out.append(f"  option:  {o.get('argument')} ({o.get('type')}, default {o.get('default', '-')}): "
-                       f"{o.get('description', '')}")  # fmt: skip
+            out.append(
+                f"  option:  {o.get('argument')} ({o.get('type')}, default {o.get('default', '-')}): "
+                f"{o.get('description', '')}"
+            )
         if info.dependent_dialects:
             out.append(f"  dialects: {', '.join(info.dependent_dialects)}")
         for loc in info.gen_pass_def:
@@ -80,8 +82,10 @@ def _site(site: Site) -> list[str]:
 
 def op_sites(result: OpSites) -> str:
     op = result.op
-    head = f"{result.action} sites of {op.name} (C++ {op.cpp_namespace + '::' if op.cpp_namespace else ''}" \
-           f"{op.cpp_class}; {op.resolved_by}{', ' + str(op.td) if op.td else ''})"  # fmt: skip
+    head = (
+        f"{result.action} sites of {op.name} (C++ {op.cpp_namespace + '::' if op.cpp_namespace else ''}"
+        f"{op.cpp_class}; {op.resolved_by}{', ' + str(op.td) if op.td else ''})"
+    )
     out = [head]
     direct = [s for s in result.sites if not s.paths]
     indirect = [s for s in result.sites if s.paths]
@@ -179,22 +183,29 @@ def explanation(e: Explanation) -> str:
 
 def build_report(r: BuildReport) -> str:
     secs = ", ".join(f"{k} {v:.2f} s" for k, v in r.seconds.items())
-    lines = [f"{r.db}: {r.files} files ({r.parsed} parsed, {r.unchanged} unchanged, {r.removed} removed"
-             f"{', relinked' if r.relinked else ''}); {secs}"]  # fmt: skip
+    lines = [
+        f"{r.db}: {r.files} files ({r.parsed} parsed, {r.unchanged} unchanged, {r.removed} removed"
+        f"{', relinked' if r.relinked else ''}); {secs}"
+    ]
     if r.parse_error_files:
         lines.append(f"  {r.parse_error_files} files have tree-sitter ERROR nodes (facts around them were kept)")
     lines.extend(f"  {n}" for n in r.notes)
     if r.backend == "libclang":
         c = r.clang
         by_backend = ", ".join(f"{n} by {b}" for b, n in c.get("files_by_backend", {}).items())
-        lines.append(f"  libclang ({r.compile_commands}): {c.get('translation_units', 0)} translation units parsed, "
-                     f"{c.get('with_errors', 0)} with errors ({c.get('errors', 0)} errors; what parsed was kept); "
-                     f"files: {by_backend}")  # fmt: skip
+        lines.append(
+            f"  libclang ({r.compile_commands}): {c.get('translation_units', 0)} translation units parsed, "
+            f"{c.get('with_errors', 0)} with errors ({c.get('errors', 0)} errors; what parsed was kept); "
+            f"files: {by_backend}"
+        )
         if c.get("missing_headers"):
-            lines.append(f"  headers not found: {', '.join(c['missing_headers'])} (add their -I to the compile "
-                         "commands, or build the project first so generated headers exist)")  # fmt: skip
+            lines.append(
+                f"  headers not found: {', '.join(c['missing_headers'])} (add their -I to the compile "
+                "commands, or build the project first so generated headers exist)"
+            )
         if c.get("listed_not_indexed"):
-            lines.append(f"  {c['listed_not_indexed']} files of the compilation database are outside the indexed "
-                         "sources")  # fmt: skip
+            lines.append(
+                f"  {c['listed_not_indexed']} files of the compilation database are outside the indexed sources"
+            )
     lines.extend(f"  error: {e}" for e in r.errors)
     return "\n".join(lines) + "\n"

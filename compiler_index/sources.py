@@ -56,8 +56,10 @@ def is_triton_checkout(path: Path) -> bool:
 def source_root(path: str | Path) -> Root:
     p = Path(path).expanduser().resolve()
     if not p.is_dir():
-        raise SourceError(f"source directory {path!s} does not exist (or is not a directory); "
-                          f"get Triton's sources with `compiler-index fetch --into {path}`")  # fmt: skip
+        raise SourceError(
+            f"source directory {path!s} does not exist (or is not a directory); "
+            f"get Triton's sources with `compiler-index fetch --into {path}`"
+        )
     if is_triton_checkout(p):
         return Root(SOURCE, p, p, tuple(d for d in TRITON_SUBDIRS if (p / d).is_dir()), TRITON_EXCLUDES)
     return Root(SOURCE, p, p, (".",), ())
@@ -74,8 +76,10 @@ def installed_triton() -> Path | None:
 def pipeline_root(path: str | Path) -> Root:
     p = Path(path).expanduser().resolve()
     if not p.is_dir():
-        raise SourceError(f"pipeline directory {path!s} does not exist; name a Triton package directory "
-                          f"(the one holding backends/<name>/compiler.py)")  # fmt: skip
+        raise SourceError(
+            f"pipeline directory {path!s} does not exist; name a Triton package directory "
+            f"(the one holding backends/<name>/compiler.py)"
+        )
     # the package's backends/ holds the pipelines; walking the whole package would visit its bundled headers
     return Root(PIPELINE, p, p.parent, ("backends",) if (p / "backends").is_dir() else (".",), ())
 
@@ -89,8 +93,11 @@ def discover(roots: list[Root]) -> list[SourceFile]:
             top = (root.path / sub).resolve()
             for dirpath, dirnames, filenames in os.walk(top):
                 d = Path(dirpath)
-                dirnames[:] = sorted(n for n in dirnames if not n.startswith(".") and n not in EXCLUDED_DIR_NAMES
-                                     and (d / n) not in excluded)  # fmt: skip
+                dirnames[:] = sorted(
+                    n
+                    for n in dirnames
+                    if not n.startswith(".") and n not in EXCLUDED_DIR_NAMES and (d / n) not in excluded
+                )
                 for name in sorted(filenames):
                     path = d / name
                     rel = path.relative_to(root.base).as_posix()
@@ -104,5 +111,16 @@ def digest(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-__all__ = ["PIPELINE", "SOURCE", "Root", "SourceError", "SourceFile", "digest", "discover", "installed_triton",
-           "is_triton_checkout", "pipeline_root", "source_root"]
+__all__ = [
+    "PIPELINE",
+    "SOURCE",
+    "Root",
+    "SourceError",
+    "SourceFile",
+    "digest",
+    "discover",
+    "installed_triton",
+    "is_triton_checkout",
+    "pipeline_root",
+    "source_root",
+]

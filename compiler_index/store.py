@@ -137,8 +137,16 @@ CREATE INDEX pass_patterns_def ON pass_patterns(def_name);
 CREATE INDEX pass_patterns_pattern ON pass_patterns(pattern);
 """
 
-DERIVED_NAMES = ["td_dialects", "td_ops", "td_passes", "drr_patterns", "patterns", "pass_classes", "adders",
-                 "pass_patterns"]  # fmt: skip
+DERIVED_NAMES = [
+    "td_dialects",
+    "td_ops",
+    "td_passes",
+    "drr_patterns",
+    "patterns",
+    "pass_classes",
+    "adders",
+    "pass_patterns",
+]
 
 
 class IndexDbError(RuntimeError):
@@ -186,8 +194,10 @@ def open_index(path: str | Path) -> sqlite3.Connection:
     if version is None:
         raise IndexDbError(f"{p} is not a compiler index (no readable meta table); {build_hint}")
     if version != SCHEMA_VERSION:
-        raise IndexDbError(f"{p} has index schema version {version}, this compiler_index reads version "
-                           f"{SCHEMA_VERSION}; rebuild it: `compiler-index build --rebuild --db {p} --source …`")
+        raise IndexDbError(
+            f"{p} has index schema version {version}, this compiler_index reads version "
+            f"{SCHEMA_VERSION}; rebuild it: `compiler-index build --rebuild --db {p} --source …`"
+        )
     con = connect(p)
     if con.execute("SELECT value FROM meta WHERE key = 'complete'").fetchone() is None:
         con.close()
@@ -216,28 +226,68 @@ def delete_file(con: sqlite3.Connection, file_id: int) -> None:
 
 def _search(con: sqlite3.Connection, file_id: int, docs: Iterable[tuple[str, str, int, str]]) -> None:
     for kind, name, line, text in docs:
-        cur = con.execute("INSERT INTO search_docs(file_id, kind, name, line) VALUES (?, ?, ?, ?)",
-                          (file_id, kind, name, line))
+        cur = con.execute(
+            "INSERT INTO search_docs(file_id, kind, name, line) VALUES (?, ?, ?, ?)", (file_id, kind, name, line)
+        )
         con.execute("INSERT INTO fts(rowid, name, text) VALUES (?, ?, ?)", (cur.lastrowid, name, text))
 
 
-def write_file(con: sqlite3.Connection, root_id: int, rel: str, sha1: str, size: int, lines: int,
-               facts: FileFacts, backend: str, deps_key: str | None = None) -> int:
+def write_file(
+    con: sqlite3.Connection,
+    root_id: int,
+    rel: str,
+    sha1: str,
+    size: int,
+    lines: int,
+    facts: FileFacts,
+    backend: str,
+    deps_key: str | None = None,
+) -> int:
     """Insert one file's facts (the caller deleted any previous version). Returns the file id."""
     cur = con.execute(
         "INSERT INTO files(root_id, path, lang, sha1, size, lines, parse_errors, debug_type, error, backend, deps, "
         "deps_key, diagnostics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (root_id, rel, facts.lang, sha1, size, lines, facts.parse_errors, facts.debug_type, facts.error, backend,
-         json.dumps(facts.deps) if facts.deps else None, deps_key,
-         json.dumps(facts.diagnostics) if facts.diagnostics else None))
+        (
+            root_id,
+            rel,
+            facts.lang,
+            sha1,
+            size,
+            lines,
+            facts.parse_errors,
+            facts.debug_type,
+            facts.error,
+            backend,
+            json.dumps(facts.deps) if facts.deps else None,
+            deps_key,
+            json.dumps(facts.diagnostics) if facts.diagnostics else None,
+        ),
+    )
     file_id = int(cur.lastrowid or 0)
     fn_ids: list[int] = []
     for f in facts.functions:  # cls/ns/qualname are settled by link.resolve_namespaces from the *_guess/_decl ones
-        c = con.execute("INSERT INTO functions(file_id, name, cls, qualname, returns, line, end_line, signature, ns, "
-                        "qual, cls_guess, ns_decl, usr, overrides, backend) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (file_id, f.name, f.cls, f.qualname, f.returns, f.line, f.end_line, f.signature, f.ns, f.qual,
-                         f.cls, f.ns, f.usr, json.dumps(f.overrides) if f.overrides else None, f.backend))  # fmt: skip
+        c = con.execute(
+            "INSERT INTO functions(file_id, name, cls, qualname, returns, line, end_line, signature, ns, "
+            "qual, cls_guess, ns_decl, usr, overrides, backend) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                file_id,
+                f.name,
+                f.cls,
+                f.qualname,
+                f.returns,
+                f.line,
+                f.end_line,
+                f.signature,
+                f.ns,
+                f.qual,
+                f.cls,
+                f.ns,
+                f.usr,
+                json.dumps(f.overrides) if f.overrides else None,
+                f.backend,
+            ),
+        )
         fn_ids.append(int(c.lastrowid or 0))
 
     def fid(i: int | None) -> int | None:
@@ -245,47 +295,100 @@ def write_file(con: sqlite3.Connection, root_id: int, rel: str, sha1: str, size:
 
     for c in facts.classes:
         ancestors = None if c.ancestors is None else json.dumps([[b.name, b.targs] for b in c.ancestors])
-        cur = con.execute("INSERT INTO classes(file_id, name, kind, line, end_line, root_hint, tparams, ancestors, "
-                          "backend) VALUES (?,?,?,?,?,?,?,?,?)",
-                          (file_id, c.name, c.kind, c.line, c.end_line, c.root_hint, json.dumps(c.tparams), ancestors,
-                           c.backend))  # fmt: skip
-        con.executemany("INSERT INTO class_bases VALUES (?, ?, ?, ?, ?)",
-                        [(cur.lastrowid, i, b.text, b.name, json.dumps(b.targs)) for i, b in enumerate(c.bases)])
-    con.executemany("INSERT INTO calls(file_id, caller_id, callee, scope, form, line, snippet, target_usr, target, "
-                    "virtual, backend) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    [(file_id, fid(c.fn), c.callee, c.scope, c.form, c.line, c.snippet, c.target_usr, c.target,
-                      int(c.virtual), c.backend) for c in facts.calls])  # fmt: skip
-    con.executemany("INSERT INTO op_sites(file_id, function_id, action, how, op_class, op_scope, target, line, "
-                    "snippet, backend) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    [(file_id, fid(s.fn), s.action, s.how, s.op_class, s.op_scope, s.target, s.line, s.snippet,
-                      s.backend) for s in facts.op_sites])  # fmt: skip
-    con.executemany("INSERT INTO gates(file_id, function_id, kind, condition, guards, message, line, snippet) "
-                    "VALUES (?,?,?,?,?,?,?,?)",
-                    [(file_id, fid(g.fn), g.kind, g.condition, json.dumps(g.guards), g.message, g.line, g.snippet)
-                     for g in facts.gates])  # fmt: skip
-    con.executemany("INSERT INTO registrations(file_id, function_id, pattern, line) VALUES (?,?,?,?)",
-                    [(file_id, fid(r.fn), r.pattern, r.line) for r in facts.registrations])
-    con.executemany("INSERT INTO pass_impls(file_id, how, key, class_name, line) VALUES (?,?,?,?,?)",
-                    [(file_id, p.how, p.key, p.class_name, p.line) for p in facts.pass_impls])
-    con.executemany("INSERT INTO py_adders(file_id, function_id, name, builder, macro, line, snippet) "
-                    "VALUES (?,?,?,?,?,?,?)",
-                    [(file_id, fid(a.fn), a.name, a.builder, a.macro, a.line, a.snippet) for a in facts.py_adders])
-    con.executemany("INSERT INTO py_submodules(file_id, function_id, callee, rel_path, line) VALUES (?,?,?,?,?)",
-                    [(file_id, fid(s.fn), s.callee, s.rel_path, s.line) for s in facts.py_submodules])
+        cur = con.execute(
+            "INSERT INTO classes(file_id, name, kind, line, end_line, root_hint, tparams, ancestors, "
+            "backend) VALUES (?,?,?,?,?,?,?,?,?)",
+            (file_id, c.name, c.kind, c.line, c.end_line, c.root_hint, json.dumps(c.tparams), ancestors, c.backend),
+        )
+        con.executemany(
+            "INSERT INTO class_bases VALUES (?, ?, ?, ?, ?)",
+            [(cur.lastrowid, i, b.text, b.name, json.dumps(b.targs)) for i, b in enumerate(c.bases)],
+        )
+    con.executemany(
+        "INSERT INTO calls(file_id, caller_id, callee, scope, form, line, snippet, target_usr, target, "
+        "virtual, backend) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                file_id,
+                fid(c.fn),
+                c.callee,
+                c.scope,
+                c.form,
+                c.line,
+                c.snippet,
+                c.target_usr,
+                c.target,
+                int(c.virtual),
+                c.backend,
+            )
+            for c in facts.calls
+        ],
+    )
+    con.executemany(
+        "INSERT INTO op_sites(file_id, function_id, action, how, op_class, op_scope, target, line, "
+        "snippet, backend) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [
+            (file_id, fid(s.fn), s.action, s.how, s.op_class, s.op_scope, s.target, s.line, s.snippet, s.backend)
+            for s in facts.op_sites
+        ],
+    )
+    con.executemany(
+        "INSERT INTO gates(file_id, function_id, kind, condition, guards, message, line, snippet) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        [
+            (file_id, fid(g.fn), g.kind, g.condition, json.dumps(g.guards), g.message, g.line, g.snippet)
+            for g in facts.gates
+        ],
+    )
+    con.executemany(
+        "INSERT INTO registrations(file_id, function_id, pattern, line) VALUES (?,?,?,?)",
+        [(file_id, fid(r.fn), r.pattern, r.line) for r in facts.registrations],
+    )
+    con.executemany(
+        "INSERT INTO pass_impls(file_id, how, key, class_name, line) VALUES (?,?,?,?,?)",
+        [(file_id, p.how, p.key, p.class_name, p.line) for p in facts.pass_impls],
+    )
+    con.executemany(
+        "INSERT INTO py_adders(file_id, function_id, name, builder, macro, line, snippet) VALUES (?,?,?,?,?,?,?)",
+        [(file_id, fid(a.fn), a.name, a.builder, a.macro, a.line, a.snippet) for a in facts.py_adders],
+    )
+    con.executemany(
+        "INSERT INTO py_submodules(file_id, function_id, callee, rel_path, line) VALUES (?,?,?,?,?)",
+        [(file_id, fid(s.fn), s.callee, s.rel_path, s.line) for s in facts.py_submodules],
+    )
     con.executemany("INSERT INTO aliases VALUES (?, ?, ?)", [(file_id, a, t) for a, t in facts.aliases])
     con.executemany("INSERT INTO namespaces VALUES (?, ?)", [(file_id, n) for n in facts.namespaces])
     con.executemany("INSERT INTO usings VALUES (?, ?)", [(file_id, u) for u in facts.usings])
-    con.executemany("INSERT INTO td_records(file_id, kind, name, parents, params, lets, line, end_line, snippet) "
-                    "VALUES (?,?,?,?,?,?,?,?,?)",
-                    [(file_id, r.kind, r.name, json.dumps(r.parents), json.dumps(r.params), json.dumps(r.lets),
-                      r.line, r.end_line, r.text.split("\n", 1)[0].strip()[:200]) for r in facts.td_records])
-    con.executemany("INSERT INTO pipeline_stages(file_id, backend, stage, method, condition, line) "
-                    "VALUES (?,?,?,?,?,?)",
-                    [(file_id, s.backend, s.stage, s.method, s.condition, s.line) for s in facts.pipeline_stages])
-    con.executemany("INSERT INTO pipeline_steps(file_id, backend, method, position, adder, args, condition, line, "
-                    "snippet) VALUES (?,?,?,?,?,?,?,?,?)",
-                    [(file_id, s.backend, s.method, s.position, s.adder, s.args, s.condition, s.line, s.snippet)
-                     for s in facts.pipeline_steps])  # fmt: skip
+    con.executemany(
+        "INSERT INTO td_records(file_id, kind, name, parents, params, lets, line, end_line, snippet) "
+        "VALUES (?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                file_id,
+                r.kind,
+                r.name,
+                json.dumps(r.parents),
+                json.dumps(r.params),
+                json.dumps(r.lets),
+                r.line,
+                r.end_line,
+                r.text.split("\n", 1)[0].strip()[:200],
+            )
+            for r in facts.td_records
+        ],
+    )
+    con.executemany(
+        "INSERT INTO pipeline_stages(file_id, backend, stage, method, condition, line) VALUES (?,?,?,?,?,?)",
+        [(file_id, s.backend, s.stage, s.method, s.condition, s.line) for s in facts.pipeline_stages],
+    )
+    con.executemany(
+        "INSERT INTO pipeline_steps(file_id, backend, method, position, adder, args, condition, line, "
+        "snippet) VALUES (?,?,?,?,?,?,?,?,?)",
+        [
+            (file_id, s.backend, s.method, s.position, s.adder, s.args, s.condition, s.line, s.snippet)
+            for s in facts.pipeline_steps
+        ],
+    )
     _search(con, file_id, _search_docs(facts))
     return file_id
 

@@ -43,8 +43,13 @@ def summary_table(traj: Trajectory) -> Table:
         ms = traj.times.get("stage_ms", {}).get(stage, sum(s.wall_ms for s in snaps))
         t.add_row(stage, str(len(snaps)), str(sum(s.changed for s in snaps)), f"{ms:.1f}")
     total = len(list(traj.passes()))
-    t.add_row("total", str(total), str(len(traj.changed_passes())), f"{traj.times.get('capture_s', 0) * 1e3:.1f}",
-              style="bold")
+    t.add_row(
+        "total",
+        str(total),
+        str(len(traj.changed_passes())),
+        f"{traj.times.get('capture_s', 0) * 1e3:.1f}",
+        style="bold",
+    )
     return t
 
 
@@ -92,15 +97,18 @@ def cmd_dump(a: argparse.Namespace) -> int:
 def dump_ascend(a: argparse.Namespace, kernel: object, args: dict, options: dict) -> int:
     from irscope.backends.ascend.capture import capture_ascend
 
-    traj = _captured(lambda: capture_ascend(kernel, args, options, target=a.target, out_dir=a.out,
-                                            config=a.config), a.out)
+    traj = _captured(
+        lambda: capture_ascend(kernel, args, options, target=a.target, out_dir=a.out, config=a.config), a.out
+    )
     if traj is None:
         return 1
     console.print(summary_table(traj))
     console.print(f"{len(traj.snapshots)} snapshots → {a.out}")
     if traj.error is not None:  # only npubin, for want of CANN: everything before it is complete
-        err_console.print(f"[yellow]note:[/yellow] stage {traj.error.stage} not built, CANN's bishengir-compile "
-                          f"is not installed ({traj.error.message.splitlines()[0]}); ttir and ttadapter are complete")
+        err_console.print(
+            f"[yellow]note:[/yellow] stage {traj.error.stage} not built, CANN's bishengir-compile "
+            f"is not installed ({traj.error.message.splitlines()[0]}); ttir and ttadapter are complete"
+        )
     return 0
 
 
@@ -112,13 +120,23 @@ def cmd_ls(a: argparse.Namespace) -> int:
     for s in traj.snapshots:
         if a.changed and not s.changed:
             continue
-        t.add_row(str(s.index), f"{s.stage}[{s.stage_index}]", s.pass_arg, s.pass_name or "", "●" if s.changed else "",
-                  f"{s.wall_ms:.2f}", str(s.text.count("\n")), s.ir_file,
-                  style="red" if s.error else None)
+        t.add_row(
+            str(s.index),
+            f"{s.stage}[{s.stage_index}]",
+            s.pass_arg,
+            s.pass_name or "",
+            "●" if s.changed else "",
+            f"{s.wall_ms:.2f}",
+            str(s.text.count("\n")),
+            s.ir_file,
+            style="red" if s.error else None,
+        )
     console.print(t)
     if traj.error:
-        err_console.print(f"[red]compile failed[/red] in {traj.error.stage} {traj.error.pass_arg or ''}: "
-                          f"{traj.error.message.splitlines()[0] if traj.error.message else ''}")
+        err_console.print(
+            f"[red]compile failed[/red] in {traj.error.stage} {traj.error.pass_arg or ''}: "
+            f"{traj.error.message.splitlines()[0] if traj.error.message else ''}"
+        )
     return 0
 
 
@@ -147,15 +165,28 @@ def cmd_diff(a: argparse.Namespace) -> int:
         lt.add_column(col, overflow="fold")
     for ld in c.lines:
         if a.all or ld.stage in focus:
-            lt.add_row(str(ld.line_a or "-"), str(ld.line_b or "-"), ld.stage, ld.text,
-                       ", ".join(f"{k} {va}→{vb}" for k, (va, vb) in ld.counters.items()))
+            lt.add_row(
+                str(ld.line_a or "-"),
+                str(ld.line_b or "-"),
+                ld.stage,
+                ld.text,
+                ", ".join(f"{k} {va}→{vb}" for k, (va, vb) in ld.counters.items()),
+            )
     console.print(lt)
     diffs = [p for p in c.passes if p.op != "equal"]
-    console.print("pass sequence: " + ("identical" if not diffs else
-                  "; ".join(f"{p.op}: {' '.join(p.a) or '∅'} → {' '.join(p.b) or '∅'}" for p in diffs)))
+    console.print(
+        "pass sequence: "
+        + (
+            "identical"
+            if not diffs
+            else "; ".join(f"{p.op}: {' '.join(p.a) or '∅'} → {' '.join(p.b) or '∅'}" for p in diffs)
+        )
+    )
     if c.changed_only_in_a or c.changed_only_in_b:
-        console.print(f"changed the IR only in a: {', '.join(c.changed_only_in_a) or '-'}; "
-                      f"only in b: {', '.join(c.changed_only_in_b) or '-'}")
+        console.print(
+            f"changed the IR only in a: {', '.join(c.changed_only_in_a) or '-'}; "
+            f"only in b: {', '.join(c.changed_only_in_b) or '-'}"
+        )
     return 0
 
 
@@ -171,8 +202,10 @@ def cmd_query(a: argparse.Namespace) -> int:
             return 1
         for ch in changes:
             e = ch.edge
-            console.print(f"#{e.target} {e.stage} [bold]{e.pass_arg}[/bold] ({e.pass_name or '?'}, {e.adder or '-'}): "
-                          f"{a.arg} {ch.before} → {ch.after}")
+            console.print(
+                f"#{e.target} {e.stage} [bold]{e.pass_arg}[/bold] ({e.pass_name or '?'}, {e.adder or '-'}): "
+                f"{a.arg} {ch.before} → {ch.after}"
+            )
     elif a.what == "timeline":
         for i, label, v in g.timeline(a.arg):
             console.print(f"#{i:<4} {label:<60} {v}")
@@ -215,12 +248,16 @@ def register_analysis(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("diff", help="compare two dumps: counters per stage and per source line, pass sequences")
     d.add_argument("a", type=Path)
     d.add_argument("b", type=Path)
-    d.add_argument("--all", action="store_true",
-                   help="every stage and counter, not just the backend's main stages (ttgir/ptx/sass/amdgcn; "
-                        "ttir/ttadapter for Ascend) and resources")
+    d.add_argument(
+        "--all",
+        action="store_true",
+        help="every stage and counter, not just the backend's main stages (ttgir/ptx/sass/amdgcn; "
+        "ttir/ttadapter for Ascend) and resources",
+    )
     d.set_defaults(func=cmd_diff)
-    q = sub.add_parser("query", help="graph queries: introduced-by NAME, removed-by NAME, timeline NAME, line N, "
-                                     "first 'NAME OP N'")
+    q = sub.add_parser(
+        "query", help="graph queries: introduced-by NAME, removed-by NAME, timeline NAME, line N, first 'NAME OP N'"
+    )
     q.add_argument("dir", type=Path)
     q.add_argument("what", choices=["introduced-by", "removed-by", "timeline", "line", "first"])
     q.add_argument("arg", help="an op (ttg.convert_layout), a counter (sync.shuffle), a line number, or a predicate")
@@ -236,15 +273,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="irscope", description=__doc__)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    d = sub.add_parser("dump", help="compile a kernel for a target and record the IR after every pass",
-                       description="Compile FILE.py:KERNEL as the JIT would; write every pass's IR to --out.")
+    d = sub.add_parser(
+        "dump",
+        help="compile a kernel for a target and record the IR after every pass",
+        description="Compile FILE.py:KERNEL as the JIT would; write every pass's IR to --out.",
+    )
     d.add_argument("kernel", nargs="?", help="FILE.py:KERNEL")
     d.add_argument("--example", help="a bundled example instead (irscope.examples)")
-    d.add_argument("--target", default="cuda:90",
-                   help="cuda:90 (default), cuda:80, hip:gfx942, …, ascend / npu:<SoC> (docs/ascend.md)")
-    d.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
-                   help="a kernel argument: 4096, 1e-5, true, *fp16 (16-byte aligned pointer), "
-                        "*fp16:4 (4-byte aligned), fp32[1024,512] (tensor)")
+    d.add_argument(
+        "--target",
+        default="cuda:90",
+        help="cuda:90 (default), cuda:80, hip:gfx942, …, ascend / npu:<SoC> (docs/ascend.md)",
+    )
+    d.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a kernel argument: 4096, 1e-5, true, *fp16 (16-byte aligned pointer), "
+        "*fp16:4 (4-byte aligned), fp32[1024,512] (tensor)",
+    )
     d.add_argument("--constexpr", action="append", default=[], metavar="NAME=VALUE")
     d.add_argument("--num-warps", type=int)
     d.add_argument("--num-stages", type=int)
@@ -272,8 +320,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return a.func(a)
-    except (SpecError, KernelLoadError, TargetError, TrajectoryFormatError, AscendEnvironmentError, KeyError,
-            ValueError) as e:
+    except (
+        SpecError,
+        KernelLoadError,
+        TargetError,
+        TrajectoryFormatError,
+        AscendEnvironmentError,
+        KeyError,
+        ValueError,
+    ) as e:
         err_console.print(f"[red]error:[/red] {e.args[0] if isinstance(e, KeyError) else e}")
         return 2
 

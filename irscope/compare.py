@@ -97,8 +97,10 @@ def compare(a: Trajectory, b: Trajectory) -> Comparison:
             lines.append(LineDelta(None, None, "(not attributed to a kernel line)", stage, diff))
     pa = [s.pass_arg for s in a.passes() if s.kind == "mlir"]
     pb = [s.pass_arg for s in b.passes() if s.kind == "mlir"]
-    passes = [PassDiff(op, pa[i1:i2], pb[j1:j2])
-              for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=pa, b=pb, autojunk=False).get_opcodes()]
+    passes = [
+        PassDiff(op, pa[i1:i2], pb[j1:j2])
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=pa, b=pb, autojunk=False).get_opcodes()
+    ]
     ca = [f"{s.stage}[{s.stage_index}] {s.pass_arg}" for s in a.changed_passes()]
     cb = [f"{s.stage}[{s.stage_index}] {s.pass_arg}" for s in b.changed_passes()]
     return Comparison(a, b, counters, lines, passes, [x for x in ca if x not in cb], [x for x in cb if x not in ca])

@@ -28,8 +28,10 @@ def main(out_root: str = "out/demo") -> int:
         changed = ", ".join(s.pass_arg for s in traj.changed_passes())
         console.print(f"passes that changed the IR: {changed}")
         res = traj.resources
-        console.print(f"registers {res.get('registers')}, spills {res.get('spill_store_bytes', 0)} B, shared "
-                      f"{res.get('shared_bytes')} B → {out}\n")
+        console.print(
+            f"registers {res.get('registers')}, spills {res.get('spill_store_bytes', 0)} B, shared "
+            f"{res.get('shared_bytes')} B → {out}\n"
+        )
     return 0
 
 

@@ -91,10 +91,23 @@ class StageDiffGraph:
             added = {} if kind_change else dict(after_ops - before_ops)
             removed = {} if kind_change else dict(before_ops - after_ops)
             sig_a, sig_b = self.signature(current.index), self.signature(snap.index)
-            deltas = {k: sig_b.counters.get(k, 0) - sig_a.counters.get(k, 0)
-                      for k in set(sig_a.counters) | set(sig_b.counters)}
-            edge = Edge(current.index, snap.index, snap.stage, snap.pass_arg, snap.pass_name, snap.adder,
-                        added, removed, {k: v for k, v in sorted(deltas.items()) if v}, pending, kind_change)
+            deltas = {
+                k: sig_b.counters.get(k, 0) - sig_a.counters.get(k, 0)
+                for k in set(sig_a.counters) | set(sig_b.counters)
+            }
+            edge = Edge(
+                current.index,
+                snap.index,
+                snap.stage,
+                snap.pass_arg,
+                snap.pass_name,
+                snap.adder,
+                added,
+                removed,
+                {k: v for k, v in sorted(deltas.items()) if v},
+                pending,
+                kind_change,
+            )
             self.g.add_edge(current.index, snap.index, edge=edge)
             current, pending = snap, []
 
@@ -137,8 +150,15 @@ class StageDiffGraph:
 
     def timeline(self, name: str) -> list[tuple[int, str, int]]:
         """(snapshot index, label, value) at every node."""
-        return [(i, f"{self.traj.snapshots[i].stage}[{self.traj.snapshots[i].stage_index}] "
-                    f"{self.traj.snapshots[i].pass_arg}", self.value(i, name)) for i in self.nodes()]
+        return [
+            (
+                i,
+                f"{self.traj.snapshots[i].stage}[{self.traj.snapshots[i].stage_index}] "
+                f"{self.traj.snapshots[i].pass_arg}",
+                self.value(i, name),
+            )
+            for i in self.nodes()
+        ]
 
     def passes_touching_line(self, line: int) -> list[tuple[Edge, dict[str, int]]]:
         """Edges that changed a counter attributed to `line` of the kernel's file, with the per-counter deltas."""
@@ -192,8 +212,9 @@ _OPS = {"==": int.__eq__, "!=": int.__ne__, ">=": int.__ge__, "<=": int.__le__, 
 def _compile_predicate(text: str) -> Callable[[dict[str, int]], bool]:
     m = _PRED.match(text)
     if not m:
-        raise ValueError(f"predicate {text!r}: expected NAME OP NUMBER, e.g. 'sync.shuffle > 0' or "
-                         f"'ttg.convert_layout >= 1'")
+        raise ValueError(
+            f"predicate {text!r}: expected NAME OP NUMBER, e.g. 'sync.shuffle > 0' or 'ttg.convert_layout >= 1'"
+        )
     name, op, number = m.group(1), _OPS[m.group(2)], int(m.group(3))
     return lambda counters: op(int(counters.get(name, 0)), number)
 

@@ -192,7 +192,15 @@ def _load_journal(root: Path) -> Trajectory:
             arts[obj["artifact"]["name"]] = obj["artifact"]
     if header is None:
         raise TrajectoryFormatError(f"{root}: the capture died before it recorded what it was compiling")
-    doc = {**header, "snapshots": snaps, "artifacts": arts, "complete": False,
-           "error": {"stage": snaps[-1]["stage"] if snaps else None, "pass_arg": None,
-                     "message": "the capturing process ended before the compile finished (crash or kill)"}}
+    doc = {
+        **header,
+        "snapshots": snaps,
+        "artifacts": arts,
+        "complete": False,
+        "error": {
+            "stage": snaps[-1]["stage"] if snaps else None,
+            "pass_arg": None,
+            "message": "the capturing process ended before the compile finished (crash or kill)",
+        },
+    }
     return from_json(doc, root)

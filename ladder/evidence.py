@@ -55,8 +55,10 @@ class SourceRef:
         if self.kind in (SOURCE_LINE, COMPILER_SOURCE) and (self.line is None or self.line < 1):
             raise ValueError(f"a {self.kind} evidence source needs a line ≥ 1, got {self.line!r} for {self.path}")
         if self.kind == SNAPSHOT and (self.snapshot is None or self.snapshot < 0 or not self.pass_arg):
-            raise ValueError(f"a snapshot evidence source needs a snapshot index and a pass, got "
-                             f"{self.snapshot!r} / {self.pass_arg!r} for {self.path}")  # fmt: skip
+            raise ValueError(
+                f"a snapshot evidence source needs a snapshot index and a pass, got "
+                f"{self.snapshot!r} / {self.pass_arg!r} for {self.path}"
+            )
 
     def render(self) -> str:
         if self.kind == SNAPSHOT:
@@ -91,13 +93,25 @@ class Evidence:
         return f"[{self.id}] {self.claim} — {self.source.render()}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "level": self.level, "claim": self.claim, "source": self.source.to_json(),
-                "cases": list(self.cases), "data": dict(self.data)}  # fmt: skip
+        return {
+            "id": self.id,
+            "level": self.level,
+            "claim": self.claim,
+            "source": self.source.to_json(),
+            "cases": list(self.cases),
+            "data": dict(self.data),
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Evidence:
-        return cls(id=d["id"], level=d["level"], claim=d["claim"], source=SourceRef.from_json(d["source"]),
-                   cases=tuple(d.get("cases", ())), data=dict(d.get("data", {})))  # fmt: skip
+        return cls(
+            id=d["id"],
+            level=d["level"],
+            claim=d["claim"],
+            source=SourceRef.from_json(d["source"]),
+            cases=tuple(d.get("cases", ())),
+            data=dict(d.get("data", {})),
+        )
 
 
 @dataclass(frozen=True)
@@ -110,8 +124,12 @@ class Hypothesis:
     evidence: tuple[str, ...]  # Evidence ids
 
     def to_json(self) -> dict[str, Any]:
-        return {"bottleneck": self.bottleneck, "hotspot": self.hotspot, "cases": list(self.cases),
-                "evidence": list(self.evidence)}  # fmt: skip
+        return {
+            "bottleneck": self.bottleneck,
+            "hotspot": self.hotspot,
+            "cases": list(self.cases),
+            "evidence": list(self.evidence),
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Hypothesis:
@@ -173,12 +191,18 @@ class StopTests:
         return None
 
     def items(self) -> list[tuple[str, TestOutcome]]:
-        return [("a:dominant", self.dominant), ("b:single-family", self.single_family),
-                ("c:justified-here", self.justified_here)]  # fmt: skip
+        return [
+            ("a:dominant", self.dominant),
+            ("b:single-family", self.single_family),
+            ("c:justified-here", self.justified_here),
+        ]
 
     def to_json(self) -> dict[str, Any]:
-        return {**{label: t.to_json() for label, t in self.items()}, "hypothesis": self.hypothesis,
-                "family": self.family}  # fmt: skip
+        return {
+            **{label: t.to_json() for label, t in self.items()},
+            "hypothesis": self.hypothesis,
+            "family": self.family,
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> StopTests:
@@ -229,17 +253,26 @@ class LevelResult:
         return replace(self, tests=tests)
 
     def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "status": self.status, "reason": self.reason,
-                "evidence": [e.to_json() for e in self.evidence],
-                "hypotheses": [h.to_json() for h in self.hypotheses],
-                "families": [f.to_json() for f in self.families],
-                "tests": self.tests.to_json() if self.tests else None, "notes": list(self.notes)}  # fmt: skip
+        return {
+            "level": self.level,
+            "status": self.status,
+            "reason": self.reason,
+            "evidence": [e.to_json() for e in self.evidence],
+            "hypotheses": [h.to_json() for h in self.hypotheses],
+            "families": [f.to_json() for f in self.families],
+            "tests": self.tests.to_json() if self.tests else None,
+            "notes": list(self.notes),
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> LevelResult:
-        return cls(level=d["level"], status=d["status"], reason=d.get("reason", ""),
-                   evidence=tuple(Evidence.from_json(e) for e in d.get("evidence", ())),
-                   hypotheses=tuple(Hypothesis.from_json(h) for h in d.get("hypotheses", ())),
-                   families=tuple(RewriteFamily.from_json(f) for f in d.get("families", ())),
-                   tests=StopTests.from_json(d["tests"]) if d.get("tests") else None,
-                   notes=tuple(d.get("notes", ())))  # fmt: skip
+        return cls(
+            level=d["level"],
+            status=d["status"],
+            reason=d.get("reason", ""),
+            evidence=tuple(Evidence.from_json(e) for e in d.get("evidence", ())),
+            hypotheses=tuple(Hypothesis.from_json(h) for h in d.get("hypotheses", ())),
+            families=tuple(RewriteFamily.from_json(f) for f in d.get("families", ())),
+            tests=StopTests.from_json(d["tests"]) if d.get("tests") else None,
+            notes=tuple(d.get("notes", ())),
+        )

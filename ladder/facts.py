@@ -26,8 +26,13 @@ from ladder.validation import Validation, geomean
 LAUNCH_BOUND_MS = 0.020
 
 # L2's bottleneck classes (ladder/levels/profile.py) → the cards' coarse classes (memory, compute, latency, launch).
-L2_CLASSES = {"excess-memory-traffic": "memory", "memory-bound": "memory", "under-parallelized": "latency",
-              "latency-bound": "latency", "issue-bound": "compute"}  # fmt: skip
+L2_CLASSES = {
+    "excess-memory-traffic": "memory",
+    "memory-bound": "memory",
+    "under-parallelized": "latency",
+    "latency-bound": "latency",
+    "issue-bound": "compute",
+}
 
 
 def validation_facts(v: Validation | None, weights: Mapping[str, float]) -> dict[str, Any]:

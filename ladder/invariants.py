@@ -45,10 +45,14 @@ def load(path: str | Path | None = None) -> tuple[Path, dict[str, Invariant]]:
     for name, d in (doc.get("invariants") or {}).items():
         try:
             out[name] = Invariant(
-                bottleneck=name, source_op=d["source_op"], statement=d["statement"],
+                bottleneck=name,
+                source_op=d["source_op"],
+                statement=d["statement"],
                 mechanisms=tuple(Anchor(**m) for m in d.get("mechanisms", [])),
-                gates=tuple(Anchor(**g) for g in d.get("gates", [])), remarks=tuple(d.get("remarks", [])),
-                family=d["family"], action=d.get("action", ""),
+                gates=tuple(Anchor(**g) for g in d.get("gates", [])),
+                remarks=tuple(d.get("remarks", [])),
+                family=d["family"],
+                action=d.get("action", ""),
             )
         except (KeyError, TypeError) as e:
             raise InvariantsError(f"{p}: invariant {name!r} is missing or misnames a field: {e}") from e

@@ -30,14 +30,29 @@ class CaptureError(RuntimeError):
     pass
 
 
-def capture(kernel: Path, op_module: str, case: str, out_dir: Path, target: str = "cuda:90",
-            timeout_s: float = 600) -> list[Path]:  # fmt: skip
+def capture(
+    kernel: Path, op_module: str, case: str, out_dir: Path, target: str = "cuda:90", timeout_s: float = 600
+) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
-        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "PYTHONDONTWRITEBYTECODE": "1",
-               "TRITON_CACHE_DIR": str(Path(tmp) / "cache"), "PYTHONPATH": python_path()}  # fmt: skip
-        cmd = [sys.executable, "-m", "ladder.ir_capture", str(kernel.resolve()), op_module, case,
-               str(out_dir.resolve()), target]  # fmt: skip
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": tmp,
+            "TMPDIR": tmp,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "TRITON_CACHE_DIR": str(Path(tmp) / "cache"),
+            "PYTHONPATH": python_path(),
+        }
+        cmd = [
+            sys.executable,
+            "-m",
+            "ladder.ir_capture",
+            str(kernel.resolve()),
+            op_module,
+            case,
+            str(out_dir.resolve()),
+            target,
+        ]
         try:
             run = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired as e:

@@ -76,9 +76,16 @@ def round_dir(out: Path, op: str, number: int) -> Path:
 
 
 class Loop:
-    def __init__(self, history: History, out: Path, rewriter: Rewriter, validator: Validator,
-                 levels: Mapping[str, RunsLevel], config: LoopConfig,
-                 progress: ProgressSink | None = None):  # fmt: skip
+    def __init__(
+        self,
+        history: History,
+        out: Path,
+        rewriter: Rewriter,
+        validator: Validator,
+        levels: Mapping[str, RunsLevel],
+        config: LoopConfig,
+        progress: ProgressSink | None = None,
+    ):
         self.history, self.out, self.rewriter, self.validator = history, out, rewriter, validator
         self.levels, self.config, self.progress = levels, config, progress
         self.began = time.monotonic()
@@ -113,8 +120,10 @@ class Loop:
             baseline = self._baseline(op)
             self._commit(baseline)
         elif baseline.validation and baseline.validation.validator != self.validator.name:
-            raise LoopError(f"{op.name} in {self.history.path} was validated with {baseline.validation.validator!r}; "
-                            f"resume with that validator, or start a new --out")  # fmt: skip
+            raise LoopError(
+                f"{op.name} in {self.history.path} was validated with {baseline.validation.validator!r}; "
+                f"resume with that validator, or start a new --out"
+            )
         while (n := self.history.next_round(op.name)) <= self.config.rounds:
             last = self.history.get(op.name, n - 1)
             if last and (last.decision == AT_TARGET_DECISION or self._exhausted(last) or self._repeats(last)):
@@ -126,15 +135,25 @@ class Loop:
         return self.history.rounds(op.name)
 
     def _exhausted(self, r: Round) -> bool:
-        return (r.decision == INVALID and r.rewrite is not None and r.rewrite.exhausted
-                and r.rewrite.rewriter == self.rewriter.name)
+        return (
+            r.decision == INVALID
+            and r.rewrite is not None
+            and r.rewrite.exhausted
+            and r.rewrite.rewriter == self.rewriter.name
+        )
 
     def _repeats(self, r: Round) -> bool:
         """An inconclusive round whose diagnosis of the same kernel is the previous round's."""
         prev = self.history.get(r.op, r.round - 1) if r.round > 1 else None
-        return (r.decision == INCONCLUSIVE and prev is not None and prev.decision == INCONCLUSIVE
-                and prev.base_round == r.base_round and prev.diagnosis is not None and r.diagnosis is not None
-                and _findings(prev.diagnosis) == _findings(r.diagnosis))  # fmt: skip
+        return (
+            r.decision == INCONCLUSIVE
+            and prev is not None
+            and prev.decision == INCONCLUSIVE
+            and prev.base_round == r.base_round
+            and prev.diagnosis is not None
+            and r.diagnosis is not None
+            and _findings(prev.diagnosis) == _findings(r.diagnosis)
+        )
 
     def _past(self, op: Operator) -> tuple[PastRound, ...]:
         rounds = self.history.rounds(op.name)
@@ -147,10 +166,19 @@ class Loop:
             base = sources.get(r.base_round)
             rw = r.rewrite
             ref = round_dir(self.out, op.name, r.round) / "diagnosis.json" if r.diagnosis else None
-            past.append(PastRound(r.round, rw.family if rw else None, r.decision, r.speedup, r.reason[:200],
-                                  kernel=digest(base) if base is not None else None,
-                                  candidate=digest(rw.source) if rw and rw.source else None,
-                                  facts=diagnosis_facts(r.diagnosis), facts_ref=str(ref) if ref else None))
+            past.append(
+                PastRound(
+                    r.round,
+                    rw.family if rw else None,
+                    r.decision,
+                    r.speedup,
+                    r.reason[:200],
+                    kernel=digest(base) if base is not None else None,
+                    candidate=digest(rw.source) if rw and rw.source else None,
+                    facts=diagnosis_facts(r.diagnosis),
+                    facts_ref=str(ref) if ref else None,
+                )
+            )
         return tuple(past)
 
     def _validate(self, op: Operator, kernel: Path, rdir: Path) -> tuple[Validation, Path]:
@@ -172,11 +200,20 @@ class Loop:
         kernel = rdir / "candidate.py"
         kernel.write_text(op.initial_source())
         v, vpath = self._validate(op, kernel, rdir)
-        return Round(op.name, 0, 0, BASELINE, "the frozen initial kernel" + ("" if v.correct else f": {v.detail}"),
-                     target=self._target(), validation=v, speedup=1.0 if v.timed else None,
-                     speedup_initial=1.0 if v.timed else None,
-                     artifacts={"candidate": str(kernel), "validation": str(vpath)}, started=started,
-                     finished=_now())  # fmt: skip
+        return Round(
+            op.name,
+            0,
+            0,
+            BASELINE,
+            "the frozen initial kernel" + ("" if v.correct else f": {v.detail}"),
+            target=self._target(),
+            validation=v,
+            speedup=1.0 if v.timed else None,
+            speedup_initial=1.0 if v.timed else None,
+            artifacts={"candidate": str(kernel), "validation": str(vpath)},
+            started=started,
+            finished=_now(),
+        )
 
     def _target(self) -> str:
         return f"{self.config.sol_target:.0%} of speed of light on every case"
@@ -194,41 +231,93 @@ class Loop:
         if self.config.diagnose:
             self._stage(op.name, n, "diagnose")
             ref = SourceRef(ARTIFACT, best.artifacts["validation"]) if "validation" in best.artifacts else None
-            ctx = Context(op, base_path, rdir, n, best.validation, ref, history=past,
-                          sol_target=self.config.sol_target, options=self.config.level_options)  # fmt: skip
+            ctx = Context(
+                op,
+                base_path,
+                rdir,
+                n,
+                best.validation,
+                ref,
+                history=past,
+                sol_target=self.config.sol_target,
+                options=self.config.level_options,
+            )
             diagnosis = climb(ctx, self.levels)
             (rdir / "diagnosis.json").write_text(json.dumps(diagnosis.to_json(), indent=1))
             if diagnosis.outcome != ACTIONABLE:
                 decision = AT_TARGET_DECISION if diagnosis.outcome == AT_TARGET else INCONCLUSIVE
-                r = Round(op.name, n, best.round, decision, _why_not(diagnosis), _next_for(diagnosis),
-                          diagnosis=diagnosis, finished=_now(), **common)  # fmt: skip
+                r = Round(
+                    op.name,
+                    n,
+                    best.round,
+                    decision,
+                    _why_not(diagnosis),
+                    _next_for(diagnosis),
+                    diagnosis=diagnosis,
+                    finished=_now(),
+                    **common,
+                )
                 if self._repeats(r):
-                    r = replace(r, next=f"stop: this diagnosis repeats round {n - 1}'s on the same kernel, so "
-                                        f"repeating it teaches nothing: it needs more evidence (counters on a GPU, "
-                                        f"more cases) or another rewriter (--llm)")  # fmt: skip
+                    r = replace(
+                        r,
+                        next=f"stop: this diagnosis repeats round {n - 1}'s on the same kernel, so "
+                        f"repeating it teaches nothing: it needs more evidence (counters on a GPU, "
+                        f"more cases) or another rewriter (--llm)",
+                    )
                 return r
         self._stage(op.name, n, f"rewrite ({self.rewriter.name})")
-        rewrite = self.rewriter.rewrite(RewriteRequest(op, best.round, base_path.read_text(), best.validation,
-                                                       diagnosis, past, rdir))  # fmt: skip
+        rewrite = self.rewriter.rewrite(
+            RewriteRequest(op, best.round, base_path.read_text(), best.validation, diagnosis, past, rdir)
+        )
         if not rewrite.source:
             last = rewrite.attempts[-1].error if rewrite.attempts else "no reply"
             if rewrite.exhausted:
-                return Round(op.name, n, best.round, INVALID, f"nothing left to try: {last}",
-                             f"stop: {rewrite.rewriter} has no untried candidate for this kernel; another rewriter "
-                             f"(--llm) or a new diagnosis is needed", diagnosis=diagnosis, rewrite=rewrite,
-                             finished=_now(), **common)  # fmt: skip
-            return Round(op.name, n, best.round, INVALID, f"no usable module: {last}",
-                         "the same evidence again; the rewriter's replies were malformed", diagnosis=diagnosis,
-                         rewrite=rewrite, finished=_now(), **common)  # fmt: skip
+                return Round(
+                    op.name,
+                    n,
+                    best.round,
+                    INVALID,
+                    f"nothing left to try: {last}",
+                    f"stop: {rewrite.rewriter} has no untried candidate for this kernel; another rewriter "
+                    f"(--llm) or a new diagnosis is needed",
+                    diagnosis=diagnosis,
+                    rewrite=rewrite,
+                    finished=_now(),
+                    **common,
+                )
+            return Round(
+                op.name,
+                n,
+                best.round,
+                INVALID,
+                f"no usable module: {last}",
+                "the same evidence again; the rewriter's replies were malformed",
+                diagnosis=diagnosis,
+                rewrite=rewrite,
+                finished=_now(),
+                **common,
+            )
         candidate = rdir / "candidate.py"
         candidate.write_text(rewrite.source)
         self._stage(op.name, n, f"validate ({self.validator.name})")
         v, vpath = self._validate(op, candidate, rdir)
         decision, reason, gain, gain0 = self._decide(op, best, v)
-        return Round(op.name, n, best.round, decision, reason, _next_after(decision, rewrite, reason),
-                     diagnosis=diagnosis, rewrite=rewrite, validation=v, speedup=gain, speedup_initial=gain0,
-                     artifacts={"candidate": str(candidate), "validation": str(vpath), "base": str(base_path)},
-                     finished=_now(), **common)  # fmt: skip
+        return Round(
+            op.name,
+            n,
+            best.round,
+            decision,
+            reason,
+            _next_after(decision, rewrite, reason),
+            diagnosis=diagnosis,
+            rewrite=rewrite,
+            validation=v,
+            speedup=gain,
+            speedup_initial=gain0,
+            artifacts={"candidate": str(candidate), "validation": str(vpath), "base": str(base_path)},
+            finished=_now(),
+            **common,
+        )
 
     def _decide(self, op: Operator, best: Round, v: Validation) -> tuple[str, str, float | None, float | None]:
         if not v.correct:
@@ -243,23 +332,37 @@ class Loop:
         if gain >= 1.0 + self.config.min_gain:
             return ACCEPTED, f"{gain:.3g}x faster than round {best.round}", gain, gain0
         if gain > 1.0:
-            return (REJECTED, f"correct, {gain:.4g}x of round {best.round}: within the {self.config.min_gain:.0%} "
-                              f"noise margin, not a gain", gain, gain0)  # fmt: skip
+            return (
+                REJECTED,
+                f"correct, {gain:.4g}x of round {best.round}: within the {self.config.min_gain:.0%} "
+                f"noise margin, not a gain",
+                gain,
+                gain0,
+            )
         return REJECTED, f"correct but {gain:.3g}x of round {best.round}: not faster", gain, gain0
 
 
 def _findings(d: Diagnosis) -> tuple:
     """What a diagnosis found, level by level: status, hypotheses, families and the first failing stop test.
     Free text is left out (a failed level's traceback names the round's own directory)."""
-    return tuple((r.level, r.status, sorted(h.bottleneck for h in r.hypotheses), sorted(f.name for f in r.families),
-                  (r.tests.first_failure() or ("",))[0] if r.tests else "") for r in d.results)  # fmt: skip
+    return tuple(
+        (
+            r.level,
+            r.status,
+            sorted(h.bottleneck for h in r.hypotheses),
+            sorted(f.name for f in r.families),
+            (r.tests.first_failure() or ("",))[0] if r.tests else "",
+        )
+        for r in d.results
+    )
 
 
 def _why_not(d: Diagnosis) -> str:
     if d.outcome == AT_TARGET:
         return "every case runs within target of speed of light"
-    return "no level could stop: " + "; ".join(f"{x['level']} {x['failed_test'] or x['status']}: {x['why']}"
-                                               for x in d.escalations())  # fmt: skip
+    return "no level could stop: " + "; ".join(
+        f"{x['level']} {x['failed_test'] or x['status']}: {x['why']}" for x in d.escalations()
+    )
 
 
 def _next_for(d: Diagnosis) -> str:

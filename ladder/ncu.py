@@ -145,37 +145,76 @@ def unavailable_reason(ncu: str = "ncu") -> str | None:
 
 def _child_env(out_dir: Path, slot: GpuSlot | None) -> dict[str, str]:
     """What the GPU child needs (CUDA, drivers, paths) and nothing else: the kernel is untrusted, keys stay out."""
-    keep = {k: v for k, v in os.environ.items()
-            if k in ("PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR") or k.startswith(("CUDA_", "NVIDIA_"))}  # fmt: skip
-    return {**keep, **(slot.env() if slot else {}), "PYTHONPATH": python_path(), "PYTHONDONTWRITEBYTECODE": "1",
-            "TRITON_CACHE_DIR": str(out_dir / "triton-cache")}  # fmt: skip
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if k in ("PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR") or k.startswith(("CUDA_", "NVIDIA_"))
+    }
+    return {
+        **keep,
+        **(slot.env() if slot else {}),
+        "PYTHONPATH": python_path(),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TRITON_CACHE_DIR": str(out_dir / "triton-cache"),
+    }
 
 
 def report_path(out_dir: Path, case: str) -> Path:
     return out_dir / f"ncu-{case}.ncu-rep"
 
 
-def profile(kernel: Path, op: str, case: str, out_dir: Path, ncu: str = "ncu", timeout_s: float = 600,
-            slot: GpuSlot | None = None) -> CaseCounters:  # fmt: skip
+def profile(
+    kernel: Path,
+    op: str,
+    case: str,
+    out_dir: Path,
+    ncu: str = "ncu",
+    timeout_s: float = 600,
+    slot: GpuSlot | None = None,
+) -> CaseCounters:
     out_dir = out_dir.resolve()  # ncu runs in out_dir: a relative --export would land below itself
     out_dir.mkdir(parents=True, exist_ok=True)
     report = report_path(out_dir, case)
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--target-processes", "all",
-           "--metrics", ",".join(METRICS), "--force-overwrite", "--export", str(report),
-           sys.executable, "-m", "ladder.ncu", "--child", str(kernel.resolve()), op, case,
-           *(["--lock", slot.lock] if slot else [])]  # fmt: skip
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir,
-                         env=_child_env(out_dir, slot))  # fmt: skip
+    cmd = [
+        ncu,
+        "--clock-control",
+        "none",
+        "--profile-from-start",
+        "off",
+        "--target-processes",
+        "all",
+        "--metrics",
+        ",".join(METRICS),
+        "--force-overwrite",
+        "--export",
+        str(report),
+        sys.executable,
+        "-m",
+        "ladder.ncu",
+        "--child",
+        str(kernel.resolve()),
+        op,
+        case,
+        *(["--lock", slot.lock] if slot else []),
+    ]
+    run = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir, env=_child_env(out_dir, slot)
+    )
     if run.returncode != 0 or not report.exists():
-        raise NcuError(f"ncu on {kernel.name} case {case} exited {run.returncode}:\n{run.stdout[-2000:]}\n"
-                       f"{run.stderr[-2000:]}")  # fmt: skip
+        raise NcuError(
+            f"ncu on {kernel.name} case {case} exited {run.returncode}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+        )
     return counters(report, case, ncu, timeout_s)
 
 
 def counters(report: Path, case: str, ncu: str = "ncu", timeout_s: float = 600) -> CaseCounters:
     """The launches recorded in an existing report (`ncu --import`)."""
-    imported = subprocess.run([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
-                              capture_output=True, text=True, timeout=timeout_s)  # fmt: skip
+    imported = subprocess.run(
+        [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     if imported.returncode != 0:
         raise NcuError(f"ncu --import {report} exited {imported.returncode}: {imported.stderr[-2000:]}")
     kernels = counters_from_rows(parse_raw_csv(imported.stdout))

@@ -84,15 +84,21 @@ def _dominant(result: LevelResult, ctx: Context, known: Mapping[str, Evidence]) 
     shares = ", ".join(f"{c} {s:.0%}" for c, s in ranked)
     rivals = [c for c, s in ranked[1:] if s >= DOMINANCE]
     if best < DOMINANCE:
-        return TestOutcome(False, f"no bottleneck class explains ≥{DOMINANCE:.0%} of the remaining headroom "
-                                  f"({shares})"), None  # fmt: skip
+        return TestOutcome(
+            False, f"no bottleneck class explains ≥{DOMINANCE:.0%} of the remaining headroom ({shares})"
+        ), None
     if rivals:
-        return TestOutcome(False, f"bottleneck classes compete: {best_cls} and {', '.join(rivals)} each explain "
-                                  f"≥{DOMINANCE:.0%} ({shares})"), None  # fmt: skip
-    top = max((h for h in backed if h.bottleneck == best_cls),
-              key=lambda h: sum(w for c, w in weights.items() if c in (h.cases or weights)))  # fmt: skip
-    return TestOutcome(True, f"{best_cls} at {top.hotspot} explains {best:.0%} of the remaining headroom "
-                             f"[{', '.join(top.evidence)}]"), result.hypotheses.index(top)  # fmt: skip
+        return TestOutcome(
+            False,
+            f"bottleneck classes compete: {best_cls} and {', '.join(rivals)} each explain ≥{DOMINANCE:.0%} ({shares})",
+        ), None
+    top = max(
+        (h for h in backed if h.bottleneck == best_cls),
+        key=lambda h: sum(w for c, w in weights.items() if c in (h.cases or weights)),
+    )
+    return TestOutcome(
+        True, f"{best_cls} at {top.hotspot} explains {best:.0%} of the remaining headroom [{', '.join(top.evidence)}]"
+    ), result.hypotheses.index(top)
 
 
 def _standing(result: LevelResult, known: Mapping[str, Evidence]) -> tuple[list[RewriteFamily], list[str]]:
@@ -124,13 +130,16 @@ def _justified_here(result: LevelResult, standing: list[RewriteFamily], known: M
         return TestOutcome(False, "no family to justify")
     if len(standing) > 1:
         justified = [n for n, ids in here.items() if ids]
-        return TestOutcome(False, f"more than one family stands; justified by {result.level} evidence: "
-                                  f"{', '.join(justified) or 'none'}")  # fmt: skip
+        return TestOutcome(
+            False,
+            f"more than one family stands; justified by {result.level} evidence: {', '.join(justified) or 'none'}",
+        )
     f = standing[0]
     if not here[f.name]:
         levels = sorted({known[i].level for i in f.evidence})
-        return TestOutcome(False, f"{f.name} rests only on {', '.join(levels)} evidence, none exposed at "
-                                  f"{result.level}")  # fmt: skip
+        return TestOutcome(
+            False, f"{f.name} rests only on {', '.join(levels)} evidence, none exposed at {result.level}"
+        )
     return TestOutcome(True, f"{f.name} justified by {', '.join(here[f.name])}")
 
 
@@ -142,8 +151,9 @@ def assess(result: LevelResult, ctx: Context) -> LevelResult:
     known = _known_evidence(result, ctx)
     dominant, hypothesis = _dominant(result, ctx, known)
     standing, notes = _standing(result, known)
-    tests = StopTests(dominant, _single_family(standing, notes), _justified_here(result, standing, known),
-                      hypothesis=hypothesis)  # fmt: skip
+    tests = StopTests(
+        dominant, _single_family(standing, notes), _justified_here(result, standing, known), hypothesis=hypothesis
+    )
     if tests.passed:
         tests = replace(tests, family=standing[0].name)
     return result.with_tests(tests)
@@ -189,11 +199,15 @@ class Diagnosis:
         return [e for r in self.results for e in r.evidence]
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "level": self.level, "reached": self.reached,
-                "hypothesis": self.hypothesis.to_json() if self.hypothesis else None,
-                "family": self.family.to_json() if self.family else None,
-                "escalations": self.escalations(),
-                "results": [r.to_json() for r in self.results]}  # fmt: skip
+        return {
+            "outcome": self.outcome,
+            "level": self.level,
+            "reached": self.reached,
+            "hypothesis": self.hypothesis.to_json() if self.hypothesis else None,
+            "family": self.family.to_json() if self.family else None,
+            "escalations": self.escalations(),
+            "results": [r.to_json() for r in self.results],
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Diagnosis:
@@ -227,8 +241,9 @@ def climb(ctx: Context, levels: Mapping[str, RunsLevel]) -> Diagnosis:
     return Diagnosis(INCONCLUSIVE, tuple(results))
 
 
-def beyond(ctx: Context, levels: Mapping[str, RunsLevel], diagnosis: Diagnosis,
-           through: str) -> tuple[LevelResult, ...]:
+def beyond(
+    ctx: Context, levels: Mapping[str, RunsLevel], diagnosis: Diagnosis, through: str
+) -> tuple[LevelResult, ...]:
     """The levels above where the ladder stopped, up to `through`, each seeing everything below it.
 
     For `ladder diagnose --through L4`: what deeper evidence would add. The diagnosis itself does not change;
@@ -243,4 +258,3 @@ def beyond(ctx: Context, levels: Mapping[str, RunsLevel], diagnosis: Diagnosis,
         results.append(result)
         extra.append(result)
     return tuple(extra)
-

@@ -25,9 +25,15 @@ class RichProgress:
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console(stderr=True, log_path=False)
-        self.bar = Progress(TextColumn("{task.fields[op]:<24}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[stage]}"), TimeElapsedColumn(), console=self.console,
-                            transient=False)  # fmt: skip
+        self.bar = Progress(
+            TextColumn("{task.fields[op]:<24}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[stage]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=False,
+        )
         self.tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> RichProgress:
@@ -40,8 +46,9 @@ class RichProgress:
     def update(self, op: str, round: int, total: int, stage: str) -> None:
         if op not in self.tasks:
             self.tasks[op] = self.bar.add_task(op, total=total, op=op, stage=stage)
-        self.bar.update(self.tasks[op], completed=min(round, total) if stage == "done" else max(round - 1, 0),
-                        stage=stage)  # fmt: skip
+        self.bar.update(
+            self.tasks[op], completed=min(round, total) if stage == "done" else max(round - 1, 0), stage=stage
+        )
 
     def round_done(self, r: Round) -> None:
         self.console.log(round_line(r))

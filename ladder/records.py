@@ -79,14 +79,26 @@ class Rewrite:
         return total
 
     def to_json(self) -> dict[str, Any]:
-        return {"rewriter": self.rewriter, "family": self.family, "description": self.description,
-                "source": self.source, "diff": self.diff, "attempts": [a.to_json() for a in self.attempts],
-                "usage": self.usage}  # fmt: skip
+        return {
+            "rewriter": self.rewriter,
+            "family": self.family,
+            "description": self.description,
+            "source": self.source,
+            "diff": self.diff,
+            "attempts": [a.to_json() for a in self.attempts],
+            "usage": self.usage,
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Rewrite:
-        return cls(d["rewriter"], d.get("family"), d["description"], d["source"], d["diff"],
-                   tuple(Attempt.from_json(a) for a in d.get("attempts", ())))  # fmt: skip
+        return cls(
+            d["rewriter"],
+            d.get("family"),
+            d["description"],
+            d["source"],
+            d["diff"],
+            tuple(Attempt.from_json(a) for a in d.get("attempts", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -121,24 +133,43 @@ class Round:
         return self.diagnosis.level if self.diagnosis else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "round": self.round, "base_round": self.base_round, "decision": self.decision,
-                "reason": self.reason, "next": self.next, "target": self.target,
-                "diagnosis": self.diagnosis.to_json() if self.diagnosis else None,
-                "rewrite": self.rewrite.to_json() if self.rewrite else None,
-                "validation": self.validation.to_json() if self.validation else None,
-                "speedup": self.speedup, "speedup_initial": self.speedup_initial,
-                "artifacts": dict(self.artifacts), "started": self.started, "finished": self.finished}  # fmt: skip
+        return {
+            "op": self.op,
+            "round": self.round,
+            "base_round": self.base_round,
+            "decision": self.decision,
+            "reason": self.reason,
+            "next": self.next,
+            "target": self.target,
+            "diagnosis": self.diagnosis.to_json() if self.diagnosis else None,
+            "rewrite": self.rewrite.to_json() if self.rewrite else None,
+            "validation": self.validation.to_json() if self.validation else None,
+            "speedup": self.speedup,
+            "speedup_initial": self.speedup_initial,
+            "artifacts": dict(self.artifacts),
+            "started": self.started,
+            "finished": self.finished,
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Round:
-        return cls(op=d["op"], round=d["round"], base_round=d["base_round"], decision=d["decision"],
-                   reason=d["reason"], next=d.get("next", ""), target=d.get("target", ""),
-                   diagnosis=Diagnosis.from_json(d["diagnosis"]) if d.get("diagnosis") else None,
-                   rewrite=Rewrite.from_json(d["rewrite"]) if d.get("rewrite") else None,
-                   validation=Validation.from_json(d["validation"]) if d.get("validation") else None,
-                   speedup=d.get("speedup"), speedup_initial=d.get("speedup_initial"),
-                   artifacts=dict(d.get("artifacts", {})), started=d.get("started", ""),
-                   finished=d.get("finished", ""))  # fmt: skip
+        return cls(
+            op=d["op"],
+            round=d["round"],
+            base_round=d["base_round"],
+            decision=d["decision"],
+            reason=d["reason"],
+            next=d.get("next", ""),
+            target=d.get("target", ""),
+            diagnosis=Diagnosis.from_json(d["diagnosis"]) if d.get("diagnosis") else None,
+            rewrite=Rewrite.from_json(d["rewrite"]) if d.get("rewrite") else None,
+            validation=Validation.from_json(d["validation"]) if d.get("validation") else None,
+            speedup=d.get("speedup"),
+            speedup_initial=d.get("speedup_initial"),
+            artifacts=dict(d.get("artifacts", {})),
+            started=d.get("started", ""),
+            finished=d.get("finished", ""),
+        )
 
     def to_jsonl(self) -> dict[str, Any]:
         """The flat line the patterns synthesizer reads (format documented in docs/ladder.md)."""
@@ -161,8 +192,10 @@ class Round:
             "description": rw.description if rw else None,
             "source": rw.source if rw else None,
             "diff": rw.diff if rw else None,
-            "evidence": [{"id": e.id, "level": e.level, "claim": e.claim, "source": e.source.render()}
-                         for e in (diag.evidence() if diag else ())],
+            "evidence": [
+                {"id": e.id, "level": e.level, "claim": e.claim, "source": e.source.render()}
+                for e in (diag.evidence() if diag else ())
+            ],
             "escalations": diag.escalations() if diag else [],
             "correct": v.correct if v else None,
             "validation_device": v.device if v else None,
@@ -216,11 +249,14 @@ class History:
             tables = self._db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
             if tables:
                 raise HistoryError(f"{self.path} holds tables but no ladder schema version: not a ladder history")
-            self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA}; INSERT INTO meta VALUES ('format', 'ladder-history'); "
-                                   f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")  # fmt: skip
+            self._db.executescript(
+                f"BEGIN IMMEDIATE; {_SCHEMA}; INSERT INTO meta VALUES ('format', 'ladder-history'); "
+                f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
+            )
         elif version > SCHEMA_VERSION:
-            raise HistoryError(f"{self.path} has history schema {version}; this ladder reads up to "
-                               f"{SCHEMA_VERSION}: upgrade irscope")  # fmt: skip
+            raise HistoryError(
+                f"{self.path} has history schema {version}; this ladder reads up to {SCHEMA_VERSION}: upgrade irscope"
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -233,8 +269,17 @@ class History:
 
     def commit(self, rnd: Round) -> None:
         """Record a finished round in one transaction; a second record of the same (op, round) is an error."""
-        row = (rnd.op, rnd.round, rnd.decision, rnd.level, rnd.rewrite.family if rnd.rewrite else None,
-               rnd.speedup, rnd.speedup_initial, rnd.finished, json.dumps(rnd.to_json()))  # fmt: skip
+        row = (
+            rnd.op,
+            rnd.round,
+            rnd.decision,
+            rnd.level,
+            rnd.rewrite.family if rnd.rewrite else None,
+            rnd.speedup,
+            rnd.speedup_initial,
+            rnd.finished,
+            json.dumps(rnd.to_json()),
+        )
         try:
             with self._db:  # BEGIN … COMMIT, ROLLBACK on error
                 self._db.execute("BEGIN IMMEDIATE")
@@ -250,8 +295,9 @@ class History:
         return [self._load(o, n, rec) for o, n, rec in self._db.execute(q, (op,) if op else ())]
 
     def get(self, op: str, number: int) -> Round | None:
-        row = self._db.execute("SELECT op, round, record FROM rounds WHERE op = ? AND round = ?",
-                               (op, number)).fetchone()  # fmt: skip
+        row = self._db.execute(
+            "SELECT op, round, record FROM rounds WHERE op = ? AND round = ?", (op, number)
+        ).fetchone()
         return self._load(*row) if row else None
 
     def next_round(self, op: str) -> int:
@@ -262,9 +308,11 @@ class History:
         """The best round: highest validated geo-mean speedup over the initial kernel, earlier round on ties, among
         the kernels the run kept (the baseline and accepted rounds). A rejected candidate can still be faster than
         the initial kernel (within the noise margin of its base, say); it is never the best, nor a later base."""
-        row = self._db.execute("SELECT op, round, record FROM rounds WHERE op = ? AND speedup_initial IS NOT NULL "
-                               "AND decision IN (?, ?) ORDER BY speedup_initial DESC, round ASC LIMIT 1",
-                               (op, BASELINE, ACCEPTED)).fetchone()  # fmt: skip
+        row = self._db.execute(
+            "SELECT op, round, record FROM rounds WHERE op = ? AND speedup_initial IS NOT NULL "
+            "AND decision IN (?, ?) ORDER BY speedup_initial DESC, round ASC LIMIT 1",
+            (op, BASELINE, ACCEPTED),
+        ).fetchone()
         return self._load(*row) if row else None
 
     def _load(self, op: str, number: int, record: str) -> Round:

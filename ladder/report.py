@@ -52,11 +52,20 @@ def summarize_op(history: History, op: str) -> OpSummary:
     diagnosed = [r.diagnosis for r in rounds if r.diagnosis]
     reached_max = max((LEVELS.index(d.reached) for d in diagnosed if d.reached), default=-1)
     ran = {lr.level for d in diagnosed for lr in d.results if lr.status == RAN}
-    s = OpSummary(op, sum(1 for r in rounds if r.round > 0), None, None, None, None, None, None,
-                  reached={lv: i <= reached_max for i, lv in enumerate(LEVELS)},
-                  ran={lv: lv in ran for lv in LEVELS},
-                  decisions=dict(Counter(r.decision for r in rounds if r.decision != BASELINE)),
-                  tokens=sum(r.rewrite.usage.get("total_tokens", 0) for r in rounds if r.rewrite))  # fmt: skip
+    s = OpSummary(
+        op,
+        sum(1 for r in rounds if r.round > 0),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        reached={lv: i <= reached_max for i, lv in enumerate(LEVELS)},
+        ran={lv: lv in ran for lv in LEVELS},
+        decisions=dict(Counter(r.decision for r in rounds if r.decision != BASELINE)),
+        tokens=sum(r.rewrite.usage.get("total_tokens", 0) for r in rounds if r.rewrite),
+    )
     if best is None or best.validation is None:
         return s
     v = best.validation
@@ -116,27 +125,36 @@ def _x(v: float | None, fmt: str = "{:.2f}x") -> str:
 
 
 def render(s: SuiteSummary) -> str:
-    lines = ["| operator | rounds | best round | evidence level | vs initial | vs eager | vs torch.compile | "
-             "% of SoL | L1 | L2 | L3 | L4 | decisions | tokens |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| operator | rounds | best round | evidence level | vs initial | vs eager | vs torch.compile | "
+        "% of SoL | L1 | L2 | L3 | L4 | decisions | tokens |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for o in s.ops:
         reached = " | ".join("✓" if o.ran[lv] else "○" if o.reached[lv] else "·" for lv in LEVELS)
         decisions = ", ".join(f"{k} {v}" for k, v in sorted(o.decisions.items()))
         best = "–" if o.best_round is None else str(o.best_round)
-        lines.append(f"| {o.op} | {o.rounds} | {best} | {o.best_level or '–'} | {_x(o.speedup_initial)} | "
-                     f"{_x(o.vs_eager)} | {_x(o.vs_compile)} | {_x(o.sol_fraction, '{:.0%}')} | {reached} | "
-                     f"{decisions} | {o.tokens} |")  # fmt: skip
+        lines.append(
+            f"| {o.op} | {o.rounds} | {best} | {o.best_level or '–'} | {_x(o.speedup_initial)} | "
+            f"{_x(o.vs_eager)} | {_x(o.vs_compile)} | {_x(o.sol_fraction, '{:.0%}')} | {reached} | "
+            f"{decisions} | {o.tokens} |"
+        )
     lines += ["", f"Operators with a timed best round: {s.timed} of {len(s.ops)}."]
     if s.timed:
-        lines.append(f"vs initial: geo-mean {_x(s.geomean)}, median {_x(s.median)}, >2x: {s.over_2x}, >5x: "
-                     f"{s.over_5x}; geo-mean without the MoE operators {_x(s.geomean_without_moe)}. vs eager: "
-                     f"geo-mean {_x(s.vs_eager_geomean)}; vs torch.compile: {_x(s.vs_compile_geomean)}.")  # fmt: skip
-    lines += ["", "Level accounting: evidence level of each operator's best round: "
-              + (", ".join(f"{k} {v}" for k, v in s.best_level_counts.items()) or "none timed")
-              + ". Operators whose rounds reached each level (and where it could run): "
-              + ", ".join(f"{lv} {s.reached_counts[lv]} ({s.ran_counts[lv]})" for lv in LEVELS) + ".",
-              "Level columns: ✓ ran in some round, ○ reached but could not run (unavailable or failed), · never "
-              "reached."]  # fmt: skip
+        lines.append(
+            f"vs initial: geo-mean {_x(s.geomean)}, median {_x(s.median)}, >2x: {s.over_2x}, >5x: "
+            f"{s.over_5x}; geo-mean without the MoE operators {_x(s.geomean_without_moe)}. vs eager: "
+            f"geo-mean {_x(s.vs_eager_geomean)}; vs torch.compile: {_x(s.vs_compile_geomean)}."
+        )
+    lines += [
+        "",
+        "Level accounting: evidence level of each operator's best round: "
+        + (", ".join(f"{k} {v}" for k, v in s.best_level_counts.items()) or "none timed")
+        + ". Operators whose rounds reached each level (and where it could run): "
+        + ", ".join(f"{lv} {s.reached_counts[lv]} ({s.ran_counts[lv]})" for lv in LEVELS)
+        + ".",
+        "Level columns: ✓ ran in some round, ○ reached but could not run (unavailable or failed), · never reached.",
+    ]
     return "\n".join(lines)
 
 

@@ -34,25 +34,55 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=15, help="rounds per operator (default %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="run directory: history.sqlite and per-round files")
     rewriters.add_arguments(p)
-    p.add_argument("--validator", default="harness", choices=sorted(validators.VALIDATORS),
-                   help="how candidates are checked (default %(default)s)")  # fmt: skip
-    p.add_argument("--no-ladder", action="store_true",
-                   help="rewrite without diagnosis (ablation baseline): every round goes to the rewriter")  # fmt: skip
-    p.add_argument("--sol-target", type=float, default=DEFAULT_SOL_TARGET,
-                   help="fraction of speed of light at which a case stops mattering (default %(default)s)")  # fmt: skip
-    p.add_argument("--ncu", default="ncu",
-                   help="Nsight Compute executable for L2 counters, or 'none' (default %(default)s)")  # fmt: skip
-    p.add_argument("--ncu-cases", type=int, default=2,
-                   help="cases profiled per kernel, those furthest from speed of light first (default %(default)s)")
-    p.add_argument("--min-gain", type=float, default=0.02,
-                   help="accept a candidate only this much faster than its base, geo-mean (default %(default)s)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="operators in flight at once, spread over the visible GPUs (default %(default)s)")
-    p.add_argument("--index", type=Path, help="compiler index for L4 (default out/compiler-index.db, built from "
-                                              "third_party/triton when absent)")  # fmt: skip
-    p.add_argument("--deadline-s", type=float,
-                   help="start no round after this many seconds; finished rounds are kept and the same command "
-                        "resumes (exit status 4)")  # fmt: skip
+    p.add_argument(
+        "--validator",
+        default="harness",
+        choices=sorted(validators.VALIDATORS),
+        help="how candidates are checked (default %(default)s)",
+    )
+    p.add_argument(
+        "--no-ladder",
+        action="store_true",
+        help="rewrite without diagnosis (ablation baseline): every round goes to the rewriter",
+    )
+    p.add_argument(
+        "--sol-target",
+        type=float,
+        default=DEFAULT_SOL_TARGET,
+        help="fraction of speed of light at which a case stops mattering (default %(default)s)",
+    )
+    p.add_argument(
+        "--ncu", default="ncu", help="Nsight Compute executable for L2 counters, or 'none' (default %(default)s)"
+    )
+    p.add_argument(
+        "--ncu-cases",
+        type=int,
+        default=2,
+        help="cases profiled per kernel, those furthest from speed of light first (default %(default)s)",
+    )
+    p.add_argument(
+        "--min-gain",
+        type=float,
+        default=0.02,
+        help="accept a candidate only this much faster than its base, geo-mean (default %(default)s)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="operators in flight at once, spread over the visible GPUs (default %(default)s)",
+    )
+    p.add_argument(
+        "--index",
+        type=Path,
+        help="compiler index for L4 (default out/compiler-index.db, built from third_party/triton when absent)",
+    )
+    p.add_argument(
+        "--deadline-s",
+        type=float,
+        help="start no round after this many seconds; finished rounds are kept and the same command "
+        "resumes (exit status 4)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
@@ -71,16 +101,24 @@ def _check(args: argparse.Namespace) -> str | None:
     if args.deadline_s is not None and args.deadline_s <= 0:
         return f"--deadline-s must be > 0, got {args.deadline_s}"
     if args.index is not None and not args.index.is_file():
-        return (f"--index {args.index} does not exist: build it with `compiler-index build --source "
-                f"third_party/triton --db {args.index}`")  # fmt: skip
+        return (
+            f"--index {args.index} does not exist: build it with `compiler-index build --source "
+            f"third_party/triton --db {args.index}`"
+        )
     return None
 
 
 class _Pool:
     """Workers taking operators from one queue; each worker has its history connection, GPU slot and Loop."""
 
-    def __init__(self, ops: list[Operator], args: argparse.Namespace, rewriter: Rewriter,
-                 validators_by_slot: dict[GpuSlot | None, Validator], progress: RichProgress | None):  # fmt: skip
+    def __init__(
+        self,
+        ops: list[Operator],
+        args: argparse.Namespace,
+        rewriter: Rewriter,
+        validators_by_slot: dict[GpuSlot | None, Validator],
+        progress: RichProgress | None,
+    ):
         self.args, self.rewriter, self.validators, self.progress = args, rewriter, validators_by_slot, progress
         self.todo: queue.Queue[Operator] = queue.Queue()
         for op in ops:
@@ -93,14 +131,27 @@ class _Pool:
         a = self.args
         options: tuple = (("ncu", a.ncu), ("ncu_cases", a.ncu_cases), ("gpu_slot", slot))
         options += (("index_db", str(a.index)),) if a.index else ()
-        return LoopConfig(rounds=a.rounds, diagnose=not a.no_ladder, sol_target=a.sol_target,
-                          level_options=options, deadline_s=a.deadline_s, min_gain=a.min_gain)  # fmt: skip
+        return LoopConfig(
+            rounds=a.rounds,
+            diagnose=not a.no_ladder,
+            sol_target=a.sol_target,
+            level_options=options,
+            deadline_s=a.deadline_s,
+            min_gain=a.min_gain,
+        )
 
     def work(self, slot: GpuSlot | None) -> None:
         history = History(self.args.out)
         try:
-            loop = Loop(history, self.args.out, self.rewriter, self.validators[slot], registry(),
-                        self._config(slot), self.progress)  # fmt: skip
+            loop = Loop(
+                history,
+                self.args.out,
+                self.rewriter,
+                self.validators[slot],
+                registry(),
+                self._config(slot),
+                self.progress,
+            )
             while not self.errors:
                 try:
                     op = self.todo.get_nowait()
@@ -118,8 +169,10 @@ class _Pool:
 
     def run(self, slots: list[GpuSlot | None]) -> None:
         # daemon: an interrupted run exits at once; every finished round is already committed
-        threads = [threading.Thread(target=self.work, args=(slot,), name=f"ladder-{i}", daemon=True)
-                   for i, slot in enumerate(slots)]  # fmt: skip
+        threads = [
+            threading.Thread(target=self.work, args=(slot,), name=f"ladder-{i}", daemon=True)
+            for i, slot in enumerate(slots)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -149,8 +202,11 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
             pool = _Pool(ops, args, rewriter, validators_by_slot, progress)
             pool.run(slots[: len(ops)])
     except RewriterUnavailable as e:
-        print(f"ladder: stopped, the rewriter is unavailable: {e}\nFinished rounds are kept in {path}; "
-              f"run the same command again to resume.", file=sys.stderr)  # fmt: skip
+        print(
+            f"ladder: stopped, the rewriter is unavailable: {e}\nFinished rounds are kept in {path}; "
+            f"run the same command again to resume.",
+            file=sys.stderr,
+        )
         return EXIT_REWRITER_DOWN
     except LoopError as e:
         print(f"ladder: {e}", file=sys.stderr)
@@ -158,7 +214,10 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
     print(f"history: {path}  (ladder report {args.out})")
     if pool.unfinished:
         unfinished = [op.name for op in ops if op.name in pool.unfinished]
-        print(f"ladder: --deadline-s {args.deadline_s:g} reached; not finished: {', '.join(unfinished)}. Run the "
-              f"same command again to resume.", file=sys.stderr)  # fmt: skip
+        print(
+            f"ladder: --deadline-s {args.deadline_s:g} reached; not finished: {', '.join(unfinished)}. Run the "
+            f"same command again to resume.",
+            file=sys.stderr,
+        )
         return EXIT_DEADLINE
     return 0

@@ -36,17 +36,50 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-KEPT_NAMES = frozenset({
-    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "CC", "CXX", "PYTHONHASHSEED",
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-})  # fmt: skip
+KEPT_NAMES = frozenset(
+    {
+        "PATH",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TERM",
+        "LD_LIBRARY_PATH",
+        "CC",
+        "CXX",
+        "PYTHONHASHSEED",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+    }
+)
 KEPT_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_", "PYTORCH_", "TORCH_", "TORCHINDUCTOR_")
 # A kept name is still dropped when it contains one of these (case-insensitive).
 SECRET_MARKERS = (
-    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE",
-    "OPENAI", "ANTHROPIC", "AWS", "AZURE", "GOOGLE", "GCP", "HF_", "HUGGING", "GITHUB", "GITLAB", "SSH", "GPG",
-    "NETRC", "PROXY",
-)  # fmt: skip
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+    "OPENAI",
+    "ANTHROPIC",
+    "AWS",
+    "AZURE",
+    "GOOGLE",
+    "GCP",
+    "HF_",
+    "HUGGING",
+    "GITHUB",
+    "GITLAB",
+    "SSH",
+    "GPG",
+    "NETRC",
+    "PROXY",
+)
 
 OK, EXCEPTION, TIMEOUT, SILENT, FLOOD, CRASHED = "ok", "exception", "timeout", "silent", "output_flood", "crashed"
 _MARK = "_sandbox"
@@ -86,9 +119,13 @@ def clean_env(base: Mapping[str, str], workdir: Path, extra: Mapping[str, str] |
     """The child's environment: allowlisted, credential- and proxy-free, HOME/TMPDIR in `workdir`."""
     env = {k: v for k, v in base.items() if _kept(k)}
     env.update(
-        HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=python_path(), PYTHONNOUSERSITE="1",
-        PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1",
-    )  # fmt: skip
+        HOME=str(workdir),
+        TMPDIR=str(workdir),
+        PYTHONPATH=python_path(),
+        PYTHONNOUSERSITE="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",
+    )
     for k, v in (extra or {}).items():
         if not _secret(k):
             env[k] = v
@@ -140,16 +177,29 @@ def run_sandboxed(
         try:
             proc = subprocess.Popen(
                 [python, "-m", "ladder.sandbox", entry, str(write_fd), str(payload_path)],
-                cwd=workdir, env=clean_env(os.environ, workdir, extra_env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(write_fd,), start_new_session=True,
-            )  # fmt: skip
+                cwd=workdir,
+                env=clean_env(os.environ, workdir, extra_env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+            )
         finally:
             os.close(write_fd)
         return _supervise(proc, read_fd, t0, timeout_s, silence_s, max_output_bytes, max_message_bytes, on_message)
 
 
-def _supervise(proc: subprocess.Popen, channel_fd: int, t0: float, timeout_s: float, silence_s: float | None,
-               max_output: int, max_messages: int, on_message: Callable[[dict], None] | None) -> SandboxResult:
+def _supervise(
+    proc: subprocess.Popen,
+    channel_fd: int,
+    t0: float,
+    timeout_s: float,
+    silence_s: float | None,
+    max_output: int,
+    max_messages: int,
+    on_message: Callable[[dict], None] | None,
+) -> SandboxResult:
     sel = selectors.DefaultSelector()
     assert proc.stdout is not None and proc.stderr is not None
     streams = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr", channel_fd: "channel"}
@@ -219,11 +269,15 @@ def _supervise(proc: subprocess.Popen, channel_fd: int, t0: float, timeout_s: fl
     returncode = proc.wait()
     _kill_group(proc)  # leftovers of a finished child must not outlive it
     result = SandboxResult(
-        status=CRASHED, messages=messages, returncode=returncode,
+        status=CRASHED,
+        messages=messages,
+        returncode=returncode,
         signal=_signal_name(returncode),
-        stdout_tail=tails["stdout"].decode(errors="replace"), stderr_tail=tails["stderr"].decode(errors="replace"),
-        output_bytes=output_bytes, seconds=round(time.monotonic() - t0, 3),
-    )  # fmt: skip
+        stdout_tail=tails["stdout"].decode(errors="replace"),
+        stderr_tail=tails["stderr"].decode(errors="replace"),
+        output_bytes=output_bytes,
+        seconds=round(time.monotonic() - t0, 3),
+    )
     if killed is not None:
         result.status, result.detail = killed
     elif final is not None and final[_MARK] == "return":
@@ -277,8 +331,14 @@ def _child_main(entry: str, channel_fd: int, payload_path: str) -> None:
         value = func(payload, emit)
         emit({_MARK: "return", "value": value})
     except BaseException as e:  # SystemExit and KeyboardInterrupt from the candidate are results too
-        emit({_MARK: "exception", "type": type(e).__name__, "message": str(e)[:4000],
-              "traceback": traceback.format_exc()[-16000:]})  # fmt: skip
+        emit(
+            {
+                _MARK: "exception",
+                "type": type(e).__name__,
+                "message": str(e)[:4000],
+                "traceback": traceback.format_exc()[-16000:],
+            }
+        )
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

@@ -25,13 +25,26 @@ def line(r: Round, parent_source: str | None) -> dict[str, Any] | None:
         return None
     rw = r.rewrite
     kind, _, name = rw.rewriter.partition(":")
-    return {"format": FORMAT, "format_version": FORMAT_VERSION, "op": r.op, "round": r.round, "level": r.level,
-            "rewriter": "mechanical" if kind == "offline" else kind, "family": rw.family,
-            "applier": name if kind == "offline" else None, "description": rw.description or r.reason,
-            "parent_source": parent_source, "candidate_source": rw.source or None, "diff": rw.diff or None,
-            "evidence": diagnosis_facts(r.diagnosis), "speedup": r.speedup, "speedup_vs_initial": r.speedup_initial,
-            "correct": r.validation.correct if r.validation else None, "decision": DECISIONS[r.decision],
-            "timestamp": r.finished or None}  # fmt: skip
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "op": r.op,
+        "round": r.round,
+        "level": r.level,
+        "rewriter": "mechanical" if kind == "offline" else kind,
+        "family": rw.family,
+        "applier": name if kind == "offline" else None,
+        "description": rw.description or r.reason,
+        "parent_source": parent_source,
+        "candidate_source": rw.source or None,
+        "diff": rw.diff or None,
+        "evidence": diagnosis_facts(r.diagnosis),
+        "speedup": r.speedup,
+        "speedup_vs_initial": r.speedup_initial,
+        "correct": r.validation.correct if r.validation else None,
+        "decision": DECISIONS[r.decision],
+        "timestamp": r.finished or None,
+    }
 
 
 def _source_of(base: Round | None) -> str | None:

@@ -54,13 +54,23 @@ class Validation:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"validator": self.validator, "device": self.device, "correct": self.correct, "detail": self.detail,
-                "cases": [c.to_json() for c in self.cases]}  # fmt: skip
+        return {
+            "validator": self.validator,
+            "device": self.device,
+            "correct": self.correct,
+            "detail": self.detail,
+            "cases": [c.to_json() for c in self.cases],
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Validation:
-        return cls(d["validator"], d["device"], d["correct"], d["detail"],
-                   tuple(CaseResult.from_json(c) for c in d.get("cases", ())))  # fmt: skip
+        return cls(
+            d["validator"],
+            d["device"],
+            d["correct"],
+            d["detail"],
+            tuple(CaseResult.from_json(c) for c in d.get("cases", ())),
+        )
 
 
 def geomean(values: Iterable[float]) -> float:

@@ -114,7 +114,7 @@ def split_card_text(text: str, path: Path | str) -> tuple[dict[str, Any], dict[s
         raise CardError(path, [f"the front matter is not valid YAML: {e}"]) from e
     if not isinstance(front, dict):
         raise CardError(path, ["the front matter must be a YAML mapping"])
-    return front, parse_body(text[end + 5:], path)
+    return front, parse_body(text[end + 5 :], path)
 
 
 def parse_body(body: str, path: Path | str) -> dict[str, Any]:
@@ -168,8 +168,10 @@ def render_card(doc: dict[str, Any]) -> str:
 
 def validate_document(doc: dict[str, Any]) -> list[str]:
     """Every problem with a card document: schema errors, then predicates that do not parse or name unknown facts."""
-    problems = [f"{'/'.join(map(str, e.absolute_path)) or '(card)'}: {e.message}"
-                for e in sorted(jsonschema.Draft202012Validator(schema()).iter_errors(doc), key=str)]  # fmt: skip
+    problems = [
+        f"{'/'.join(map(str, e.absolute_path)) or '(card)'}: {e.message}"
+        for e in sorted(jsonschema.Draft202012Validator(schema()).iter_errors(doc), key=str)
+    ]
     if problems:
         return problems
     for part in ("symptoms", "preconditions", "anti_signals"):
@@ -209,16 +211,31 @@ def card_from_document(doc: dict[str, Any], path: Path | None = None, sha256: st
         return [Clause(Predicate.parse(c["when"]), c["why"], float(c.get("weight", 1))) for c in doc[key]]
 
     return Card(
-        id=doc["id"], family=doc["family"], title=doc["title"], status=doc["status"],
-        kind=doc.get("kind", "optimization"), targets=list(doc["targets"]), summary=doc["summary"],
-        symptoms=clauses("symptoms"), preconditions=clauses("preconditions"), anti_signals=clauses("anti_signals"),
-        rewrite=doc["rewrite"], before=doc["example"]["before"], after=doc["example"]["after"],
-        notes=doc.get("notes", ""), expected_effect=dict(doc["expected_effect"]), sources=list(doc["sources"]),
-        appliers=list(doc.get("appliers", [])), recognize=[Predicate.parse(t) for t in doc.get("recognize", [])],
-        keywords=list(doc.get("keywords", [])), aliases=list(doc.get("aliases", [])),
-        evidence_log=list(doc["evidence_log"]), path=path, sha256=sha256,
+        id=doc["id"],
+        family=doc["family"],
+        title=doc["title"],
+        status=doc["status"],
+        kind=doc.get("kind", "optimization"),
+        targets=list(doc["targets"]),
+        summary=doc["summary"],
+        symptoms=clauses("symptoms"),
+        preconditions=clauses("preconditions"),
+        anti_signals=clauses("anti_signals"),
+        rewrite=doc["rewrite"],
+        before=doc["example"]["before"],
+        after=doc["example"]["after"],
+        notes=doc.get("notes", ""),
+        expected_effect=dict(doc["expected_effect"]),
+        sources=list(doc["sources"]),
+        appliers=list(doc.get("appliers", [])),
+        recognize=[Predicate.parse(t) for t in doc.get("recognize", [])],
+        keywords=list(doc.get("keywords", [])),
+        aliases=list(doc.get("aliases", [])),
+        evidence_log=list(doc["evidence_log"]),
+        path=path,
+        sha256=sha256,
         document=doc,
-    )  # fmt: skip
+    )
 
 
 def content_hash(text: str) -> str:

@@ -1,9 +1,9 @@
 """`patterns`: pattern cards, matching, mechanical appliers, retrospective synthesis.
 
-    patterns match --source bench/kernels/softmax.py [--trajectory DIR] [--profile prof.json] [--json]
-    patterns list | show CARD | validate
-    patterns apply bench/kernels/new_gelu.py --out cands/ [--check new_gelu]
-    patterns synthesize history.jsonl [--out DIR] [--llm-model MODEL]
+patterns match --source bench/kernels/softmax.py [--trajectory DIR] [--profile prof.json] [--json]
+patterns list | show CARD | validate
+patterns apply bench/kernels/new_gelu.py --out cands/ [--check new_gelu]
+patterns synthesize history.jsonl [--out DIR] [--llm-model MODEL]
 """
 
 from __future__ import annotations
@@ -62,8 +62,10 @@ def _fmt_value(v: object) -> str:
 def render_match(rank: int, m: Match) -> list[str]:
     c = m.card
     tag = " [blocked]" if m.blocked else ""
-    lines = [f"{rank}. {c.id} ({c.family}, {c.kind}) score {m.score:g}, confidence {m.confidence:.2f}{tag}",
-             f"   {c.title}"]  # fmt: skip
+    lines = [
+        f"{rank}. {c.id} ({c.family}, {c.kind}) score {m.score:g}, confidence {m.confidence:.2f}{tag}",
+        f"   {c.title}",
+    ]
     for r in m.matched:
         vals = ", ".join(f"{k}={_fmt_value(v)}" for k, v in r.values.items())
         lines.append(f"   + {r.predicate}   [{vals}]")
@@ -85,13 +87,13 @@ def cmd_match(args: argparse.Namespace) -> int:
     ev = build_evidence(args)
     index = _cards(args)
     try:
-        results = match(ev, index, family=args.family, include_blocked=args.all, top=args.top,
-                        include_proposed=args.proposed)
+        results = match(
+            ev, index, family=args.family, include_blocked=args.all, top=args.top, include_proposed=args.proposed
+        )
     except KeyError as e:
         raise UsageError(str(e.args[0])) from e
     if args.json:
-        print(json.dumps({"evidence": ev.provenance, "matches": [m.to_json() for m in results]}, indent=1,
-                         default=str))
+        print(json.dumps({"evidence": ev.provenance, "matches": [m.to_json() for m in results]}, indent=1, default=str))
         return 0
     where = ", ".join(f"{k}: {v}" for k, v in ev.provenance.items())
     print(f"{len(results)} matching card(s) for {where}")
@@ -105,11 +107,29 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     index = _cards(args)
-    cards = [index.cards[i] for fam in index.families() for i in index.by_family[fam]
-             if args.family is None or fam == args.family]  # fmt: skip
+    cards = [
+        index.cards[i]
+        for fam in index.families()
+        for i in index.by_family[fam]
+        if args.family is None or fam == args.family
+    ]
     if args.json:
-        print(json.dumps([{"id": c.id, "family": c.family, "title": c.title, "kind": c.kind, "status": c.status,
-                           "appliers": c.appliers} for c in cards], indent=1))  # fmt: skip
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": c.id,
+                        "family": c.family,
+                        "title": c.title,
+                        "kind": c.kind,
+                        "status": c.status,
+                        "appliers": c.appliers,
+                    }
+                    for c in cards
+                ],
+                indent=1,
+            )
+        )
         return 0
     for c in cards:
         print(f"{c.family:<20} {c.id:<28} {c.title}")
@@ -194,21 +214,33 @@ def cmd_check_suite(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown operator(s) among {', '.join(args.op)}")
     items = []
     for op in ops:
-        items += [(f"{op.name}.{c.applier}.{i}", op.name, c.source)
-                  for i, c in enumerate(generate(op.initial_source(), str(op.kernel_path)))]  # fmt: skip
+        items += [
+            (f"{op.name}.{c.applier}.{i}", op.name, c.source)
+            for i, c in enumerate(generate(op.initial_source(), str(op.kernel_path)))
+        ]
     t0 = time.perf_counter()
-    results = check_many(items, workers=args.workers, correctness=not args.compile_only,
-                         cache_dir=Path(args.cache_dir) if args.cache_dir else None)  # fmt: skip
+    results = check_many(
+        items,
+        workers=args.workers,
+        correctness=not args.compile_only,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+    )
     seconds = time.perf_counter() - t0
-    report = {"candidates": len(items), "operators": len(ops), "seconds": round(seconds, 1),
-              "correctness": not args.compile_only,
-              "failures": {cid: r.failures()[:3] for cid, r in results.items() if not r.ok},
-              "compiles": sum(len(r.compiled) for r in results.values())}  # fmt: skip
+    report = {
+        "candidates": len(items),
+        "operators": len(ops),
+        "seconds": round(seconds, 1),
+        "correctness": not args.compile_only,
+        "failures": {cid: r.failures()[:3] for cid, r in results.items() if not r.ok},
+        "compiles": sum(len(r.compiled) for r in results.values()),
+    }
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     what = "correct under the interpreter and compile" if not args.compile_only else "compile"
-    print(f"{len(items) - len(report['failures'])}/{len(items)} candidates for {len(ops)} operators {what} for "
-          f"cuda:90 ({report['compiles']} compiles, {seconds:.0f} s)")
+    print(
+        f"{len(items) - len(report['failures'])}/{len(items)} candidates for {len(ops)} operators {what} for "
+        f"cuda:90 ({report['compiles']} compiles, {seconds:.0f} s)"
+    )
     for cid, why in report["failures"].items():
         print(f"FAIL {cid}: {why[0][:300] if why else ''}")
     return 1 if report["failures"] else 0
@@ -230,8 +262,13 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
     result = synthesize(rounds, load_cards(args.cards), llm)
     written = write_outputs(result, out_dir, Path(args.cards))
     if args.json:
-        print(json.dumps({**result.to_json(), "written": [str(p) for p in written.files],
-                          "skipped": written.skipped}, indent=1, default=str))  # fmt: skip
+        print(
+            json.dumps(
+                {**result.to_json(), "written": [str(p) for p in written.files], "skipped": written.skipped},
+                indent=1,
+                default=str,
+            )
+        )
         return 0
     for a in result.assignments:
         fams = ", ".join(f"{x.family}/{x.card or 'new'} ({x.method})" for x in a.families)
@@ -247,8 +284,9 @@ def cmd_synthesize(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="patterns", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap = argparse.ArgumentParser(
+        prog="patterns", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--cards", default=str(CARDS_DIR), help="cards directory (default: the bundled cards)")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -81,14 +81,26 @@ class Evidence:
         locs = {k: list(v) for k, v in self.locations.items()}
         for k, v in other.locations.items():
             locs[k] = v
-        return Evidence({**self.counters, **other.counters}, {**self.l2, **other.l2},
-                        {**self.source_features, **other.source_features}, {**self.spec, **other.spec},
-                        {**self.target, **other.target}, locs, {**self.provenance, **other.provenance})  # fmt: skip
+        return Evidence(
+            {**self.counters, **other.counters},
+            {**self.l2, **other.l2},
+            {**self.source_features, **other.source_features},
+            {**self.spec, **other.spec},
+            {**self.target, **other.target},
+            locs,
+            {**self.provenance, **other.provenance},
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"counters": self.counters, "l2": self.l2, "source_features": self.source_features, "spec": self.spec,
-                "target": self.target, "locations": {k: [x.to_json() for x in v] for k, v in self.locations.items()},
-                "provenance": self.provenance}  # fmt: skip
+        return {
+            "counters": self.counters,
+            "l2": self.l2,
+            "source_features": self.source_features,
+            "spec": self.spec,
+            "target": self.target,
+            "locations": {k: [x.to_json() for x in v] for k, v in self.locations.items()},
+            "provenance": self.provenance,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Evidence:
@@ -96,18 +108,25 @@ class Evidence:
         if unknown:
             raise EvidenceError(f"unknown evidence field(s) {', '.join(unknown)}")
         locs = {k: [Location(**x) for x in v] for k, v in d.get("locations", {}).items()}
-        return cls(dict(d.get("counters", {})), dict(d.get("l2", {})), dict(d.get("source_features", {})),
-                   dict(d.get("spec", {})), dict(d.get("target", {})), locs, dict(d.get("provenance", {})))  # fmt: skip
+        return cls(
+            dict(d.get("counters", {})),
+            dict(d.get("l2", {})),
+            dict(d.get("source_features", {})),
+            dict(d.get("spec", {})),
+            dict(d.get("target", {})),
+            locs,
+            dict(d.get("provenance", {})),
+        )
 
     # --- builders ------------------------------------------------------------------------------------------
 
     @classmethod
-    def from_source(cls, source: str, path: str | None = None, kernel: str | None = None,
-                    constexprs: dict[str, Any] | None = None) -> Evidence:
+    def from_source(
+        cls, source: str, path: str | None = None, kernel: str | None = None, constexprs: dict[str, Any] | None = None
+    ) -> Evidence:
         """Source features of a kernel module (one kernel and its helpers when `kernel` is given)."""
         feats = extract(source, constexprs=constexprs, filename=path or "<kernel>", kernel=kernel)
-        locs = {f"src.{k}": [Location(line=ln, file=path) for ln in lines]
-                for k, lines in feats.lines.items() if lines}  # fmt: skip
+        locs = {f"src.{k}": [Location(line=ln, file=path) for ln in lines] for k, lines in feats.lines.items() if lines}
         prov = {"source": path or "<text>"}
         if kernel:
             prov["kernel"] = kernel
@@ -159,17 +178,24 @@ class Evidence:
                 for counter, n in counts.items():
                     if n and line != signatures.UNATTRIBUTED:
                         locs.setdefault(f"{stage}.{counter}", []).append(
-                            Location(stage=stage, line=int(line), file=src_file, count=float(n)))
+                            Location(stage=stage, line=int(line), file=src_file, count=float(n))
+                        )
         spec = traj.specialization
         consts = {k: v for k, v in spec.constexprs.items() if isinstance(v, int) and not isinstance(v, bool)}
         blocks = [v for k, v in consts.items() if "BLOCK" in k.upper()]
-        spec_facts: dict[str, Any] = {k: spec.options[k] for k in ("num_warps", "num_stages", "num_ctas")
-                                      if isinstance(spec.options.get(k), int)}  # fmt: skip
+        spec_facts: dict[str, Any] = {
+            k: spec.options[k] for k in ("num_warps", "num_stages", "num_ctas") if isinstance(spec.options.get(k), int)
+        }
         if blocks:
             spec_facts["block_max"] = max(blocks)
         spec_facts.update(_alignment_facts(spec.signature, spec.attrs))
-        ev = cls(counters=counters, spec=spec_facts, target=traj.target.to_json(), locations=locs,
-                 provenance={"trajectory": str(traj.root) if traj.root else "<memory>", "kernel": traj.kernel.name})
+        ev = cls(
+            counters=counters,
+            spec=spec_facts,
+            target=traj.target.to_json(),
+            locations=locs,
+            provenance={"trajectory": str(traj.root) if traj.root else "<memory>", "kernel": traj.kernel.name},
+        )
         if traj.kernel.source:
             ev = ev.merge(cls.from_source(traj.kernel.source, src_file, traj.kernel.name, consts))
         return ev
@@ -189,20 +215,29 @@ class Evidence:
             raise EvidenceError(f"{p}: 'l2' must be an object of facts")
         l2 = {k: v for k, v in l2.items() if k != "target"}
         target = data.get("target", {}) if isinstance(data.get("target", {}), dict) else {}
-        return cls(l2=l2, target=target, locations={f"l2.{k}": [Location(file=str(p))] for k in l2},
-                   provenance={"profile": str(p)})
+        return cls(
+            l2=l2,
+            target=target,
+            locations={f"l2.{k}": [Location(file=str(p))] for k in l2},
+            provenance={"profile": str(p)},
+        )
 
 
 def _alignment_facts(signature: dict[str, str], attrs: dict[str, list]) -> dict[str, int]:
     """How many integer / pointer arguments lack the JIT's divisible-by-16 specialization (`tt.divisibility`)."""
+
     def aligned(name: str) -> bool:
-        return any(isinstance(a, list | tuple) and len(a) == 2 and a[0] == "tt.divisibility" and a[1] >= 16
-                   for a in attrs.get(name, []))
+        return any(
+            isinstance(a, list | tuple) and len(a) == 2 and a[0] == "tt.divisibility" and a[1] >= 16
+            for a in attrs.get(name, [])
+        )
 
     ints = [n for n, t in signature.items() if t in ("i32", "i64", "u32", "u64")]
     ptrs = [n for n, t in signature.items() if t.startswith("*")]
-    return {"int_args_unaligned": sum(not aligned(n) for n in ints),
-            "ptr_args_unaligned": sum(not aligned(n) for n in ptrs)}
+    return {
+        "int_args_unaligned": sum(not aligned(n) for n in ints),
+        "ptr_args_unaligned": sum(not aligned(n) for n in ptrs),
+    }
 
 
 def _raised_by(g: Any, traj: Any, stage: str, counter: str) -> list[Location]:

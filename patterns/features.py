@@ -172,8 +172,11 @@ class KernelAnalysis:
         self.argidx = self._value_taint()
         self.pid = self._taint(lambda c: mod.tl_call(c) == "program_id")
         # values straight from tl.max/tl.min (no propagation: x - m is not a max value)
-        self.extreme = {n for n, vals in self.defs.items()
-                        if any(mod.tl_call(v) in ("max", "min") and not _kw(v, "return_indices") for v in vals)}
+        self.extreme = {
+            n
+            for n, vals in self.defs.items()
+            if any(mod.tl_call(v) in ("max", "min") and not _kw(v, "return_indices") for v in vals)
+        }
 
     def _bind(self, target: ast.AST, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -287,8 +290,11 @@ class KernelAnalysis:
             return None
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub):
             return self.pointer_root(expr.left, depth - 1) or self.pointer_root(expr.right, depth - 1)
-        if isinstance(expr, ast.Call) and self.mod.tl_call(expr) in ("advance", "make_block_ptr", "multiple_of",
-                                                                     "max_contiguous") and expr.args:
+        if (
+            isinstance(expr, ast.Call)
+            and self.mod.tl_call(expr) in ("advance", "make_block_ptr", "multiple_of", "max_contiguous")
+            and expr.args
+        ):
             return self.pointer_root(expr.args[0], depth - 1)
         if isinstance(expr, ast.Call) and _kw(expr, "base") is not None:
             return self.pointer_root(_kw(expr, "base"), depth - 1)  # type: ignore[arg-type]
@@ -298,8 +304,12 @@ class KernelAnalysis:
         """`a + b * s - c` → [a, b * s, c], looking through local names bound once."""
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub):
             return self.additive_terms(expr.left, depth) + self.additive_terms(expr.right, depth)
-        if isinstance(expr, ast.Name) and depth > 0 and len(self.defs.get(expr.id, [])) == 1 \
-                and expr.id not in self.params:
+        if (
+            isinstance(expr, ast.Name)
+            and depth > 0
+            and len(self.defs.get(expr.id, [])) == 1
+            and expr.id not in self.params
+        ):
             return self.additive_terms(self.defs[expr.id][0], depth - 1)
         return [expr]
 
@@ -317,8 +327,11 @@ class KernelAnalysis:
             if not (isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult)):
                 return False
             scale = t.right if self.is_vector(t.left) else t.left
-            if self.is_vector(scale) or isinstance(scale, ast.Constant) or (
-                    isinstance(scale, ast.Name) and scale.id in self.constexprs):
+            if (
+                self.is_vector(scale)
+                or isinstance(scale, ast.Constant)
+                or (isinstance(scale, ast.Name) and scale.id in self.constexprs)
+            ):
                 return False
         return True
 
@@ -330,8 +343,11 @@ def tile_rank_of(fn: ast.AST) -> int:
     """Largest rank of the `x[:, None]`-style broadcast subscripts in a kernel (1 when there are none)."""
     rank = 1
     for node in ast.walk(fn):
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and any(
-                isinstance(e, ast.Constant) and e.value is None for e in node.slice.elts):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Tuple)
+            and any(isinstance(e, ast.Constant) and e.value is None for e in node.slice.elts)
+        ):
             rank = max(rank, len(node.slice.elts))
     return rank
 
@@ -355,8 +371,11 @@ def _literal_env(fn: ast.FunctionDef) -> dict[str, int]:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
                         counts[n.id] = counts.get(n.id, 0) + 1
-                        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
-                                and isinstance(node.value.value, int):
+                        if (
+                            isinstance(node, ast.Assign)
+                            and isinstance(node.value, ast.Constant)
+                            and isinstance(node.value.value, int)
+                        ):
                             values[n.id] = node.value.value
     return {k: v for k, v in values.items() if counts.get(k) == 1}
 
@@ -378,8 +397,12 @@ def find_launches(tree: ast.Module, kernel_names: set[str]) -> list[Launch]:
         body = fn if fn is not None else ast.Module([n for n in tree.body if not isinstance(n, ast.FunctionDef)], [])
         env = _literal_env(fn) if fn is not None else {}
         for node in ast.walk(body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id in kernel_names:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Subscript)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in kernel_names
+            ):
                 launches.append(Launch(node.func.value.id, node, node.func.slice, fn, env))
     return launches
 
@@ -400,15 +423,20 @@ def _callees(root: ast.FunctionDef, by_name: dict[str, ast.FunctionDef]) -> list
     while todo:
         fn = todo.pop()
         for node in ast.walk(fn):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in by_name \
-                    and node.func.id not in order:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in by_name
+                and node.func.id not in order
+            ):
                 order.append(node.func.id)
                 todo.append(by_name[node.func.id])
     return order
 
 
-def extract(source: str, constexprs: dict[str, int] | None = None, filename: str = "<kernel>",
-            kernel: str | None = None) -> SourceFeatures:
+def extract(
+    source: str, constexprs: dict[str, int] | None = None, filename: str = "<kernel>", kernel: str | None = None
+) -> SourceFeatures:
     """Features of a kernel module, or with `kernel` of that kernel and the jit helpers it calls (a module of
     examples holds unrelated kernels). `constexprs`: values the kernel was specialized with (from a trajectory)."""
     try:
@@ -504,8 +532,9 @@ def _count(out: SourceFeatures, name: str, nodes: list[ast.AST]) -> None:
         out.note(name, getattr(n, "lineno", None))
 
 
-def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: dict[str, int],
-                     out: SourceFeatures) -> None:
+def _kernel_features(
+    kernels: list[KernelAnalysis], mod: ModuleNames, consts: dict[str, int], out: SourceFeatures
+) -> None:
     by: dict[str, list[ast.AST]] = {}
 
     def add(name: str, node: ast.AST) -> None:
@@ -516,8 +545,9 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
     passes = 0
     for k in kernels:
         reads: dict[str, set[int]] = {}  # pointer root → loops (by id) that load from it
-        block_ptrs = {n for n, vals in k.defs.items() if any(mod.tl_call(x) in ("make_block_ptr", "advance")
-                                                              for x in vals)}  # fmt: skip
+        block_ptrs = {
+            n for n, vals in k.defs.items() if any(mod.tl_call(x) in ("make_block_ptr", "advance") for x in vals)
+        }
         for name, call in k.calls():
             if name in ("argmax", "argmin") or k.is_index_reduction(call):
                 add("index_reductions", call)
@@ -600,20 +630,34 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
         if tile_rank_of(k.fn) > 1:
             max_rank = max(max_rank, tile_rank_of(k.fn))
         for node in ast.walk(k.fn):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to" \
-                    and node.args and _attr_path(node.args[0]).endswith("int64") \
-                    and (k.mentions(node.func.value, k.pid) or mod.tl_call(node.func.value) == "program_id"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "to"
+                and node.args
+                and _attr_path(node.args[0]).endswith("int64")
+                and (k.mentions(node.func.value, k.pid) or mod.tl_call(node.func.value) == "program_id")
+            ):
                 add("int64_offsets", node)
-            if isinstance(node, ast.Call) and mod.method_call(node) in ("argmax", "argmin") \
-                    and mod.tl_call(node) is None:
+            if (
+                isinstance(node, ast.Call)
+                and mod.method_call(node) in ("argmax", "argmin")
+                and mod.tl_call(node) is None
+            ):
                 add("index_reductions", node)
                 add(f"uses_{mod.method_call(node)}", node)
         for lp in k.loops:
             add("loops", lp)
-            if isinstance(lp, ast.For) and isinstance(lp.iter, ast.Call) and _attr_path(lp.iter.func) == "range" \
-                    and lp.iter.args and all(
-                        (isinstance(a, ast.Name) and a.id in k.constexprs) or _int_value(a, {}) is not None
-                        for a in lp.iter.args):
+            if (
+                isinstance(lp, ast.For)
+                and isinstance(lp.iter, ast.Call)
+                and _attr_path(lp.iter.func) == "range"
+                and lp.iter.args
+                and all(
+                    (isinstance(a, ast.Name) and a.id in k.constexprs) or _int_value(a, {}) is not None
+                    for a in lp.iter.args
+                )
+            ):
                 add("constexpr_trip_loop", lp)
         grouped = [a for a in k.fn.args.args if "GROUP" in a.arg.upper() and _is_constexpr(a)]
         grouped += [n for n in ast.walk(k.fn) if isinstance(n, ast.Name) and n.id.endswith(("group_id", "first_pid_m"))]
@@ -622,15 +666,45 @@ def _kernel_features(kernels: list[KernelAnalysis], mod: ModuleNames, consts: di
         passes = max([passes] + [len(loops) for loops in reads.values()])
 
     v = out.values
-    for name in ("uses_argmax", "uses_argmin", "mask_from_index", "stores_index", "value_equality_mask",
-                 "counts_maxima", "has_scan", "uses_associative_scan", "scan_reverse", "scan_in_loop",
-                 "dot_precision_explicit", "has_atomic", "uses_static_range", "uses_num_programs", "has_hints",
-                 "uses_eviction_policy", "uses_cache_modifier", "uses_block_ptr", "constexpr_trip_loop",
-                 "has_grouped_order", "int64_offsets", "scalar_loads_in_loop", "uses_tensor_descriptor",
-                 "uses_exp", "uses_sqrt"):
+    for name in (
+        "uses_argmax",
+        "uses_argmin",
+        "mask_from_index",
+        "stores_index",
+        "value_equality_mask",
+        "counts_maxima",
+        "has_scan",
+        "uses_associative_scan",
+        "scan_reverse",
+        "scan_in_loop",
+        "dot_precision_explicit",
+        "has_atomic",
+        "uses_static_range",
+        "uses_num_programs",
+        "has_hints",
+        "uses_eviction_policy",
+        "uses_cache_modifier",
+        "uses_block_ptr",
+        "constexpr_trip_loop",
+        "has_grouped_order",
+        "int64_offsets",
+        "scalar_loads_in_loop",
+        "uses_tensor_descriptor",
+        "uses_exp",
+        "uses_sqrt",
+    ):
         _flag(out, name, by.get(name, []))
-    for name in ("index_reductions", "reductions", "dots", "loops", "loads", "stores", "masked_loads",
-                 "scalar_loads", "strided_loads"):
+    for name in (
+        "index_reductions",
+        "reductions",
+        "dots",
+        "loops",
+        "loads",
+        "stores",
+        "masked_loads",
+        "scalar_loads",
+        "strided_loads",
+    ):
         _count(out, name, by.get(name, []))
     v["has_reduce"] = v["reductions"] > 0
     out.lines["has_reduce"] = list(out.lines.get("reductions", []))

@@ -18,9 +18,27 @@ from patterns.names import NAMESPACES
 FORMAT = "irscope-round"
 FORMAT_VERSION = 1
 DECISIONS = ("accepted", "rejected", "failed")
-_FIELDS = {"format", "format_version", "op", "round", "level", "rewriter", "family", "card", "applier",
-           "description", "parent_source", "candidate_source", "diff", "evidence", "speedup",
-           "speedup_vs_initial", "correct", "decision", "timestamp"}  # fmt: skip
+_FIELDS = {
+    "format",
+    "format_version",
+    "op",
+    "round",
+    "level",
+    "rewriter",
+    "family",
+    "card",
+    "applier",
+    "description",
+    "parent_source",
+    "candidate_source",
+    "diff",
+    "evidence",
+    "speedup",
+    "speedup_vs_initial",
+    "correct",
+    "decision",
+    "timestamp",
+}
 
 
 class HistoryError(ValueError):
@@ -49,10 +67,21 @@ class Round:
     where: str = ""  # file:line of the record
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "round": self.round, "description": self.description, "decision": self.decision,
-                "level": self.level, "rewriter": self.rewriter, "family": self.family, "card": self.card,
-                "applier": self.applier, "speedup": self.speedup, "speedup_vs_initial": self.speedup_vs_initial,
-                "correct": self.correct, "where": self.where}  # fmt: skip
+        return {
+            "op": self.op,
+            "round": self.round,
+            "description": self.description,
+            "decision": self.decision,
+            "level": self.level,
+            "rewriter": self.rewriter,
+            "family": self.family,
+            "card": self.card,
+            "applier": self.applier,
+            "speedup": self.speedup,
+            "speedup_vs_initial": self.speedup_vs_initial,
+            "correct": self.correct,
+            "where": self.where,
+        }
 
 
 def evidence_from_record(value: Any, where: str) -> Evidence:
@@ -88,8 +117,10 @@ def parse_round(obj: Any, where: str) -> Round:
     if not isinstance(obj, dict):
         raise HistoryError(f"{where}: each line must be a JSON object")
     if obj.get("format", FORMAT) != FORMAT or obj.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
-        raise HistoryError(f"{where}: format {obj.get('format')!r} v{obj.get('format_version')}; "
-                           f"this reader takes {FORMAT} v{FORMAT_VERSION}")  # fmt: skip
+        raise HistoryError(
+            f"{where}: format {obj.get('format')!r} v{obj.get('format_version')}; "
+            f"this reader takes {FORMAT} v{FORMAT_VERSION}"
+        )
     unknown = sorted(set(obj) - _FIELDS)
     if unknown:
         raise HistoryError(f"{where}: unknown field(s) {', '.join(unknown)}; fields: {', '.join(sorted(_FIELDS))}")
@@ -106,17 +137,40 @@ def parse_round(obj: Any, where: str) -> Round:
         v = obj.get(k)
         if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or v <= 0):
             raise HistoryError(f"{where}: {k!r} must be a positive number or null")
-    for k in ("description", "level", "rewriter", "family", "card", "applier", "parent_source",
-              "candidate_source", "diff", "timestamp"):
+    for k in (
+        "description",
+        "level",
+        "rewriter",
+        "family",
+        "card",
+        "applier",
+        "parent_source",
+        "candidate_source",
+        "diff",
+        "timestamp",
+    ):
         if obj.get(k) is not None and not isinstance(obj[k], str):
             raise HistoryError(f"{where}: {k!r} must be a string or null")
-    return Round(op=obj["op"], round=obj["round"], description=obj["description"], decision=obj["decision"],
-                 level=obj.get("level"), rewriter=obj.get("rewriter"), family=obj.get("family"),
-                 card=obj.get("card"), applier=obj.get("applier"), parent_source=obj.get("parent_source"),
-                 candidate_source=obj.get("candidate_source"), diff=obj.get("diff"),
-                 evidence=evidence_from_record(obj.get("evidence"), where), speedup=obj.get("speedup"),
-                 speedup_vs_initial=obj.get("speedup_vs_initial"), correct=obj.get("correct"),
-                 timestamp=obj.get("timestamp"), where=where)  # fmt: skip
+    return Round(
+        op=obj["op"],
+        round=obj["round"],
+        description=obj["description"],
+        decision=obj["decision"],
+        level=obj.get("level"),
+        rewriter=obj.get("rewriter"),
+        family=obj.get("family"),
+        card=obj.get("card"),
+        applier=obj.get("applier"),
+        parent_source=obj.get("parent_source"),
+        candidate_source=obj.get("candidate_source"),
+        diff=obj.get("diff"),
+        evidence=evidence_from_record(obj.get("evidence"), where),
+        speedup=obj.get("speedup"),
+        speedup_vs_initial=obj.get("speedup_vs_initial"),
+        correct=obj.get("correct"),
+        timestamp=obj.get("timestamp"),
+        where=where,
+    )
 
 
 def read_history(path: str | Path) -> list[Round]:

@@ -38,7 +38,7 @@ class LLMConfig:
 def extract_json(text: str) -> dict[str, Any]:
     """The JSON object in a reply, with or without a ```json fence around it."""
     m = re.search(r"```(?:json)?\s*(\{.*\})\s*```", text, re.S)
-    body = m.group(1) if m else text[text.find("{"): text.rfind("}") + 1]
+    body = m.group(1) if m else text[text.find("{") : text.rfind("}") + 1]
     try:
         obj = json.loads(body)
     except json.JSONDecodeError as e:
@@ -54,9 +54,10 @@ def ask_json(config: LLMConfig, system: str, user: str) -> dict[str, Any]:
     client = OpenAI(base_url=config.base_url, api_key=config.api_key, timeout=config.timeout_s, max_retries=1)
     try:
         reply = client.chat.completions.create(
-            model=config.model, temperature=0,
+            model=config.model,
+            temperature=0,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-        )  # fmt: skip
+        )
     except OpenAIError as e:
         raise LLMError(f"chat completion at {config.base_url} failed: {e}") from e
     if not reply.choices or reply.choices[0].message.content is None:

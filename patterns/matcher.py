@@ -34,10 +34,16 @@ class ClauseResult:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"role": self.role, "predicate": self.predicate, "why": self.why, "weight": self.weight,
-                "outcome": self.outcome, "values": self.values,
-                "locations": {k: [x.to_json() for x in v] for k, v in self.locations.items()},
-                "notes": self.notes}  # fmt: skip
+        return {
+            "role": self.role,
+            "predicate": self.predicate,
+            "why": self.why,
+            "weight": self.weight,
+            "outcome": self.outcome,
+            "values": self.values,
+            "locations": {k: [x.to_json() for x in v] for k, v in self.locations.items()},
+            "notes": self.notes,
+        }
 
 
 @dataclass
@@ -67,14 +73,24 @@ class Match:
 
     def to_json(self) -> dict[str, Any]:
         c = self.card
-        return {"card": c.id, "family": c.family, "aliases": c.aliases, "title": c.title, "kind": c.kind,
-                "status": c.status,
-                "score": round(self.score, 4), "confidence": round(self.confidence, 4), "blocked": self.blocked,
-                "matched": [r.to_json() for r in self.matched],
-                "symptoms": [r.to_json() for r in self.symptoms],
-                "preconditions": [r.to_json() for r in self.preconditions],
-                "anti_signals": [r.to_json() for r in self.anti_signals],
-                "rewrite": c.rewrite, "appliers": c.appliers, "path": str(c.path) if c.path else None}  # fmt: skip
+        return {
+            "card": c.id,
+            "family": c.family,
+            "aliases": c.aliases,
+            "title": c.title,
+            "kind": c.kind,
+            "status": c.status,
+            "score": round(self.score, 4),
+            "confidence": round(self.confidence, 4),
+            "blocked": self.blocked,
+            "matched": [r.to_json() for r in self.matched],
+            "symptoms": [r.to_json() for r in self.symptoms],
+            "preconditions": [r.to_json() for r in self.preconditions],
+            "anti_signals": [r.to_json() for r in self.anti_signals],
+            "rewrite": c.rewrite,
+            "appliers": c.appliers,
+            "path": str(c.path) if c.path else None,
+        }
 
 
 def _evaluate_clause(role: str, clause: Clause, ev: Evidence) -> ClauseResult:
@@ -123,8 +139,12 @@ class CardIndex:
                 raise KeyError(f"no family {family!r}; families: {', '.join(self.families())}")
             ids &= set(self.by_family[family])
         backend = ev.target.get("backend")
-        return [self.cards[i] for i in sorted(ids) if (backend is None or backend in self.cards[i].targets)
-                and (include_proposed or self.cards[i].status != "proposed")]  # fmt: skip
+        return [
+            self.cards[i]
+            for i in sorted(ids)
+            if (backend is None or backend in self.cards[i].targets)
+            and (include_proposed or self.cards[i].status != "proposed")
+        ]
 
 
 _default_index: CardIndex | None = None
@@ -141,8 +161,14 @@ def rank(matches: Iterable[Match]) -> list[Match]:
     return sorted(matches, key=lambda m: (-m.score, -m.confidence, len(m.unknown), m.card.id))
 
 
-def match(evidence: Evidence, cards: Iterable[Card] | CardIndex | None = None, family: str | None = None,
-          include_blocked: bool = False, top: int | None = None, include_proposed: bool = False) -> list[Match]:
+def match(
+    evidence: Evidence,
+    cards: Iterable[Card] | CardIndex | None = None,
+    family: str | None = None,
+    include_blocked: bool = False,
+    top: int | None = None,
+    include_proposed: bool = False,
+) -> list[Match]:
     """Cards that match `evidence`, best first. `include_blocked` also returns cards with a true symptom whose
     preconditions fail (so a report can say why a tempting rewrite does not apply); proposed (unreviewed) cards
     take part only with `include_proposed`."""

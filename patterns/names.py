@@ -79,7 +79,7 @@ L2_FACTS: dict[str, str] = {
 
 TARGET_FACTS: dict[str, str] = {
     "backend": '"cuda" or "hip"',
-    "arch": "compute capability for cuda (80, 90, …); gfx name for hip (\"gfx942\")",
+    "arch": 'compute capability for cuda (80, 90, …); gfx name for hip ("gfx942")',
     "warp_size": "threads per warp (32) or wavefront (64 on CDNA)",
 }
 
@@ -116,8 +116,13 @@ def check_name(name: str, source_features: frozenset[str] | set[str]) -> str | N
         if head not in stages:
             return f"{rest} is not measured on {head} (only on {', '.join(stages)}): {name!r} would always be unknown"
         return None
-    known = {"res": set(RESOURCES), "l2": set(L2_FACTS), "src": set(source_features), "spec": set(SPEC_FACTS),
-             "target": set(TARGET_FACTS)}[head]  # fmt: skip
+    known = {
+        "res": set(RESOURCES),
+        "l2": set(L2_FACTS),
+        "src": set(source_features),
+        "spec": set(SPEC_FACTS),
+        "target": set(TARGET_FACTS),
+    }[head]
     if rest not in known:
         return f"unknown {head} fact {rest!r} in {name!r}; known: {', '.join(sorted(known))}"
     return None

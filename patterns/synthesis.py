@@ -29,14 +29,82 @@ from patterns.llm import LLMConfig, LLMError, ask_json
 
 INDEX_FORMAT = "irscope-pattern-index"
 INDEX_VERSION = 1
-STRENGTH = {"declared-card": 1.0, "applier": 1.0, "recognizer": 0.9, "declared-family": 0.8, "llm": 0.7,
-            "keywords": 0.5, "proposed": 0.3}  # fmt: skip
-_STOP = {"the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "from", "into", "per", "use",
-         "uses", "using", "instead", "replace", "replaced", "kernel", "triton", "then", "than", "as", "at", "is",
-         "it", "its", "one", "each", "all", "not", "no", "new", "add", "added", "more", "less", "so", "while",
-         "true", "false", "which", "that", "this", "tl", "loop", "loops", "range", "load", "loads", "store",
-         "stores", "program", "programs", "row", "rows", "block", "blocks", "pass", "passes", "value",
-         "values"}  # fmt: skip
+STRENGTH = {
+    "declared-card": 1.0,
+    "applier": 1.0,
+    "recognizer": 0.9,
+    "declared-family": 0.8,
+    "llm": 0.7,
+    "keywords": 0.5,
+    "proposed": 0.3,
+}
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "and",
+    "or",
+    "of",
+    "to",
+    "in",
+    "on",
+    "for",
+    "with",
+    "by",
+    "from",
+    "into",
+    "per",
+    "use",
+    "uses",
+    "using",
+    "instead",
+    "replace",
+    "replaced",
+    "kernel",
+    "triton",
+    "then",
+    "than",
+    "as",
+    "at",
+    "is",
+    "it",
+    "its",
+    "one",
+    "each",
+    "all",
+    "not",
+    "no",
+    "new",
+    "add",
+    "added",
+    "more",
+    "less",
+    "so",
+    "while",
+    "true",
+    "false",
+    "which",
+    "that",
+    "this",
+    "tl",
+    "loop",
+    "loops",
+    "range",
+    "load",
+    "loads",
+    "store",
+    "stores",
+    "program",
+    "programs",
+    "row",
+    "rows",
+    "block",
+    "blocks",
+    "pass",
+    "passes",
+    "value",
+    "values",
+}
 
 
 @dataclass
@@ -60,8 +128,13 @@ class Assignment:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"round": self.round.to_json(), "families": [f.to_json() for f in self.families],
-                "interpretation": self.interpretation, "proposal": self.proposal, "notes": self.notes}  # fmt: skip
+        return {
+            "round": self.round.to_json(),
+            "families": [f.to_json() for f in self.families],
+            "interpretation": self.interpretation,
+            "proposal": self.proposal,
+            "notes": self.notes,
+        }
 
 
 @dataclass
@@ -209,8 +282,11 @@ def _symptom_clauses(changed: dict[str, tuple[Any, Any]], r: Round) -> list[dict
             continue
         clauses.append({"when": when, "why": why})
     ev = r.evidence
-    facts = [(f"l2.{k}", v) for k, v in ev.l2.items()] + [(f"src.{k}", v) for k, v in ev.source_features.items()] \
+    facts = (
+        [(f"l2.{k}", v) for k, v in ev.l2.items()]
+        + [(f"src.{k}", v) for k, v in ev.source_features.items()]
         + sorted(ev.counters.items())
+    )
     for name, v in facts:
         if len(clauses) >= 3:
             break
@@ -225,8 +301,13 @@ def _symptom_clauses(changed: dict[str, tuple[Any, Any]], r: Round) -> list[dict
         clauses.append({"when": when, "why": f"recorded before round {r.round} of {r.op}"})
     valid = [c for c in clauses if not check_predicate(c["when"])][:3]
     if not valid:
-        valid = [{"when": "src.num_kernels >= 1", "weight": 0.1,
-                  "why": "placeholder: the round recorded no evidence; replace with the symptom that motivated it"}]
+        valid = [
+            {
+                "when": "src.num_kernels >= 1",
+                "weight": 0.1,
+                "why": "placeholder: the round recorded no evidence; replace with the symptom that motivated it",
+            }
+        ]
     return valid
 
 
@@ -234,48 +315,75 @@ def _recognizer(changed: dict[str, tuple[Any, Any]]) -> list[str]:
     parts = []
     for name, (b, a) in list(changed.items())[:2]:
         if isinstance(b, bool) and isinstance(a, bool):
-            parts.append(f"before.src.{name} and not after.src.{name}" if b else
-                         f"after.src.{name} and not before.src.{name}")  # fmt: skip
+            parts.append(
+                f"before.src.{name} and not after.src.{name}" if b else f"after.src.{name} and not before.src.{name}"
+            )
         elif isinstance(b, int) and isinstance(a, int):
             parts.append(f"before.src.{name} {'>' if b > a else '<'} after.src.{name}")
     return [" and ".join(f"({p})" for p in parts)] if parts else []
 
 
-def propose(r: Round, changed: dict[str, tuple[Any, Any]], taken: set[str], method: str = "proposed",
-            llm: dict[str, Any] | None = None) -> dict[str, Any]:
+def propose(
+    r: Round,
+    changed: dict[str, tuple[Any, Any]],
+    taken: set[str],
+    method: str = "proposed",
+    llm: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A schema-valid proposed card for a round no card explains (`llm`: fields the model suggested)."""
     llm = llm or {}
     base = _slug(llm.get("title") or r.description) or f"{r.op}-round-{r.round}"
     cid, n = base[:60], 2
     while cid in taken:
         cid, n = f"{base[:56]}-{n}", n + 1
-    family = llm.get("family") if isinstance(llm.get("family"), str) and re.fullmatch(
-        r"[a-z0-9]+(-[a-z0-9]+)*", llm.get("family") or "") else (_slug(r.description, 2) or cid)
+    family = (
+        llm.get("family")
+        if isinstance(llm.get("family"), str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", llm.get("family") or "")
+        else (_slug(r.description, 2) or cid)
+    )
     example = _changed_function(r.parent_source, r.candidate_source) or (_from_diff(r.diff) if r.diff else None)
     before, after = example or ("# not recorded in the round history\n", "# not recorded in the round history\n")
     rewrite = llm.get("rewrite") or r.description
     if r.diff and not llm.get("rewrite"):
         rewrite += "\n\nRecorded diff:\n\n```diff\n" + "\n".join(r.diff.splitlines()[:60]) + "\n```"
-    entry = {"op": r.op, "round": r.round, "outcome": r.decision, "speedup": r.speedup,
-             "change": r.description[:300], "source": r.where}  # fmt: skip
+    entry = {
+        "op": r.op,
+        "round": r.round,
+        "outcome": r.decision,
+        "speedup": r.speedup,
+        "change": r.description[:300],
+        "source": r.where,
+    }
     speed = f"{r.speedup:g}x vs the parent" if r.speedup else "no validated speedup"
     doc: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "id": cid, "family": family[:48],
+        "schema_version": SCHEMA_VERSION,
+        "id": cid,
+        "family": family[:48],
         "title": _shorten(llm.get("title") or r.description or cid, 120).ljust(5, "."),
-        "status": "proposed", "kind": "optimization", "targets": ["cuda", "hip"],
-        "summary": _shorten(llm.get("summary") or f"Proposed from {r.op} round {r.round} ({r.decision}, {speed}): "
-                            f"{r.description}", 2000).ljust(20, "."),
+        "status": "proposed",
+        "kind": "optimization",
+        "targets": ["cuda", "hip"],
+        "summary": _shorten(
+            llm.get("summary") or f"Proposed from {r.op} round {r.round} ({r.decision}, {speed}): {r.description}", 2000
+        ).ljust(20, "."),
         "symptoms": llm.get("symptoms") or _symptom_clauses(changed, r),
-        "preconditions": llm.get("preconditions") or [], "anti_signals": [],
-        "expected_effect": {"summary": f"Measured {speed} on {r.op} (round {r.round}, {r.decision}).",
-                            "metric": "time", **({"typical_speedup": [r.speedup, r.speedup]} if r.speedup else {})},
+        "preconditions": llm.get("preconditions") or [],
+        "anti_signals": [],
+        "expected_effect": {
+            "summary": f"Measured {speed} on {r.op} (round {r.round}, {r.decision}).",
+            "metric": "time",
+            **({"typical_speedup": [r.speedup, r.speedup]} if r.speedup else {}),
+        },
         "sources": [{"title": f"round history {r.where}", "where": r.where}],
-        "appliers": [], "recognize": _recognizer(changed), "keywords": _words(r.description)[:6],
+        "appliers": [],
+        "recognize": _recognizer(changed),
+        "keywords": _words(r.description)[:6],
         "evidence_log": [entry],
-        "rewrite": rewrite.ljust(20, "."), "example": {"before": before, "after": after},
+        "rewrite": rewrite.ljust(20, "."),
+        "example": {"before": before, "after": after},
         "notes": f"Proposed by `patterns synthesize` ({method}) from {r.where}. Review the symptoms and the "
-                 f"rewrite, then move the file out of proposed/ and set status: curated.",
-    }  # fmt: skip
+        f"rewrite, then move the file out of proposed/ and set status: curated.",
+    }
     return doc
 
 
@@ -294,14 +402,22 @@ names such as src.uses_argmax, src.input_passes >= 3, ttgir.layout.convert_layou
 def _llm_user(r: Round, cards: list[Card], changed: dict[str, tuple[Any, Any]]) -> str:
     catalog = "\n".join(f"{c.id} | {c.family} | {c.title}" for c in cards)
     facts = {**{f"l2.{k}": v for k, v in r.evidence.l2.items()}, **dict(sorted(r.evidence.counters.items())[:40])}
-    body = {"op": r.op, "round": r.round, "description": r.description, "decision": r.decision,
-            "speedup": r.speedup, "features_changed": {k: list(v) for k, v in changed.items()},
-            "evidence": facts, "diff": (r.diff or "")[:6000]}  # fmt: skip
+    body = {
+        "op": r.op,
+        "round": r.round,
+        "description": r.description,
+        "decision": r.decision,
+        "speedup": r.speedup,
+        "features_changed": {k: list(v) for k, v in changed.items()},
+        "evidence": facts,
+        "diff": (r.diff or "")[:6000],
+    }
     return f"Catalog (id | family | title):\n{catalog}\n\nRound:\n{json.dumps(body, indent=1, default=str)}"
 
 
-def _ask_llm(llm: LLMConfig, r: Round, cards: list[Card], changed: dict, taken: set[str],
-             notes: list[str]) -> tuple[FamilyAssignment | None, dict | None, str | None]:
+def _ask_llm(
+    llm: LLMConfig, r: Round, cards: list[Card], changed: dict, taken: set[str], notes: list[str]
+) -> tuple[FamilyAssignment | None, dict | None, str | None]:
     """(assignment to an existing card, proposed card document, interpretation) from the model's answer."""
     try:
         ans = ask_json(llm, _SYSTEM, _llm_user(r, cards, changed))
@@ -315,16 +431,30 @@ def _ask_llm(llm: LLMConfig, r: Round, cards: list[Card], changed: dict, taken: 
     cid = ans.get("card")
     if isinstance(cid, str) and cid in by_id:
         c = by_id[cid]
-        return FamilyAssignment(c.family, c.id, "llm", round(STRENGTH["llm"] * conf, 3),
-                                [f"llm ({llm.model}): {interp or 'no interpretation'}"]), None, interp
+        return (
+            FamilyAssignment(
+                c.family,
+                c.id,
+                "llm",
+                round(STRENGTH["llm"] * conf, 3),
+                [f"llm ({llm.model}): {interp or 'no interpretation'}"],
+            ),
+            None,
+            interp,
+        )
     if cid:
         notes.append(f"llm named card {cid!r}, which is not in the catalog; answer ignored")
     new = ans.get("new_card")
     if isinstance(new, dict):
         suggestion = {k: new[k] for k in ("title", "family", "summary", "rewrite") if isinstance(new.get(k), str)}
         syms = new.get("symptoms")
-        if isinstance(syms, list) and syms and all(isinstance(s, dict) and isinstance(s.get("when"), str)
-                                                   and isinstance(s.get("why"), str) for s in syms):
+        if (
+            isinstance(syms, list)
+            and syms
+            and all(
+                isinstance(s, dict) and isinstance(s.get("when"), str) and isinstance(s.get("why"), str) for s in syms
+            )
+        ):
             bad = [p for s in syms for p in check_predicate(s["when"])]
             if bad:
                 notes.append(f"llm symptoms rejected ({'; '.join(bad[:3])}); rule-based symptoms used")
@@ -351,8 +481,9 @@ def _interpret(r: Round, fams: list[FamilyAssignment], changed: dict[str, tuple[
     return f"{r.op} round {r.round} ({r.decision}, {speed}); source changes: {what}; mapped to {to}."
 
 
-def _declared_family(r: Round, cards: list[Card], fams: list[FamilyAssignment],
-                     add: Callable[[FamilyAssignment], None], notes: list[str]) -> None:
+def _declared_family(
+    r: Round, cards: list[Card], fams: list[FamilyAssignment], add: Callable[[FamilyAssignment], None], notes: list[str]
+) -> None:
     """The family the round names: a card family, or an alias (the ladder's family names) of some cards."""
     members = [c for c in cards if c.family == r.family] or [c for c in cards if r.family in c.aliases]
     if not members:
@@ -367,12 +498,15 @@ def _declared_family(r: Round, cards: list[Card], fams: list[FamilyAssignment],
     elif len({c.family for c in members}) == 1:
         add(FamilyAssignment(members[0].family, None, "declared-family", STRENGTH["declared-family"], why))
     else:
-        notes.append(f"family {r.family!r} spans {', '.join(sorted({c.family for c in members}))}; "
-                     f"nothing in the round picks one")  # fmt: skip
+        notes.append(
+            f"family {r.family!r} spans {', '.join(sorted({c.family for c in members}))}; "
+            f"nothing in the round picks one"
+        )
 
 
-def map_round(r: Round, cards: list[Card], llm: LLMConfig | None, taken: set[str]
-              ) -> tuple[Assignment, dict[str, Any] | None]:
+def map_round(
+    r: Round, cards: list[Card], llm: LLMConfig | None, taken: set[str]
+) -> tuple[Assignment, dict[str, Any] | None]:
     from patterns.appliers import APPLIERS
 
     notes: list[str] = []
@@ -419,8 +553,15 @@ def map_round(r: Round, cards: list[Card], llm: LLMConfig | None, taken: set[str
             add(FamilyAssignment(doc["family"], doc["id"], "llm", STRENGTH["llm"], [f"llm proposed {doc['id']}"]))
     if not fams:
         proposal = propose(r, changed, taken)
-        add(FamilyAssignment(proposal["family"], proposal["id"], "proposed", STRENGTH["proposed"],
-                             [f"no card explains it; proposed {proposal['id']}"]))  # fmt: skip
+        add(
+            FamilyAssignment(
+                proposal["family"],
+                proposal["id"],
+                "proposed",
+                STRENGTH["proposed"],
+                [f"no card explains it; proposed {proposal['id']}"],
+            )
+        )
     fams.sort(key=lambda f: -f.confidence)
     text = _interpret(r, fams, changed) + (f" LLM: {interp}" if interp else "")
     return Assignment(r, fams, text, proposal["id"] if proposal else None, notes), proposal
@@ -457,21 +598,38 @@ def _history_entries(result: SynthesisResult) -> dict[str, list[dict[str, Any]]]
         r = a.round
         for f in a.families:
             if f.card:
-                out.setdefault(f.card, []).append({"op": r.op, "round": r.round, "outcome": r.decision,
-                                                   "speedup": r.speedup, "change": r.description[:300],
-                                                   "source": r.where, "method": f.method})  # fmt: skip
+                out.setdefault(f.card, []).append(
+                    {
+                        "op": r.op,
+                        "round": r.round,
+                        "outcome": r.decision,
+                        "speedup": r.speedup,
+                        "change": r.description[:300],
+                        "source": r.where,
+                        "method": f.method,
+                    }
+                )
     return out
 
 
 def _index_md(result: SynthesisResult, history: dict[str, list[dict[str, Any]]]) -> str:
-    rows = ["# Pattern index", "", "Generated by `patterns synthesize`; edits here are kept (the next run leaves this "
-            "file alone once its content differs from what was generated).", ""]  # fmt: skip
+    rows = [
+        "# Pattern index",
+        "",
+        "Generated by `patterns synthesize`; edits here are kept (the next run leaves this "
+        "file alone once its content differs from what was generated).",
+        "",
+    ]
     by_family: dict[str, list[Card]] = {}
     for c in result.cards:
         by_family.setdefault(c.family, []).append(c)
     for fam in sorted(by_family):
-        rows += [f"## {fam}", "", "| card | status | rounds | accepted | median speedup (accepted) |",
-                 "|---|---|---|---|---|"]  # fmt: skip
+        rows += [
+            f"## {fam}",
+            "",
+            "| card | status | rounds | accepted | median speedup (accepted) |",
+            "|---|---|---|---|---|",
+        ]
         for c in sorted(by_family[fam], key=lambda c: c.id):
             h = history.get(c.id, [])
             acc = [e["speedup"] for e in h if e["outcome"] == "accepted" and e["speedup"]]
@@ -481,8 +639,9 @@ def _index_md(result: SynthesisResult, history: dict[str, list[dict[str, Any]]])
     return "\n".join(rows)
 
 
-def _safe_write(path: Path, text: str, rel: str, recorded: dict[str, str], generated: dict[str, str],
-                written: Written) -> None:
+def _safe_write(
+    path: Path, text: str, rel: str, recorded: dict[str, str], generated: dict[str, str], written: Written
+) -> None:
     """Write unless a person edited the file since it was generated (hash differs from the recorded one)."""
     new = content_hash(text)
     if path.exists():
@@ -531,15 +690,25 @@ def write_outputs(result: SynthesisResult, out_dir: Path, cards_dir: Path) -> Wr
             return str(c.path)
 
     index = {
-        "format": INDEX_FORMAT, "format_version": INDEX_VERSION,
+        "format": INDEX_FORMAT,
+        "format_version": INDEX_VERSION,
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
         "families": {f: sorted(ids) for f, ids in sorted(families.items())},
-        "cards": {c.id: {"family": c.family, "title": c.title, "status": c.status, "path": where(c),
-                         "sha256": c.sha256 or None, "appliers": c.appliers, "history": history.get(c.id, [])}
-                  for c in sorted(result.cards, key=lambda c: c.id)},
+        "cards": {
+            c.id: {
+                "family": c.family,
+                "title": c.title,
+                "status": c.status,
+                "path": where(c),
+                "sha256": c.sha256 or None,
+                "appliers": c.appliers,
+                "history": history.get(c.id, []),
+            }
+            for c in sorted(result.cards, key=lambda c: c.id)
+        },
         "rounds": [a.to_json() for a in result.assignments],
         "generated_files": dict(sorted(generated.items())),
-    }  # fmt: skip
+    }
     index_path.write_text(json.dumps(index, indent=1, default=str) + "\n")
     written.files.append(index_path)
     return written

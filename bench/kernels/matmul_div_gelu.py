@@ -23,7 +23,7 @@ def to_bf16(x):
 
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     pid = tl.program_id(0)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     pid_m = pid // num_pid_n
@@ -68,7 +68,7 @@ def linear_nobias(x: torch.Tensor, w: torch.Tensor, out_dtype: torch.dtype) -> t
     BLOCK = 32
     grid = (triton.cdiv(M, BLOCK) * triton.cdiv(N, BLOCK),)
     matmul_kernel[grid](x, w, y, M, N, K, x.stride(0), x.stride(1), w.stride(1), w.stride(0), y.stride(0),
-                        y.stride(1), BLOCK_M=BLOCK, BLOCK_N=BLOCK, BLOCK_K=BLOCK, num_stages=1)  # fmt: skip
+                        y.stride(1), BLOCK_M=BLOCK, BLOCK_N=BLOCK, BLOCK_K=BLOCK, num_stages=1)
     return y
 
 

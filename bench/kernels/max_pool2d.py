@@ -8,7 +8,7 @@ import triton.language as tl
 
 @triton.jit
 def max_pool2d_kernel(x_ptr, out_ptr, n_out, H, W, OH, OW, KSIZE: tl.constexpr, STRIDE: tl.constexpr,
-                      PAD: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+                      PAD: tl.constexpr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_out
@@ -36,5 +36,5 @@ def forward(x: torch.Tensor, kernel_size: int, stride: int, padding: int) -> tor
     n_out = out.numel()
     BLOCK = 256
     max_pool2d_kernel[(triton.cdiv(n_out, BLOCK),)](x, out, n_out, H, W, OH, OW, KSIZE=kernel_size, STRIDE=stride,
-                                                    PAD=padding, BLOCK=BLOCK)  # fmt: skip
+                                                    PAD=padding, BLOCK=BLOCK)
     return out

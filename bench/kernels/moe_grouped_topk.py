@@ -11,7 +11,7 @@ import triton.language as tl
 
 @triton.jit
 def grouped_topk_kernel(logits_ptr, bias_ptr, w_ptr, idx_ptr, E, GS, scale, G: tl.constexpr, KG: tl.constexpr,
-                        K: tl.constexpr, BLOCK_E: tl.constexpr, BLOCK_G: tl.constexpr):  # fmt: skip
+                        K: tl.constexpr, BLOCK_E: tl.constexpr, BLOCK_G: tl.constexpr):
     t = tl.program_id(0)
     offs = tl.arange(0, BLOCK_E)
     valid = offs < E
@@ -60,5 +60,5 @@ def forward(logits: torch.Tensor, bias: torch.Tensor, G: int, KG: int, K: int) -
     weights = torch.empty((T, K), device=logits.device, dtype=torch.float32)
     idx = torch.empty((T, K), device=logits.device, dtype=torch.int64)
     grouped_topk_kernel[(T,)](logits, bias, weights, idx, E, E // G, 2.5, G=G, KG=KG, K=K,
-                              BLOCK_E=triton.next_power_of_2(E), BLOCK_G=triton.next_power_of_2(G))  # fmt: skip
+                              BLOCK_E=triton.next_power_of_2(E), BLOCK_G=triton.next_power_of_2(G))
     return weights, idx

@@ -23,7 +23,7 @@ def to_bf16(x):
 
 @triton.jit
 def pointwise_conv_kernel(x_ptr, w_ptr, out_ptr, C_IN, C_OUT, HW,
-                          BLOCK_CO: tl.constexpr, BLOCK_HW: tl.constexpr, BLOCK_CI: tl.constexpr):  # fmt: skip
+                          BLOCK_CO: tl.constexpr, BLOCK_HW: tl.constexpr, BLOCK_CI: tl.constexpr):
     pid = tl.program_id(0)
     n = tl.program_id(1)
     num_pid_hw = tl.cdiv(HW, BLOCK_HW)
@@ -59,5 +59,5 @@ def forward(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     BLOCK = 32
     grid = (triton.cdiv(C_OUT, BLOCK) * triton.cdiv(HW, BLOCK), N)
     pointwise_conv_kernel[grid](x, w, out, C_IN, C_OUT, HW, BLOCK_CO=BLOCK, BLOCK_HW=BLOCK, BLOCK_CI=BLOCK,
-                                num_stages=1)  # fmt: skip
+                                num_stages=1)
     return out

@@ -24,14 +24,16 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Te
     return tuple(t.to(device) for t in (x, w, b, bw, bb, s))
 
 
-def reference(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, bw: torch.Tensor, bb: torch.Tensor,
-              s: torch.Tensor) -> torch.Tensor:  # fmt: skip
+def reference(
+    x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, bw: torch.Tensor, bb: torch.Tensor, s: torch.Tensor
+) -> torch.Tensor:
     y = F.batch_norm(F.linear(x, w, b), None, None, bw, bb, training=True, momentum=0.1, eps=EPS)
     return torch.softmax(s * y, dim=1)
 
 
-def oracle(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, bw: torch.Tensor, bb: torch.Tensor,
-           s: torch.Tensor) -> torch.Tensor:  # fmt: skip
+def oracle(
+    x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, bw: torch.Tensor, bb: torch.Tensor, s: torch.Tensor
+) -> torch.Tensor:
     y = F.batch_norm(linear64(x, w, b), None, None, bw.double(), bb.double(), training=True, eps=EPS)
     return torch.softmax(s.double() * y, dim=1).float()
 

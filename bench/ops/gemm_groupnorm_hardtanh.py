@@ -20,13 +20,15 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple:
     return x.to(device), w.to(device), b.to(device), gw.to(device), gb.to(device), case.shape["G"]
 
 
-def reference(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, gw: torch.Tensor, gb: torch.Tensor,
-              G: int) -> torch.Tensor:  # fmt: skip
+def reference(
+    x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, gw: torch.Tensor, gb: torch.Tensor, G: int
+) -> torch.Tensor:
     return F.hardtanh(F.group_norm(F.linear(x, w, b), G, gw, gb, EPS), -2.0, 2.0)
 
 
-def oracle(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, gw: torch.Tensor, gb: torch.Tensor,
-           G: int) -> torch.Tensor:  # fmt: skip
+def oracle(
+    x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, gw: torch.Tensor, gb: torch.Tensor, G: int
+) -> torch.Tensor:
     return F.hardtanh(F.group_norm(linear64(x, w, b), G, gw.double(), gb.double(), EPS), -2.0, 2.0).float()
 
 

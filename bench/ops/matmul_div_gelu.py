@@ -10,7 +10,7 @@ from bench.ops.gemm_add_relu import (
     check_kind,
     linear64,
     linear_bytes,
-    linear_flops,  # fmt: skip
+    linear_flops,
     linear_inputs,
 )
 from bench.ops.matmul_irregular import BF16_TOLERANCE

@@ -85,14 +85,18 @@ def verify(inputs: tuple, out: object, tol: Tolerance) -> Verdict:
     if bool(bad.any()):
         row = int(bad.nonzero()[0])
         reason = next(name for name, rows in problems.items() if rows[row])
-        return Verdict(False, f"output 1: {int(bad.sum())} of {len(bad)} rows are not a valid routing; first row "
-                       f"{row}: {reason}: experts {idx[row].tolist()}, the oracle picks {ref_idx[row].tolist()}")
+        return Verdict(
+            False,
+            f"output 1: {int(bad.sum())} of {len(bad)} rows are not a valid routing; first row "
+            f"{row}: {reason}: experts {idx[row].tolist()}, the oracle picks {ref_idx[row].tolist()}",
+        )
     sig = torch.sigmoid(logits.double()).gather(1, idx)
     return compare(w, sig / sig.sum(dim=-1, keepdim=True) * ROUTED_SCALING_FACTOR, tol)
 
 
-def _routing_problems(logits: torch.Tensor, bias: torch.Tensor, G: int, KG: int, idx: torch.Tensor,
-                      ref_idx: torch.Tensor) -> dict[str, torch.Tensor]:  # fmt: skip
+def _routing_problems(
+    logits: torch.Tensor, bias: torch.Tensor, G: int, KG: int, idx: torch.Tensor, ref_idx: torch.Tensor
+) -> dict[str, torch.Tensor]:
     """Reason → (T,) bool mask of the rows it rules out, in reporting order."""
     T, E = logits.shape
     in_range = ((idx >= 0) & (idx < E)).all(-1)
@@ -112,17 +116,20 @@ def _routing_problems(logits: torch.Tensor, bias: torch.Tensor, G: int, KG: int,
     spare = may_keep & ~hit
     rank = group_scores.masked_fill(~spare, float("-inf")).argsort(-1, descending=True).argsort(-1)
     kept = hit | (spare & (rank < (KG - hit.sum(-1))[:, None]))
-    group_cut = (group_scores.masked_fill(~kept, float("inf")).amin(-1)
-                 >= group_scores.masked_fill(kept, float("-inf")).amax(-1) - group_delta)  # fmt: skip
+    group_cut = (
+        group_scores.masked_fill(~kept, float("inf")).amin(-1)
+        >= group_scores.masked_fill(kept, float("-inf")).amax(-1) - group_delta
+    )
     tolerant = ~exact & in_range
     return {
         f"an index outside [0, {E})": ~in_range,
         "indices not strictly ascending (unsorted or repeated)": ~(idx[:, 1:] > idx[:, :-1]).all(-1),
-        "two experts have identical inputs, so the first-index routing is required exactly":
-            exact & in_range & (idx != ref_idx).any(-1),
+        "two experts have identical inputs, so the first-index routing is required exactly": exact
+        & in_range
+        & (idx != ref_idx).any(-1),
         f"the picked experts lie in more than {KG} groups": tolerant & (hit.sum(-1) > KG),
-        "an unpicked expert of a picked expert's group beats a picked one by more than δ_E":
-            tolerant & ~(may_keep | ~hit).all(-1),
+        "an unpicked expert of a picked expert's group beats a picked one by more than δ_E": tolerant
+        & ~(may_keep | ~hit).all(-1),
         f"no top-{KG} group set within δ_G holds the picked experts": tolerant & ~((kept.sum(-1) == KG) & group_cut),
     }
 
@@ -130,8 +137,9 @@ def _routing_problems(logits: torch.Tensor, bias: torch.Tensor, G: int, KG: int,
 def _rows_with_identical_experts(logits: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """(T,) bool: rows where two experts have the same logit and the same bias (compared bitwise after +0.0, which
     turns −0.0 into +0.0)."""
-    bits = ((logits + 0.0).view(torch.int32).to(torch.int64) << 32) | ((bias + 0.0).view(torch.int32).to(torch.int64)
-                                                                       & 0xFFFFFFFF)  # fmt: skip
+    bits = ((logits + 0.0).view(torch.int32).to(torch.int64) << 32) | (
+        (bias + 0.0).view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    )
     ordered = bits.sort(dim=-1).values
     return (ordered[:, 1:] == ordered[:, :-1]).any(-1)
 
@@ -167,6 +175,6 @@ OPERATOR = Operator(
     tolerance=Tolerance("float", rtol=1e-4, atol=1e-5, rel_l2=1e-5),
     input_kinds=(RANDOM, TIES),
     notes="Inputs are (logits, bias, G, KG, K). Indices must be a valid routing under fp32 rounding (sorted "
-          "ascending; exact on identical experts), weights compare as floats against that routing's.",
+    "ascending; exact on identical experts), weights compare as floats against that routing's.",
     verify=verify,
 )

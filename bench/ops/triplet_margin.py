@@ -12,8 +12,7 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Te
         raise ValueError(f"triplet_margin: unknown input kind {kind!r}; it takes only {RANDOM!r}")
     g = torch.Generator(device=device).manual_seed(seed)
     shape = (case.shape["B"], case.shape["D"])
-    anchor, positive, negative = (torch.randn(shape, generator=g, device=device, dtype=torch.float32)
-                                  for _ in range(3))
+    anchor, positive, negative = (torch.randn(shape, generator=g, device=device, dtype=torch.float32) for _ in range(3))
     return anchor.to(device), positive.to(device), negative.to(device)
 
 

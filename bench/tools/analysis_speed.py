@@ -38,11 +38,21 @@ def main() -> None:
                 times.append(time.perf_counter() - t0)
             passes = len(list(traj.passes()))
             mb = sum(len(s.text) for s in traj.snapshots) / 1e6
-            rows.append({"kernel": name, "passes": passes, "ir_mb": round(mb, 2), "edges": len(model.graph.edges()),
-                         "median_s": statistics.median(times), "max_s": max(times)})
+            rows.append(
+                {
+                    "kernel": name,
+                    "passes": passes,
+                    "ir_mb": round(mb, 2),
+                    "edges": len(model.graph.edges()),
+                    "median_s": statistics.median(times),
+                    "max_s": max(times),
+                }
+            )
     print(f"{'kernel':<12}{'passes':>8}{'IR MB':>8}{'edges':>7}{'median s':>10}{'max s':>8}")
     for r in rows:
-        print(f"{r['kernel']:<12}{r['passes']:>8}{r['ir_mb']:>8}{r['edges']:>7}{r['median_s']:>10.3f}{r['max_s']:>8.3f}")
+        print(
+            f"{r['kernel']:<12}{r['passes']:>8}{r['ir_mb']:>8}{r['edges']:>7}{r['median_s']:>10.3f}{r['max_s']:>8.3f}"
+        )
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": a.runs, "rows": rows}, f, indent=1)

@@ -39,13 +39,17 @@ def main() -> None:
     p.add_argument("--json")
     a = p.parse_args()
     rows = [measure(k, a.runs) for k in KERNELS]
-    print(f"{'kernel':<12} {'plain ms':>9} {'capture ms':>11} {'ratio':>6} {'wall plain':>11} {'wall capture':>13} "
-          f"{'ratio':>6} {'snapshots':>9} {'IR kB':>6}")
+    print(
+        f"{'kernel':<12} {'plain ms':>9} {'capture ms':>11} {'ratio':>6} {'wall plain':>11} {'wall capture':>13} "
+        f"{'ratio':>6} {'snapshots':>9} {'IR kB':>6}"
+    )
     for r in rows:
-        print(f"{r['kernel']:<12} {r['plain_compile_ms']:>9.0f} {r['capture_compile_ms']:>11.0f} "
-              f"{r['capture_compile_ms'] / r['plain_compile_ms']:>6.2f} {r['plain_wall_ms']:>11.0f} "
-              f"{r['capture_wall_ms']:>13.0f} {r['capture_wall_ms'] / r['plain_wall_ms']:>6.2f} "
-              f"{r['capture_snapshots']:>9} {r['ir_kb']:>6.0f}")
+        print(
+            f"{r['kernel']:<12} {r['plain_compile_ms']:>9.0f} {r['capture_compile_ms']:>11.0f} "
+            f"{r['capture_compile_ms'] / r['plain_compile_ms']:>6.2f} {r['plain_wall_ms']:>11.0f} "
+            f"{r['capture_wall_ms']:>13.0f} {r['capture_wall_ms'] / r['plain_wall_ms']:>6.2f} "
+            f"{r['capture_snapshots']:>9} {r['ir_kb']:>6.0f}"
+        )
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": a.runs, "rows": rows}, f, indent=1)

@@ -69,8 +69,9 @@ def time_dump(name: str, runs: int) -> tuple[list[float], int]:
     with tempfile.TemporaryDirectory() as d:
         dump = os.path.join(d, "dump.mlir")
         env = dict(os.environ, MLIR_ENABLE_DUMP="1", MLIR_DUMP_PATH=dump, TRITON_CACHE_DIR=d)
-        proc = subprocess.run([sys.executable, "-c", _DUMP_CHILD, name, str(runs)], env=env, capture_output=True,
-                              text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", _DUMP_CHILD, name, str(runs)], env=env, capture_output=True, text=True, check=True
+        )
         size = os.path.getsize(dump) // runs
     return json.loads(proc.stdout.strip().splitlines()[-1]), size
 
@@ -96,26 +97,38 @@ def main() -> None:
             ir_only.append(t)
             full.append(time_capture(name, disassemble=True)[0])
         dump, dump_bytes = time_dump(name, a.runs + 1)
-        rows.append({
-            "kernel": name, "plain_ms": statistics.median(plain) * 1e3,
-            "capture_ir_ms": statistics.median(ir_only) * 1e3, "capture_sass_ms": statistics.median(full) * 1e3,
-            "dump_ms": statistics.median(dump[1:]) * 1e3, "snapshots": snaps, "ir_mb": nbytes / 1e6,
-            "dump_mb": dump_bytes / 1e6,
-        })
+        rows.append(
+            {
+                "kernel": name,
+                "plain_ms": statistics.median(plain) * 1e3,
+                "capture_ir_ms": statistics.median(ir_only) * 1e3,
+                "capture_sass_ms": statistics.median(full) * 1e3,
+                "dump_ms": statistics.median(dump[1:]) * 1e3,
+                "snapshots": snaps,
+                "ir_mb": nbytes / 1e6,
+                "dump_mb": dump_bytes / 1e6,
+            }
+        )
     for r in rows:
         r["capture_ir_x"] = r["capture_ir_ms"] / r["plain_ms"]
         r["capture_sass_x"] = r["capture_sass_ms"] / r["plain_ms"]
         r["dump_x"] = r["dump_ms"] / r["plain_ms"]
-    head = f"{'kernel':<12}{'plain ms':>10}{'capture ms':>12}{'×':>7}{'+SASS ms':>10}{'×':>7}{'DUMP ms':>10}{'×':>7}" \
-           f"{'snaps':>7}{'IR MB':>8}{'dump MB':>9}"
+    head = (
+        f"{'kernel':<12}{'plain ms':>10}{'capture ms':>12}{'×':>7}{'+SASS ms':>10}{'×':>7}{'DUMP ms':>10}{'×':>7}"
+        f"{'snaps':>7}{'IR MB':>8}{'dump MB':>9}"
+    )
     print(f"triton {triton.__version__}, cuda:90, median of {a.runs} runs\n{head}")
     for r in rows:
-        print(f"{r['kernel']:<12}{r['plain_ms']:>10.1f}{r['capture_ir_ms']:>12.1f}{r['capture_ir_x']:>7.2f}"
-              f"{r['capture_sass_ms']:>10.1f}{r['capture_sass_x']:>7.2f}{r['dump_ms']:>10.1f}{r['dump_x']:>7.2f}"
-              f"{r['snapshots']:>7}{r['ir_mb']:>8.2f}{r['dump_mb']:>9.2f}")
+        print(
+            f"{r['kernel']:<12}{r['plain_ms']:>10.1f}{r['capture_ir_ms']:>12.1f}{r['capture_ir_x']:>7.2f}"
+            f"{r['capture_sass_ms']:>10.1f}{r['capture_sass_x']:>7.2f}{r['dump_ms']:>10.1f}{r['dump_x']:>7.2f}"
+            f"{r['snapshots']:>7}{r['ir_mb']:>8.2f}{r['dump_mb']:>9.2f}"
+        )
     g = {k: geomean([r[k] for r in rows]) for k in ("capture_ir_x", "capture_sass_x", "dump_x")}
-    print(f"{'geo-mean':<12}{'':>10}{'':>12}{g['capture_ir_x']:>7.2f}{'':>10}{g['capture_sass_x']:>7.2f}{'':>10}"
-          f"{g['dump_x']:>7.2f}")
+    print(
+        f"{'geo-mean':<12}{'':>10}{'':>12}{g['capture_ir_x']:>7.2f}{'':>10}{g['capture_sass_x']:>7.2f}{'':>10}"
+        f"{g['dump_x']:>7.2f}"
+    )
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": a.runs, "rows": rows, "geomean": g}, f, indent=1)

@@ -111,27 +111,57 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "jobs": args.jobs,
         "source": str(src),
-        "target_build": {"dirs": list(TARGET_DIRS), "runs_s": target_times, "median_s": statistics.median(target_times),
-                         "files": target_report["files"], "parse_error_files": target_report["parse_error_files"]},
-        "default_build": {"runs_s": default_times, "median_s": statistics.median(default_times),
-                          "files": default_report["files"], "seconds": default_report["seconds"]},
+        "target_build": {
+            "dirs": list(TARGET_DIRS),
+            "runs_s": target_times,
+            "median_s": statistics.median(target_times),
+            "files": target_report["files"],
+            "parse_error_files": target_report["parse_error_files"],
+        },
+        "default_build": {
+            "runs_s": default_times,
+            "median_s": statistics.median(default_times),
+            "files": default_report["files"],
+            "seconds": default_report["seconds"],
+        },
         "rebuild": {"runs_s": rebuild_times, "median_s": statistics.median(rebuild_times)},
-        "queries": {k: {"n": len(v), "p50_ms": percentile(v, 50), "p95_ms": percentile(v, 95), "max_ms": max(v)}
-                    for k, v in per_kind.items()},
+        "queries": {
+            k: {"n": len(v), "p50_ms": percentile(v, 50), "p95_ms": percentile(v, 95), "max_ms": max(v)}
+            for k, v in per_kind.items()
+        },
         "query_all": {"n": len(all_ms), "p50_ms": percentile(all_ms, 50), "p95_ms": percentile(all_ms, 95)},
         "targets": TARGETS,
-    }  # fmt: skip
+    }
     rows = [
-        ("build: lib include nvidia amd (C++ + .td)", f"{result['target_build']['median_s']:.2f} s",
-         f"{result['target_build']['files']} files", TARGETS["build_s"], result["target_build"]["median_s"]),
-        ("build: default set (+python/src, pipelines)", f"{result['default_build']['median_s']:.2f} s",
-         f"{result['default_build']['files']} files", TARGETS["build_s"], result["default_build"]["median_s"]),
-        ("rebuild, nothing changed", f"{result['rebuild']['median_s']:.3f} s", "", TARGETS["rebuild_s"],
-         result["rebuild"]["median_s"]),
-        ("query p95 (all kinds)", f"{result['query_all']['p95_ms']:.1f} ms",
-         f"p50 {result['query_all']['p50_ms']:.1f} ms, n={len(all_ms)}", TARGETS["query_p95_ms"],
-         result["query_all"]["p95_ms"]),
-    ]  # fmt: skip
+        (
+            "build: lib include nvidia amd (C++ + .td)",
+            f"{result['target_build']['median_s']:.2f} s",
+            f"{result['target_build']['files']} files",
+            TARGETS["build_s"],
+            result["target_build"]["median_s"],
+        ),
+        (
+            "build: default set (+python/src, pipelines)",
+            f"{result['default_build']['median_s']:.2f} s",
+            f"{result['default_build']['files']} files",
+            TARGETS["build_s"],
+            result["default_build"]["median_s"],
+        ),
+        (
+            "rebuild, nothing changed",
+            f"{result['rebuild']['median_s']:.3f} s",
+            "",
+            TARGETS["rebuild_s"],
+            result["rebuild"]["median_s"],
+        ),
+        (
+            "query p95 (all kinds)",
+            f"{result['query_all']['p95_ms']:.1f} ms",
+            f"p50 {result['query_all']['p50_ms']:.1f} ms, n={len(all_ms)}",
+            TARGETS["query_p95_ms"],
+            result["query_all"]["p95_ms"],
+        ),
+    ]
     print(f"compiler_index benchmark: {src}, {args.jobs} jobs, {os.cpu_count()} cpus, medians of {args.runs} runs")
     print(f"{'measure':<46} {'value':>10}  {'target':>8}  {'ratio':>6}  note")
     for name, value, note, target, measured in rows:
@@ -143,8 +173,11 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {out}")
-    ok = (result["target_build"]["median_s"] <= TARGETS["build_s"] and result["rebuild"]["median_s"] <=
-          TARGETS["rebuild_s"] and result["query_all"]["p95_ms"] <= TARGETS["query_p95_ms"])  # fmt: skip
+    ok = (
+        result["target_build"]["median_s"] <= TARGETS["build_s"]
+        and result["rebuild"]["median_s"] <= TARGETS["rebuild_s"]
+        and result["query_all"]["p95_ms"] <= TARGETS["query_p95_ms"]
+    )
     return 0 if ok else 1
 
 

@@ -24,8 +24,9 @@ from bench.operator import RANDOM, get_operator
 from bench.ops.moe_grouped_topk import ROUTED_SCALING_FACTOR, _first_k
 
 
-def perturbed_routing(logits: torch.Tensor, bias: torch.Tensor, G: int, KG: int, K: int, ulps: int,
-                      gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def perturbed_routing(
+    logits: torch.Tensor, bias: torch.Tensor, G: int, KG: int, K: int, ulps: int, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The oracle's selection on fp32 sigmoid scores moved by up to `ulps` ulps; weights from those scores."""
     T, E = logits.shape
     sig = torch.sigmoid(logits)
@@ -59,14 +60,22 @@ def main() -> None:
                 t0 = time.perf_counter()
                 rule = verify(op, inputs, out)
                 seconds = time.perf_counter() - t0
-                row = {"ulps": ulps, "case": case.name, "seed": seed,
-                       "rows_differing": int((out[1] != ref[1]).any(-1).sum()),
-                       "exact_ok": compare(out, ref, op.tolerance).ok, "rule_ok": rule.ok,
-                       "rule_detail": rule.detail, "rule_seconds": round(seconds, 3)}  # fmt: skip
+                row = {
+                    "ulps": ulps,
+                    "case": case.name,
+                    "seed": seed,
+                    "rows_differing": int((out[1] != ref[1]).any(-1).sum()),
+                    "exact_ok": compare(out, ref, op.tolerance).ok,
+                    "rule_ok": rule.ok,
+                    "rule_detail": rule.detail,
+                    "rule_seconds": round(seconds, 3),
+                }
                 rows.append(row)
-                print(f"±{ulps:<3} ulps {case.name} seed {seed}: {row['rows_differing']:>3} rows differ; exact check "
-                      f"{'ok' if row['exact_ok'] else 'FAIL'}; rule {'ok' if rule.ok else 'FAIL'} ({seconds:.2f} s)"
-                      + ("" if rule.ok else f": {rule.detail[:100]}"))
+                print(
+                    f"±{ulps:<3} ulps {case.name} seed {seed}: {row['rows_differing']:>3} rows differ; exact check "
+                    f"{'ok' if row['exact_ok'] else 'FAIL'}; rule {'ok' if rule.ok else 'FAIL'} ({seconds:.2f} s)"
+                    + ("" if rule.ok else f": {rule.detail[:100]}")
+                )
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
 

@@ -91,8 +91,13 @@ def main() -> None:
         "llvm dialect (largest)": max((s.text for s in llir), key=len),
     }
     with tempfile.TemporaryDirectory() as d:
-        dump = subprocess.run([sys.executable, "-c", _DUMP_CHILD], capture_output=True, text=True,
-                              env=dict(os.environ, TRITON_CACHE_DIR=d), check=True).stderr
+        dump = subprocess.run(
+            [sys.executable, "-c", _DUMP_CHILD],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, TRITON_CACHE_DIR=d),
+            check=True,
+        ).stderr
     samples["MLIR_ENABLE_DUMP stream"] = dump
     print(f"{'text':<26}{'MB':>7}  {'parser':<14}{'s':>8}{'ops':>9}  locations")
     for name, text in samples.items():

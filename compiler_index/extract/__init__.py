@@ -61,7 +61,7 @@ EXTRACTORS: dict[str, Extractor] = {
         Extractor("pipeline", PIPELINE, lambda p: backend_of(p) is not None, _pipeline, "python-ast"),
         Extractor("libclang", SOURCE, lambda p: False, _clang, "libclang"),
     ]
-}  # fmt: skip
+}
 
 
 def backend_of(path: PurePosixPath) -> str | None:

@@ -46,22 +46,55 @@ PARSE_OPTIONS = 0x200 | 0x4000
 MAX_ANCESTORS = 64
 FIRST_ERRORS = 5  # error messages kept per file
 
-_FUNCTIONS = frozenset({K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.CONVERSION_FUNCTION,
-                        K.FUNCTION_TEMPLATE})  # fmt: skip
-_RECORDS = frozenset({K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.CLASS_TEMPLATE,
-                      K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION})  # fmt: skip
+_FUNCTIONS = frozenset(
+    {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.CONVERSION_FUNCTION, K.FUNCTION_TEMPLATE}
+)
+_RECORDS = frozenset(
+    {K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION}
+)
 _NOT_CALLEES = frozenset({K.CONSTRUCTOR, K.DESTRUCTOR, K.CONVERSION_FUNCTION})  # implicit calls tree-sitter never sees
-_TEMPLATE_PARAMS = frozenset({K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER,
-                              K.TEMPLATE_TEMPLATE_PARAMETER})  # fmt: skip
+_TEMPLATE_PARAMS = frozenset({K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER})
 _MISSING_HEADER = re.compile(r"'([^']+)' file not found")
 _TYPE_PARAMETER = re.compile(r"type-parameter-0-(\d+)")
 _TEMPLATE_ARGS = re.compile(r"<.*>$")
 # flags that shape what the parser sees; the rest may be dropped when libclang rejects another compiler's flags
-_PORTABLE_WITH_VALUE = frozenset({"-working-directory", "-I", "-isystem", "-iquote", "-idirafter", "-include", "-D",
-                                  "-U", "-x", "-resource-dir", "-target", "-isysroot", "--sysroot"})  # fmt: skip
-_PORTABLE_JOINED = ("-I", "-D", "-U", "-x", "-std=", "-isystem", "-iquote", "-idirafter", "-resource-dir=", "--target=",
-                    "--sysroot=", "--gcc-toolchain=", "-nostdinc", "-fno-exceptions", "-fno-rtti", "-fexceptions",
-                    "-frtti", "-ferror-limit=")  # fmt: skip
+_PORTABLE_WITH_VALUE = frozenset(
+    {
+        "-working-directory",
+        "-I",
+        "-isystem",
+        "-iquote",
+        "-idirafter",
+        "-include",
+        "-D",
+        "-U",
+        "-x",
+        "-resource-dir",
+        "-target",
+        "-isysroot",
+        "--sysroot",
+    }
+)
+_PORTABLE_JOINED = (
+    "-I",
+    "-D",
+    "-U",
+    "-x",
+    "-std=",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-resource-dir=",
+    "--target=",
+    "--sysroot=",
+    "--gcc-toolchain=",
+    "-nostdinc",
+    "-fno-exceptions",
+    "-fno-rtti",
+    "-fexceptions",
+    "-frtti",
+    "-ferror-limit=",
+)
 
 
 def unavailable() -> str | None:
@@ -82,8 +115,11 @@ def _index() -> ci.Index:
 def _native() -> ctypes.CDLL:
     """The few libclang functions the Python bindings do not wrap."""
     lib = ci.conf.lib
-    lib.clang_getOverriddenCursors.argtypes = [ci.Cursor, ctypes.POINTER(ctypes.POINTER(ci.Cursor)),
-                                               ctypes.POINTER(ctypes.c_uint)]  # fmt: skip
+    lib.clang_getOverriddenCursors.argtypes = [
+        ci.Cursor,
+        ctypes.POINTER(ctypes.POINTER(ci.Cursor)),
+        ctypes.POINTER(ctypes.c_uint),
+    ]
     lib.clang_getOverriddenCursors.restype = None
     lib.clang_disposeOverriddenCursors.argtypes = [ctypes.POINTER(ci.Cursor)]
     lib.clang_disposeOverriddenCursors.restype = None
@@ -105,8 +141,10 @@ def builtin_include_args() -> tuple[str, ...]:
 
 
 def _builtin_candidates() -> Iterator[tuple[str, ...]]:
-    for exe, flag, option in (("clang", "-print-resource-dir", "-resource-dir"),
-                              ("gcc", "-print-file-name=include", "-isystem")):  # fmt: skip
+    for exe, flag, option in (
+        ("clang", "-print-resource-dir", "-resource-dir"),
+        ("gcc", "-print-file-name=include", "-isystem"),
+    ):
         path = shutil.which(exe)
         if path is None:
             continue
@@ -119,8 +157,9 @@ def _builtin_candidates() -> Iterator[tuple[str, ...]]:
 
 
 def _parses(source: str, args: tuple[str, ...]) -> bool:
-    tu = _index().parse("probe.cpp", args=["-xc++", *args], unsaved_files=[("probe.cpp", source)],
-                        options=PARSE_OPTIONS)
+    tu = _index().parse(
+        "probe.cpp", args=["-xc++", *args], unsaved_files=[("probe.cpp", source)], options=PARSE_OPTIONS
+    )
     return not any(d.severity >= ci.Diagnostic.Error for d in tu.diagnostics)
 
 
@@ -160,16 +199,19 @@ def diagnostics(tu: ci.TranslationUnit) -> dict:
     """Error and warning counts, the headers that were not found, the first error messages."""
     errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
     missing = sorted({m.group(1) for d in errors if (m := _MISSING_HEADER.search(d.spelling))})
-    first = [f"{Path(d.location.file.name).name if d.location.file else '?'}:{d.location.line}: {d.spelling}"
-             for d in errors[:FIRST_ERRORS]]  # fmt: skip
+    first = [
+        f"{Path(d.location.file.name).name if d.location.file else '?'}:{d.location.line}: {d.spelling}"
+        for d in errors[:FIRST_ERRORS]
+    ]
     warnings = sum(d.severity == ci.Diagnostic.Warning for d in tu.diagnostics)
     return {"errors": len(errors), "warnings": warnings, "missing_headers": missing, "first_errors": first}
 
 
 def includes(tu: ci.TranslationUnit, directory: str) -> list[str]:
     """Absolute paths of the headers read (found through a relative -I, they are relative to the build directory)."""
-    return sorted({str((Path(directory) / i.include.name).resolve()) for i in tu.get_includes()
-                   if i.include is not None})
+    return sorted(
+        {str((Path(directory) / i.include.name).resolve()) for i in tu.get_includes() if i.include is not None}
+    )
 
 
 # ---- names -----------------------------------------------------------------------------------------------------
@@ -243,8 +285,9 @@ def _spell(t: ci.Type, args: list[str]) -> str | None:
     if t.kind == ci.TypeKind.INVALID:
         return None
     canonical = t.get_canonical().spelling
-    spelled = _TYPE_PARAMETER.sub(lambda m: args[int(m.group(1))] if int(m.group(1)) < len(args) else m.group(0),
-                                  canonical)  # fmt: skip
+    spelled = _TYPE_PARAMETER.sub(
+        lambda m: args[int(m.group(1))] if int(m.group(1)) < len(args) else m.group(0), canonical
+    )
     return t.spelling if "type-parameter-" in spelled else spelled
 
 
@@ -270,8 +313,12 @@ def bases(cursor: ci.Cursor, args: list[str]) -> list[tuple[Base | None, ci.Curs
         targs = [_spell(t.get_template_argument_type(i), args) for i in range(max(n, 0))]
         name = qualified(decl)
         text = f"{name}<{', '.join(a or '…' for a in targs)}>" if n > 0 else name
-        out.append((Base(text=text, name=_bare(decl.spelling), targs=[a for a in targs if a is not None]),
-                    template.get_definition() or template))
+        out.append(
+            (
+                Base(text=text, name=_bare(decl.spelling), targs=[a for a in targs if a is not None]),
+                template.get_definition() or template,
+            )
+        )
     return out
 
 
@@ -304,8 +351,9 @@ def _underlying(expr: ci.Cursor) -> ci.Cursor:
             continue
         if expr.kind == K.CALL_EXPR and kids and kids[0].kind == K.MEMBER_REF_EXPR:
             ref = expr.referenced
-            if ref is not None and (ref.kind == K.CONVERSION_FUNCTION or ref.spelling in ("operator->",
-                                                                                            "getOperation")):
+            if ref is not None and (
+                ref.kind == K.CONVERSION_FUNCTION or ref.spelling in ("operator->", "getOperation")
+            ):
                 receiver = _receiver(expr)
                 if receiver is not None:
                     expr = receiver
@@ -342,8 +390,11 @@ def _op_class(decl: ci.Cursor | None) -> tuple[bool, str | None, str]:
     name = _bare(decl.spelling)
     usr = decl.get_usr()
     if usr not in _IS_OP:
-        _IS_OP[usr] = name in ("Operation", "OpState") or name.endswith("Op") or any(
-            b.name in ("OpState", "Op") for b in ancestors(decl.get_definition() or decl))
+        _IS_OP[usr] = (
+            name in ("Operation", "OpState")
+            or name.endswith("Op")
+            or any(b.name in ("OpState", "Op") for b in ancestors(decl.get_definition() or decl))
+        )
     return _IS_OP[usr], (None if name == "Operation" else name), owner(decl)[0]
 
 
@@ -362,8 +413,9 @@ def _explicit_type_arg(call: ci.Cursor) -> ci.Cursor | None:
             return None
         callee = inner[0]
     at = (callee.location.line, callee.location.column)
-    return next((c for c in callee.get_children()
-                 if c.kind == K.TYPE_REF and (c.location.line, c.location.column) > at), None)
+    return next(
+        (c for c in callee.get_children() if c.kind == K.TYPE_REF and (c.location.line, c.location.column) > at), None
+    )
 
 
 def op_sites(call: ci.Cursor, ref: ci.Cursor, line: int) -> list[OpSite]:
@@ -397,8 +449,11 @@ def op_sites(call: ci.Cursor, ref: ci.Cursor, line: int) -> list[OpSite]:
     if how in ("rauw", "erase") and not (is_op and (op_class or how == "erase")):
         return out  # Value::replaceAllUsesWith, a container's erase(): no op goes away
     text = cpp._squeeze(" ".join(t.spelling for t in target.get_tokens()), 80)
-    out.append(OpSite(None, "erase", how, op_class if is_op else None, ns if is_op and op_class else "", text, line,
-                      "", BACKEND))
+    out.append(
+        OpSite(
+            None, "erase", how, op_class if is_op else None, ns if is_op and op_class else "", text, line, "", BACKEND
+        )
+    )
     return out
 
 
@@ -459,7 +514,8 @@ def _call(c: ci.Cursor, unit: _Unit) -> None:
     virtual = ref.is_virtual_method() and bool(kids) and kids[0].kind == K.MEMBER_REF_EXPR
     target = _primary(ref)
     unit.calls.setdefault((line, name), []).append(
-        _ClangCall(line, c.location.column, name, target.get_usr(), qualified(target), virtual))
+        _ClangCall(line, c.location.column, name, target.get_usr(), qualified(target), virtual)
+    )
     unit.op_sites.extend(op_sites(c, ref, line))
 
 
@@ -531,10 +587,17 @@ def _calls(facts: FileFacts, unit: _Unit) -> None:
             ts.target_usr, ts.target, ts.virtual, ts.backend = cl.target_usr, cl.target, cl.virtual, BACKEND
 
 
-_API_OF_HOW = {"X::create": ("create",), "create<X>": ("create", "create_op"), "createOrFold<X>": ("createOrFold",),
-               "replaceOpWithNewOp<X>": ("replaceOpWithNewOp",), "eraseOp": ("eraseOp",),
-               "replaceOp": ("replaceOp", "replaceOpWithMultiple"), "replaceOpWithNewOp": ("replaceOpWithNewOp",),
-               "erase": ("erase",), "rauw": ("replaceAllUsesWith",)}  # fmt: skip
+_API_OF_HOW = {
+    "X::create": ("create",),
+    "create<X>": ("create", "create_op"),
+    "createOrFold<X>": ("createOrFold",),
+    "replaceOpWithNewOp<X>": ("replaceOpWithNewOp",),
+    "eraseOp": ("eraseOp",),
+    "replaceOp": ("replaceOp", "replaceOpWithMultiple"),
+    "replaceOpWithNewOp": ("replaceOpWithNewOp",),
+    "erase": ("erase",),
+    "rauw": ("replaceAllUsesWith",),
+}
 
 
 def _op_sites(facts: FileFacts, unit: _Unit, fn_spans: list[tuple[int, int, int]], lines: list[bytes]) -> None:
@@ -564,8 +627,12 @@ def extract(rel_path: str, data: bytes, command: CompileCommand) -> FileFacts:
     try:
         tu, dropped = parse(command.file, data, command)
     except ci.TranslationUnitLoadError as e:
-        facts.diagnostics = {"errors": 1, "warnings": 0, "missing_headers": [],
-                             "first_errors": [f"libclang could not parse it ({e}): tree-sitter's reading only"]}
+        facts.diagnostics = {
+            "errors": 1,
+            "warnings": 0,
+            "missing_headers": [],
+            "first_errors": [f"libclang could not parse it ({e}): tree-sitter's reading only"],
+        }
         return facts
     unit = _walk(tu, command.file)
     _functions(facts, unit)

@@ -49,13 +49,33 @@ _QUERY = """
 """
 
 # Calls that build an op when given a template argument: builder.create<X>(…), rewriter.replaceOpWithNewOp<X>(…)
-_TEMPLATE_CREATORS = {"create": "create<X>", "createOrFold": "createOrFold<X>",
-                      "replaceOpWithNewOp": "replaceOpWithNewOp<X>", "create_op": "create<X>"}  # fmt: skip
+_TEMPLATE_CREATORS = {
+    "create": "create<X>",
+    "createOrFold": "createOrFold<X>",
+    "replaceOpWithNewOp": "replaceOpWithNewOp<X>",
+    "create_op": "create<X>",
+}
 # Calls whose first argument is the erased op
-_ERASE_BY_ARG = {"eraseOp": "eraseOp", "replaceOp": "replaceOp", "replaceOpWithNewOp": "replaceOpWithNewOp",
-                 "replaceOpWithMultiple": "replaceOp"}  # fmt: skip
-_CASTS = {"dyn_cast", "cast", "dyn_cast_or_null", "cast_or_null", "dyn_cast_if_present", "cast_if_present",
-          "getDefiningOp", "getParentOfType", "create", "createOrFold", "replaceOpWithNewOp", "getOps"}  # fmt: skip
+_ERASE_BY_ARG = {
+    "eraseOp": "eraseOp",
+    "replaceOp": "replaceOp",
+    "replaceOpWithNewOp": "replaceOpWithNewOp",
+    "replaceOpWithMultiple": "replaceOp",
+}
+_CASTS = {
+    "dyn_cast",
+    "cast",
+    "dyn_cast_or_null",
+    "cast_or_null",
+    "dyn_cast_if_present",
+    "cast_if_present",
+    "getDefiningOp",
+    "getParentOfType",
+    "create",
+    "createOrFold",
+    "replaceOpWithNewOp",
+    "getOps",
+}
 _DIAG = {"emitRemark": "remark", "emitWarning": "warning", "emitError": "error", "emitOpError": "error"}
 _DEBUG_MACROS = {"LDBG", "LLVM_DEBUG", "DEBUG_WITH_TYPE"}
 _FATAL = {"llvm_unreachable", "report_fatal_error"}
@@ -155,7 +175,8 @@ def _render_message(operands: list[Node]) -> str:
         if op.type in ("string_literal", "concatenated_string", "raw_string_literal"):
             pieces.append("".join(_string_literals(op)))
         elif op.type == "call_expression" and _text(op.child_by_field_name("function")).endswith(
-                ("emitRemark", "emitWarning", "emitError", "emitOpError", "DBGS", "notifyMatchFailure")):
+            ("emitRemark", "emitWarning", "emitError", "emitOpError", "DBGS", "notifyMatchFailure")
+        ):
             args = op.child_by_field_name("arguments")
             lits = [_literal(a) for a in args.named_children if a.type == "string_literal"] if args else []
             pieces.append("".join(lits))
@@ -232,10 +253,18 @@ class _File:
         cls = (qualifier if qualifier[:1].isupper() else None) if scope else self._enclosing_class(node)
         line, end = node.start_point.row + 1, node.end_point.row + 1
         body = node.child_by_field_name("body")
-        head = self.data[node.start_byte:body.start_byte if body is not None else node.end_byte]
-        return Function(name=name, cls=cls or None, returns=_squeeze(_text(node.child_by_field_name("type")), 80),
-                        line=line, end_line=end, signature=_squeeze(head.decode("utf-8", "replace"), 240),
-                        body=_text(node)[:20000], ns=_enclosing_namespace(node), qual=scope)  # fmt: skip
+        head = self.data[node.start_byte : body.start_byte if body is not None else node.end_byte]
+        return Function(
+            name=name,
+            cls=cls or None,
+            returns=_squeeze(_text(node.child_by_field_name("type")), 80),
+            line=line,
+            end_line=end,
+            signature=_squeeze(head.decode("utf-8", "replace"), 240),
+            body=_text(node)[:20000],
+            ns=_enclosing_namespace(node),
+            qual=scope,
+        )
 
     @staticmethod
     def _enclosing_class(node: Node) -> str | None:
@@ -289,8 +318,12 @@ class _File:
 
     @staticmethod
     def _declarator_name(node: Node | None, kinds: tuple[str, ...] = ("identifier",)) -> str:
-        while node is not None and node.type in ("reference_declarator", "pointer_declarator", "init_declarator",
-                                                 "array_declarator"):
+        while node is not None and node.type in (
+            "reference_declarator",
+            "pointer_declarator",
+            "init_declarator",
+            "array_declarator",
+        ):
             inner = node.child_by_field_name("declarator")
             if inner is None:  # reference_declarator has no field name for its child
                 inner = next((c for c in node.named_children if c.type.endswith(("identifier", "declarator"))), None)
@@ -315,8 +348,11 @@ class _File:
             node = node.named_children[-1]
         if node.type == "call_expression":  # x.getOperation() / x->getOperation()
             fn = node.child_by_field_name("function")
-            if fn is not None and fn.type == "field_expression" and _text(fn.child_by_field_name("field")) in (
-                    "getOperation", "getDefiningOp"):
+            if (
+                fn is not None
+                and fn.type == "field_expression"
+                and _text(fn.child_by_field_name("field")) in ("getOperation", "getDefiningOp")
+            ):
                 node = fn.child_by_field_name("argument") or node
         if node.type == "field_expression" and _text(node.child_by_field_name("argument")) == "this":
             node = node.child_by_field_name("field") or node  # this->member
@@ -342,9 +378,15 @@ class _File:
                         bases.append(Base(text=_squeeze(_text(c), 200), name=base_name, targs=targs))
             body = _text(node.child_by_field_name("body"))
             hint = _ROOT_HINT.search(body) if "getOperationName" in body else None
-            cls = ClassDef(name=name, kind="struct" if node.type == "struct_specifier" else "class", bases=bases,
-                           line=node.start_point.row + 1, end_line=node.end_point.row + 1,
-                           root_hint=hint.group(1) if hint else None, tparams=_template_params(node))  # fmt: skip
+            cls = ClassDef(
+                name=name,
+                kind="struct" if node.type == "struct_specifier" else "class",
+                bases=bases,
+                line=node.start_point.row + 1,
+                end_line=node.end_point.row + 1,
+                root_hint=hint.group(1) if hint else None,
+                tparams=_template_params(node),
+            )
             self.facts.classes.append(cls)
             for b in bases:
                 if b.name.endswith("Base") and ("impl::" in b.text or b.targs == [name]):
@@ -355,8 +397,9 @@ class _File:
         for node in self.caps.get("macro", []):
             name = _text(node.child_by_field_name("name"))
             if name.startswith("GEN_PASS_DEF_"):
-                self.facts.pass_impls.append(PassImpl("gen-pass-def", name[len("GEN_PASS_DEF_"):], None,
-                                                      node.start_point.row + 1))
+                self.facts.pass_impls.append(
+                    PassImpl("gen-pass-def", name[len("GEN_PASS_DEF_") :], None, node.start_point.row + 1)
+                )
             elif name == "DEBUG_TYPE":
                 value = _text(node.child_by_field_name("value")).strip().strip('"')
                 self.facts.debug_type = value or None
@@ -421,8 +464,20 @@ class _File:
                 self.facts.registrations.append(Registration(caller, split_type(t)[1], line))
         self._bindings(node, caller, name, form, receiver, arg_nodes, line, snippet, submodule_vars)
 
-    def _op_sites(self, node: Node, caller: int | None, name: str, targs: list[str], scope: str, form: str,
-                  receiver: Node | None, args: list[Node], pos: int, line: int, snippet: str) -> None:
+    def _op_sites(
+        self,
+        node: Node,
+        caller: int | None,
+        name: str,
+        targs: list[str],
+        scope: str,
+        form: str,
+        receiver: Node | None,
+        args: list[Node],
+        pos: int,
+        line: int,
+        snippet: str,
+    ) -> None:
         if name == "create" and form == "qualified" and scope:
             op_scope, op_class = split_type(scope)
             if op_class[:1].isupper():
@@ -450,11 +505,13 @@ class _File:
         if how == "erase" and type_text is not None and not is_op:
             return  # a container's erase()
         known = op_class if is_op and op_class != "Operation" else None
-        self.facts.op_sites.append(OpSite(caller, "erase", how, known, op_scope if known else "",
-                                          _squeeze(_text(target), 80), line, snippet))
+        self.facts.op_sites.append(
+            OpSite(caller, "erase", how, known, op_scope if known else "", _squeeze(_text(target), 80), line, snippet)
+        )
 
-    def _gates(self, node: Node, caller: int | None, name: str, form: str, args: list[Node], line: int,
-               snippet: str) -> None:
+    def _gates(
+        self, node: Node, caller: int | None, name: str, form: str, args: list[Node], line: int, snippet: str
+    ) -> None:
         kind, message = None, ""
         parent = node.parent
         if name == "failure" and parent is not None and parent.type == "return_statement" and not args:
@@ -463,8 +520,11 @@ class _File:
             kind, message = "match-failure", _render_message(args[1:]) if len(args) > 1 else ""
         elif name in _DIAG:
             top = node
-            while top.parent is not None and top.parent.type in ("binary_expression", "parenthesized_expression") \
-                    and _text(top.parent.child_by_field_name("operator")) in ("<<", ""):
+            while (
+                top.parent is not None
+                and top.parent.type in ("binary_expression", "parenthesized_expression")
+                and _text(top.parent.child_by_field_name("operator")) in ("<<", "")
+            ):
                 top = top.parent
             operands = _stream_operands(top)
             literal_args = [a for a in args if a.type in ("string_literal", "concatenated_string")]
@@ -472,14 +532,18 @@ class _File:
             kind, message = _DIAG[name], _render_message(literal_args + rest)
         elif name in _DEBUG_MACROS and form == "plain":
             streamed = args[-1] if args and args[-1].type != "compound_statement" else None
-            message = _render_message(_stream_operands(streamed)) if streamed is not None else \
-                _squeeze(" ".join(_string_literals(node)), 500)  # LLVM_DEBUG({ … }): its literals
+            message = (
+                _render_message(_stream_operands(streamed))
+                if streamed is not None
+                else _squeeze(" ".join(_string_literals(node)), 500)
+            )  # LLVM_DEBUG({ … }): its literals
             kind = "debug"
         elif name == "assert" and form == "plain" and args:
             lits = _string_literals(args[0])
             cond = re.sub(r'&&\s*"(?:[^"\\]|\\.)*"\s*$', "", _text(args[0])).strip()
-            self.facts.gates.append(Gate(caller, "assert", _squeeze(cond), [], _squeeze(" ".join(lits), 300), line,
-                                         snippet))
+            self.facts.gates.append(
+                Gate(caller, "assert", _squeeze(cond), [], _squeeze(" ".join(lits), 300), line, snippet)
+            )
             return
         elif name in _FATAL:
             kind, message = "fatal", _squeeze(" ".join(_string_literals(node)), 300)
@@ -502,8 +566,9 @@ class _File:
             guards = self.guards(node)
             if guards:
                 line = node.start_point.row + 1
-                self.facts.gates.append(Gate(fn, f"return-{value.type}", guards[0], guards, "", line,
-                                             self.snippet(line)))
+                self.facts.gates.append(
+                    Gate(fn, f"return-{value.type}", guards[0], guards, "", line, self.snippet(line))
+                )
 
     @staticmethod
     def _in_lambda(node: Node) -> bool:
@@ -521,8 +586,9 @@ class _File:
         while p is not None and p.type != "function_definition":
             if p.type == "if_statement":
                 cond_node = p.child_by_field_name("condition")
-                cond = _squeeze(_text(cond_node.child_by_field_name("value") if cond_node else None) or
-                                _text(cond_node).strip("()"))  # fmt: skip
+                cond = _squeeze(
+                    _text(cond_node.child_by_field_name("value") if cond_node else None) or _text(cond_node).strip("()")
+                )
                 alt = p.child_by_field_name("alternative")
                 if alt is not None and alt.start_byte <= child.start_byte and child.end_byte <= alt.end_byte:
                     out.append(f"!({cond})")
@@ -531,8 +597,18 @@ class _File:
             child, p = p, p.parent
         return out
 
-    def _bindings(self, node: Node, caller: int | None, name: str, form: str, receiver: Node | None,
-                  args: list[Node], line: int, snippet: str, submodule_vars: dict[tuple[int | None, str], str]) -> None:
+    def _bindings(
+        self,
+        node: Node,
+        caller: int | None,
+        name: str,
+        form: str,
+        receiver: Node | None,
+        args: list[Node],
+        line: int,
+        snippet: str,
+        submodule_vars: dict[tuple[int | None, str], str],
+    ) -> None:
         if _PASS_WRAPPER.match(name) and len(args) >= 2 and args[0].type == "string_literal":
             builder = _last_name(args[1])[0] if args[1].type in ("identifier", "qualified_identifier") else ""
             self.facts.py_adders.append(PyAdder(caller, _literal(args[0]), builder, name, line, snippet))

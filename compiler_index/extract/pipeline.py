@@ -50,16 +50,23 @@ class _Walker:
                 self._body(stmt.body, [*conds, test], method, position)
                 self._body(stmt.orelse, [*conds, f"not ({test})"], method, position)
             elif isinstance(stmt, ast.For | ast.While):
-                head = (f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}" if isinstance(stmt, ast.For)
-                        else f"while {ast.unparse(stmt.test)}")  # fmt: skip
+                head = (
+                    f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}"
+                    if isinstance(stmt, ast.For)
+                    else f"while {ast.unparse(stmt.test)}"
+                )
                 self._body(stmt.body, [*conds, head], method, position)
                 self._body(stmt.orelse, conds, method, position)
             elif isinstance(stmt, ast.With | ast.Try):
                 self._body(stmt.body, conds, method, position)
                 if isinstance(stmt, ast.Try):
                     for h in stmt.handlers:
-                        self._body(h.body, [*conds, f"except {ast.unparse(h.type) if h.type else ''}".strip()],
-                                   method, position)
+                        self._body(
+                            h.body,
+                            [*conds, f"except {ast.unparse(h.type) if h.type else ''}".strip()],
+                            method,
+                            position,
+                        )
                     self._body(stmt.finalbody, conds, method, position)
             elif isinstance(stmt, ast.FunctionDef | ast.ClassDef):
                 continue  # nested definitions run elsewhere, if at all
@@ -75,9 +82,18 @@ class _Walker:
             if _is_adder(name):
                 args = ", ".join(ast.unparse(a) for a in call.args[1:])
                 args = ", ".join(filter(None, [args, *(ast.unparse(k) for k in call.keywords)]))
-                self.facts.pipeline_steps.append(PipelineStep(
-                    backend=self.backend, method=method, position=position[0], adder=name, args=args,
-                    condition=" and ".join(conds), line=call.lineno, snippet=self.snippet(call.lineno)))
+                self.facts.pipeline_steps.append(
+                    PipelineStep(
+                        backend=self.backend,
+                        method=method,
+                        position=position[0],
+                        adder=name,
+                        args=args,
+                        condition=" and ".join(conds),
+                        line=call.lineno,
+                        snippet=self.snippet(call.lineno),
+                    )
+                )
                 position[0] += 1
 
     def stages(self, fn: ast.FunctionDef) -> None:
@@ -91,15 +107,24 @@ class _Walker:
                     visit(stmt.orelse, [*conds, f"not ({test})"])
                 elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                     target = stmt.targets[0]
-                    if not (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
-                            and isinstance(target.slice.value, str)):
+                    if not (
+                        isinstance(target, ast.Subscript)
+                        and isinstance(target.slice, ast.Constant)
+                        and isinstance(target.slice.value, str)
+                    ):
                         continue
                     called = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
                     method = next((_dotted(c.func) for c in called if _dotted(c.func)), None)
                     if method:
-                        self.facts.pipeline_stages.append(PipelineStage(
-                            backend=self.backend, stage=target.slice.value, method=method.split(".")[-1],
-                            condition=" and ".join(conds), line=stmt.lineno))
+                        self.facts.pipeline_stages.append(
+                            PipelineStage(
+                                backend=self.backend,
+                                stage=target.slice.value,
+                                method=method.split(".")[-1],
+                                condition=" and ".join(conds),
+                                line=stmt.lineno,
+                            )
+                        )
 
         visit(fn.body, [])
 

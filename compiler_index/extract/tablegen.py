@@ -95,8 +95,9 @@ def _lets(body: Node | None) -> dict[str, Any]:
     if body is None:
         return lets
     for item in body.named_children:
-        inst = next((c for c in item.named_children if c.type == "let_inst"), None) if item.type == "body_item" \
-            else None  # fmt: skip
+        inst = (
+            next((c for c in item.named_children if c.type == "let_inst"), None) if item.type == "body_item" else None
+        )
         if inst is None:
             continue
         ident = next((c for c in inst.named_children if c.type == "identifier"), None)
@@ -127,8 +128,16 @@ def _record(node: Node, outer: dict[str, Any]) -> TdRecord | None:
     if name_node is None:
         return None
     lets = {**outer, **_lets(node.child_by_field_name("body"))}
-    return TdRecord(kind=kind, name=_text(name_node), parents=_parents(node), params=_params(node), lets=lets,
-                    line=node.start_point.row + 1, end_line=node.end_point.row + 1, text=_text(node)[:20000])
+    return TdRecord(
+        kind=kind,
+        name=_text(name_node),
+        parents=_parents(node),
+        params=_params(node),
+        lets=lets,
+        line=node.start_point.row + 1,
+        end_line=node.end_point.row + 1,
+        text=_text(node)[:20000],
+    )
 
 
 def _walk(node: Node, outer: dict[str, Any], out: FileFacts) -> None:

@@ -9,9 +9,13 @@ from irscope.backends.base import BackendAdapter
 from irscope.capture.builder import TrajectoryBuilder
 
 _AMDGCN_FIELDS = {
-    "vgpr_count": "vgprs", "sgpr_count": "sgprs", "vgpr_spill_count": "vgpr_spills",
-    "sgpr_spill_count": "sgpr_spills", "group_segment_fixed_size": "lds_bytes",
-    "private_segment_fixed_size": "scratch_bytes", "agpr_count": "agprs",
+    "vgpr_count": "vgprs",
+    "sgpr_count": "sgprs",
+    "vgpr_spill_count": "vgpr_spills",
+    "sgpr_spill_count": "sgpr_spills",
+    "group_segment_fixed_size": "lds_bytes",
+    "private_segment_fixed_size": "scratch_bytes",
+    "agpr_count": "agprs",
 }
 
 

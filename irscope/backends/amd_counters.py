@@ -8,8 +8,11 @@ from irscope.parse.asm import Instr
 from irscope.signatures.rules import InstrRule, OpRule, rx
 
 MLIR_RULES: list[OpRule] = [
-    OpRule("compute.mma_amd", ("tt.dot",), lambda op, a: int(bool(re.search(r"amd_(?:mfma|wmma)|#mma",
-                                                                              op.text.split("->")[-1])))),
+    OpRule(
+        "compute.mma_amd",
+        ("tt.dot",),
+        lambda op, a: int(bool(re.search(r"amd_(?:mfma|wmma)|#mma", op.text.split("->")[-1]))),
+    ),
     OpRule("mem.load", ("amdgpu.buffer_load", "amdgpu.buffer_load_to_local")),
     OpRule("mem.store", ("amdgpu.buffer_store",)),
     OpRule("sync.barrier", ("rocdl.s.barrier", "rocdl.barrier")),
@@ -25,16 +28,16 @@ def _amd_vec(ins: Instr) -> int:
 
 
 def _vec(verb: str, pattern: str) -> list[InstrRule]:
-    return [InstrRule(f"mem.{verb}_vec{n}", "amdgcn", rx(pattern), lambda i, n=n: int(_amd_vec(i) == n))
-            for n in (1, 2, 4)]
+    return [
+        InstrRule(f"mem.{verb}_vec{n}", "amdgcn", rx(pattern), lambda i, n=n: int(_amd_vec(i) == n)) for n in (1, 2, 4)
+    ]
 
 
 AMD_LOAD = r"^(?:global_load|buffer_load)"
 AMD_STORE = r"^(?:global_store|buffer_store)"
 AMDGCN_RULES: list[InstrRule] = [
     InstrRule("sync.barrier", "amdgcn", rx(r"^s_barrier")),
-    InstrRule("sync.shuffle", "amdgcn", rx(r"^(?:ds_swizzle|ds_bpermute|ds_permute|v_\w+_dpp)"),
-              text_pattern=None),
+    InstrRule("sync.shuffle", "amdgcn", rx(r"^(?:ds_swizzle|ds_bpermute|ds_permute|v_\w+_dpp)"), text_pattern=None),
     InstrRule("sync.shuffle", "amdgcn", rx(r"^v_"), text_pattern=rx(r"\b(?:row_shr|row_bcast|quad_perm|row_ror)")),
     InstrRule("mem.load", "amdgcn", rx(AMD_LOAD)),
     InstrRule("mem.store", "amdgcn", rx(AMD_STORE)),

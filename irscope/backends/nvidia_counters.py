@@ -24,19 +24,31 @@ MLIR_RULES: list[OpRule] = [
     OpRule("sync.shuffle", ("nvvm.shfl.sync",)),
     OpRule("sync.shuffle", ("llvm.inline_asm",), _asm(r'"shfl\.sync')),
     OpRule("sync.redux", ("nvvm.redux.sync",)),
-    OpRule("sync.mbarrier", ("ttng.init_barrier", "ttng.wait_barrier", "ttng.arrive_barrier",
-                             "ttng.barrier_expect", "ttng.inval_barrier")),
+    OpRule(
+        "sync.mbarrier",
+        ("ttng.init_barrier", "ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.inval_barrier"),
+    ),
     OpRule("sync.fence", ("ttng.fence", "ttng.fence_async_shared")),
-    OpRule("mem.tma", ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
-                       "ttng.async_tma_gather", "ttng.async_tma_scatter")),
+    OpRule(
+        "mem.tma",
+        (
+            "ttng.async_tma_copy_global_to_local",
+            "ttng.async_tma_copy_local_to_global",
+            "ttng.async_tma_gather",
+            "ttng.async_tma_scatter",
+        ),
+    ),
     OpRule("compute.mma_wgmma", ("ttng.warp_group_dot",)),
     OpRule("compute.mma_wgmma", ("nvvm.wgmma.mma_async",)),
     OpRule("compute.mma_wgmma", ("llvm.inline_asm",), _asm(r'"wgmma\.mma_async')),
     OpRule("compute.mma_sync", ("llvm.inline_asm",), _asm(r'"mma\.sync')),
     OpRule("mem.load", ("llvm.inline_asm",), _asm(r'"[^"]*\bld\.global')),
     OpRule("mem.store", ("llvm.inline_asm",), _asm(r'"[^"]*\bst\.global')),
-    OpRule("mem.cp_async", ("llvm.inline_asm", "nvvm.cp.async.shared.global"),
-           lambda op, a: 1 if op.name != "llvm.inline_asm" else len(re.findall(r'"cp\.async\.c[ag]', op.text))),
+    OpRule(
+        "mem.cp_async",
+        ("llvm.inline_asm", "nvvm.cp.async.shared.global"),
+        lambda op, a: 1 if op.name != "llvm.inline_asm" else len(re.findall(r'"cp\.async\.c[ag]', op.text)),
+    ),
 ]
 
 _PTX_VEC = re.compile(r"\.v(\d)\.")
@@ -65,6 +77,7 @@ def _vec_rules(kind: str, verb: str, pattern: str, bits) -> list[InstrRule]:
     """mem.{verb}_vec{1,2,4,8}: by how many 32-bit lanes one instruction moves (a 128-bit access is vec4)."""
     out = []
     for n in (1, 2, 4, 8):
+
         def value(ins: Instr, n: int = n) -> int:
             return int(max(bits(ins), 32) // 32 == n)
 
@@ -102,11 +115,17 @@ PTX_RULES: list[InstrRule] = [
     InstrRule("compute.mma_sync", "ptx", rx(r"^mma\.sync")),
     InstrRule("compute.atomic", "ptx", rx(r"^(?:atom|red)\.")),
     InstrRule("compute.special", "ptx", rx(r"^(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx")),
-    InstrRule("compute.fp_ops", "ptx", rx(_ARITH), text_pattern=None,
-              value=lambda i: int(bool(re.search(_FP_TYPES, i.opcode)))),
+    InstrRule(
+        "compute.fp_ops",
+        "ptx",
+        rx(_ARITH),
+        text_pattern=None,
+        value=lambda i: int(bool(re.search(_FP_TYPES, i.opcode))),
+    ),
     InstrRule("compute.int_ops", "ptx", rx(_ARITH), value=lambda i: int(bool(re.search(_INT_TYPES, i.opcode)))),
-    InstrRule("compute.vector_fp_ops", "ptx", rx(_ARITH), value=lambda i: int(bool(re.search(r"x2(?:\.|$)",
-                                                                                             i.opcode)))),
+    InstrRule(
+        "compute.vector_fp_ops", "ptx", rx(_ARITH), value=lambda i: int(bool(re.search(r"x2(?:\.|$)", i.opcode)))
+    ),
     InstrRule("control.branch", "ptx", rx(r"^bra"), lambda i: int(i.predicated)),
 ]
 
@@ -134,8 +153,11 @@ SASS_RULES: list[InstrRule] = [
     InstrRule("compute.mma_sync", "sass", rx(r"^(?:HMMA|IMMA)\b")),
     InstrRule("compute.atomic", "sass", rx(r"^(?:ATOM|ATOMG|ATOMS|RED)\b")),
     InstrRule("compute.special", "sass", rx(r"^MUFU\b")),
-    InstrRule("compute.fp_ops", "sass",
-              rx(r"^(?:FADD|FMUL|FFMA|FMNMX|FSETP|FSEL|HADD2|HMUL2|HFMA2|HMNMX2|DADD|DMUL|DFMA|FCHK|FRND)\b")),
+    InstrRule(
+        "compute.fp_ops",
+        "sass",
+        rx(r"^(?:FADD|FMUL|FFMA|FMNMX|FSETP|FSEL|HADD2|HMUL2|HFMA2|HMNMX2|DADD|DMUL|DFMA|FCHK|FRND)\b"),
+    ),
     InstrRule("compute.int_ops", "sass", rx(r"^(?:IADD3|IMAD|IMUL|LOP3|ISETP|SHF|LEA|IABS|IMNMX|SEL|PRMT|POPC|FLO)\b")),
     InstrRule("compute.vector_fp_ops", "sass", rx(r"^(?:HADD2|HMUL2|HFMA2|HMNMX2|HSET2|HSETP2)\b")),
     InstrRule("control.branch", "sass", rx(r"^BRA\b"), lambda i: int(i.predicated)),

@@ -5,14 +5,14 @@ from irscope.capture.specialize import SpecError, TensorSpec, build_request, par
 from irscope.capture.stub_driver import cpu_driver
 
 __all__ = [
-           "CompileError",
-           "Recording",
-           "SpecError",
-           "TensorSpec",
-           "build_request",
-           "capture",
-           "capture_request",
-           "cpu_driver",
-           "parse_value",
-           "record",
+    "CompileError",
+    "Recording",
+    "SpecError",
+    "TensorSpec",
+    "build_request",
+    "capture",
+    "capture_request",
+    "cpu_driver",
+    "parse_value",
+    "record",
 ]

@@ -28,8 +28,10 @@ class CompileError(RuntimeError):
     def __init__(self, trajectory: Trajectory):
         err = trajectory.error
         where = f"stage {err.stage}" + (f", pass {err.pass_arg}" if err and err.pass_arg else "") if err else "?"
-        super().__init__(f"compiling {trajectory.kernel.name} for {trajectory.target} failed in {where}:\n"
-                         f"{err.message if err else ''}")
+        super().__init__(
+            f"compiling {trajectory.kernel.name} for {trajectory.target} failed in {where}:\n"
+            f"{err.message if err else ''}"
+        )
         self.trajectory = trajectory
 
 
@@ -42,19 +44,38 @@ def kernel_info(fn: Any) -> KernelInfo:
         source = Path(path).read_text()
     except OSError:
         source = "".join(lines)
-    return KernelInfo(name=py.__name__, source_file=str(Path(path).resolve()), first_line=first + def_offset,
-                      last_line=first + len(lines) - 1, source=source)
+    return KernelInfo(
+        name=py.__name__,
+        source_file=str(Path(path).resolve()),
+        first_line=first + def_offset,
+        last_line=first + len(lines) - 1,
+        source=source,
+    )
 
 
 def _header(kernel: KernelInfo, target: Target, spec: Specialization) -> dict:
-    return {"format": "irscope-trajectory", "format_version": FORMAT_VERSION, "kernel": kernel.to_json(),
-            "target": target.to_json(), "specialization": spec.to_json(), "resources": {}, "times": {},
-            "versions": versions()}
+    return {
+        "format": "irscope-trajectory",
+        "format_version": FORMAT_VERSION,
+        "kernel": kernel.to_json(),
+        "target": target.to_json(),
+        "specialization": spec.to_json(),
+        "resources": {},
+        "times": {},
+        "versions": versions(),
+    }
 
 
-def capture(kernel: Any, *args: Any, target: str | Target = "cuda:90", out_dir: str | Path | None = None,
-            disassemble: bool = True, config: int = 0, kernel_kwargs: dict[str, Any] | None = None,
-            **kwargs: Any) -> Trajectory:
+def capture(
+    kernel: Any,
+    *args: Any,
+    target: str | Target = "cuda:90",
+    out_dir: str | Path | None = None,
+    disassemble: bool = True,
+    config: int = 0,
+    kernel_kwargs: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Trajectory:
     """Compile `kernel` for `target` as `kernel[grid](*args, **kwargs)` would, recording the IR after every pass.
 
     Arguments are example tensors (CPU or meta), specs (`"*fp16"`, `"fp32[1024,512]"`, `TensorSpec`) and
@@ -66,8 +87,9 @@ def capture(kernel: Any, *args: Any, target: str | Target = "cuda:90", out_dir: 
         from irscope.backends.ascend.capture import capture_ascend
 
         named = dict(zip(unwrap_kernel(kernel)[0].arg_names, args))
-        return capture_ascend(kernel, {**named, **kwargs, **(kernel_kwargs or {})}, target=target, out_dir=out_dir,
-                              config=config)
+        return capture_ascend(
+            kernel, {**named, **kwargs, **(kernel_kwargs or {})}, target=target, out_dir=out_dir, config=config
+        )
     req = build_request(kernel, args, {**kwargs, **(kernel_kwargs or {})}, target, config)
     return capture_request(req, out_dir=out_dir, disassemble=disassemble)
 
@@ -90,8 +112,14 @@ def capture_request(req: CompileRequest, out_dir: str | Path | None = None, disa
     builder = session.builders[0]
     if failure is not None:
         builder.failure = failure_from(builder, failure)
-    traj = finish(builder, info, req.specialization, builder.metadata or req.options, disassemble,
-                  {"compile_s": round(compile_s, 4), "capture_s": round(time.perf_counter() - t0, 4)})
+    traj = finish(
+        builder,
+        info,
+        req.specialization,
+        builder.metadata or req.options,
+        disassemble,
+        {"compile_s": round(compile_s, 4), "capture_s": round(time.perf_counter() - t0, 4)},
+    )
     if writer:
         writer.finish(traj)
     if failure is not None:
@@ -131,8 +159,10 @@ def record(out_dir: str | Path | None = None, disassemble: bool = True) -> Itera
             signature=dict(src.signature),
             constexprs={names[p[0]]: _plain(v) for p, v in src.constants.items()},
             attrs={names[p[0]]: v for p, v in src.attrs.items()},
-            options={k: _plain(metadata.get(k)) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg",
-                                                           "enable_fp_fusion", "arch")},
+            options={
+                k: _plain(metadata.get(k))
+                for k in ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "arch")
+            },
         )
         traj = finish(builder, kernel_info(fn), spec, metadata, disassemble)
         if rec.out_dir is not None:

@@ -46,8 +46,7 @@ class SnapshotListener:
 
 
 class TrajectoryBuilder(PassSink):
-    def __init__(self, target: Target, listener: SnapshotListener | None = None,
-                 adapter: BackendAdapter | None = None):
+    def __init__(self, target: Target, listener: SnapshotListener | None = None, adapter: BackendAdapter | None = None):
         self.target = target
         self.listener = listener
         self.adapter = adapter  # adds the backend's artifacts (SASS, resources) when the compile finishes
@@ -108,22 +107,53 @@ class TrajectoryBuilder(PassSink):
 
     def on_pass(self, rec: RecordedPass) -> None:
         stage = self.stage or _TAG_TO_STAGE.get(rec.stage_tag, rec.stage_tag)
-        snap = self._add(stage, self._stage_pos, rec.pass_arg, pass_name(rec.pass_arg), rec.adder, rec.pipeline,
-                         MLIR, rec.text, rec.wall_ms, rec.diagnostics)
+        snap = self._add(
+            stage,
+            self._stage_pos,
+            rec.pass_arg,
+            pass_name(rec.pass_arg),
+            rec.adder,
+            rec.pipeline,
+            MLIR,
+            rec.text,
+            rec.wall_ms,
+            rec.diagnostics,
+        )
         if rec.error:
             snap.error = rec.error
             self.failure = CompileFailure(stage, rec.pass_arg, f"{rec.error}\n{rec.diagnostics}".strip())
         self._stage_pos += 1
 
     # -- records ---------------------------------------------------------------------------------------------------
-    def _add(self, stage: str, stage_index: int, arg: str, name: str | None, adder: str | None, pipeline: str | None,
-             kind: str, text: str, wall_ms: float, diagnostics: str = "") -> Snapshot:
+    def _add(
+        self,
+        stage: str,
+        stage_index: int,
+        arg: str,
+        name: str | None,
+        adder: str | None,
+        pipeline: str | None,
+        kind: str,
+        text: str,
+        wall_ms: float,
+        diagnostics: str = "",
+    ) -> Snapshot:
         digest = sha1(text)
         prev = self.snapshots[-1] if self.snapshots else None
         snap = Snapshot(
-            index=len(self.snapshots), stage=stage, stage_index=stage_index, pass_arg=arg, pass_name=name,
-            adder=adder, pipeline=pipeline, kind=kind, sha1=digest, changed=prev is None or prev.sha1 != digest,
-            wall_ms=wall_ms, diagnostics=diagnostics, _text=text,
+            index=len(self.snapshots),
+            stage=stage,
+            stage_index=stage_index,
+            pass_arg=arg,
+            pass_name=name,
+            adder=adder,
+            pipeline=pipeline,
+            kind=kind,
+            sha1=digest,
+            changed=prev is None or prev.sha1 != digest,
+            wall_ms=wall_ms,
+            diagnostics=diagnostics,
+            _text=text,
         )
         if stage_index == -1:
             snap.changed = False  # a stage input is the previous output, not a change
@@ -141,8 +171,13 @@ class TrajectoryBuilder(PassSink):
 
     def build(self, kernel: KernelInfo, spec: Specialization, **extra: Any) -> Trajectory:
         return Trajectory(
-            kernel=kernel, target=self.target, specialization=spec, snapshots=self.snapshots,
-            artifacts=self.artifacts, error=self.failure, **extra,
+            kernel=kernel,
+            target=self.target,
+            specialization=spec,
+            snapshots=self.snapshots,
+            artifacts=self.artifacts,
+            error=self.failure,
+            **extra,
         )
 
 

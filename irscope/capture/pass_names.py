@@ -15,8 +15,9 @@ from functools import cache
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "pass_names.json"
-DUMP_HEADER = re.compile(r"^// -----// IR Dump Before (\S+) \((.*?)\) \('(.*?)' operation(?:: @(\S+))?\) //----- //$",
-                         re.M)
+DUMP_HEADER = re.compile(
+    r"^// -----// IR Dump Before (\S+) \((.*?)\) \('(.*?)' operation(?:: @(\S+))?\) //----- //$", re.M
+)
 
 
 @cache
@@ -60,8 +61,9 @@ def collect(targets: list[str]) -> dict[str, str]:
 
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, TRITON_CACHE_DIR=cache)
-        proc = subprocess.run([sys.executable, "-c", _DUMP_SCRIPT, *targets], capture_output=True, text=True,
-                              env=env, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", _DUMP_SCRIPT, *targets], capture_output=True, text=True, env=env, check=True
+        )
     return {arg: name for name, arg, _ in dump_headers(proc.stderr)}
 
 
@@ -70,11 +72,17 @@ def main() -> None:
 
     names = collect(["cuda:90", "cuda:80", "hip:gfx942"])
     DATA.parent.mkdir(parents=True, exist_ok=True)
-    DATA.write_text(json.dumps({
-        "triton_version": triton.__version__,
-        "how": "python -m irscope.capture.pass_names (MLIR_ENABLE_DUMP headers of the bundled examples)",
-        "names": dict(sorted(names.items())),
-    }, indent=1) + "\n")
+    DATA.write_text(
+        json.dumps(
+            {
+                "triton_version": triton.__version__,
+                "how": "python -m irscope.capture.pass_names (MLIR_ENABLE_DUMP headers of the bundled examples)",
+                "names": dict(sorted(names.items())),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"{len(names)} pass names → {DATA}")
 
 

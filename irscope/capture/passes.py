@@ -128,8 +128,17 @@ class RecordingPassManager(_REAL_PASS_MANAGER):
                 except Exception as e:  # IR left invalid by the failure
                     text = f"// irscope: module could not be printed after the failure: {e}\n"
                 sink.on_pass(
-                    RecordedPass(stage_tag, position, name, pipeline_pass_args(pipeline), pipeline, text, wall,
-                                 diagnostics, failure)
+                    RecordedPass(
+                        stage_tag,
+                        position,
+                        name,
+                        pipeline_pass_args(pipeline),
+                        pipeline,
+                        text,
+                        wall,
+                        diagnostics,
+                        failure,
+                    )
                 )
                 if failure is not None:
                     raise PassFailed(stage_tag, name, failure, diagnostics)

@@ -39,8 +39,11 @@ def _sessions() -> list[CompileSession]:
 class CompileSession:
     """Collects one TrajectoryBuilder per compile started in this thread while the session is active."""
 
-    def __init__(self, listener_factory: Callable[[Target], SnapshotListener | None] | None = None,
-                 on_compiled: Callable[[TrajectoryBuilder, Any, dict], None] | None = None):
+    def __init__(
+        self,
+        listener_factory: Callable[[Target], SnapshotListener | None] | None = None,
+        on_compiled: Callable[[TrajectoryBuilder, Any, dict], None] | None = None,
+    ):
         self.builders: list[TrajectoryBuilder] = []
         self._listener_factory = listener_factory
         self._on_compiled = on_compiled
@@ -76,8 +79,9 @@ class CompileSession:
 
     def _listener(self, src: Any, metadata: dict, metadata_group: dict, times: Any, cache_hit: bool) -> None:
         if self._prev_listener is not None:
-            self._prev_listener(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
-                                cache_hit=cache_hit)
+            self._prev_listener(
+                src=src, metadata=metadata, metadata_group=metadata_group, times=times, cache_hit=cache_hit
+            )
         if self.current is not None and not cache_hit and self._on_compiled is not None:
             self._on_compiled(self.current, src, metadata)
 
@@ -133,8 +137,14 @@ def versions() -> dict[str, str]:
     return out
 
 
-def finish(builder: TrajectoryBuilder, kernel: KernelInfo, spec: Specialization, metadata: dict,
-           want_disassembly: bool = True, extra_times: dict | None = None) -> Trajectory:
+def finish(
+    builder: TrajectoryBuilder,
+    kernel: KernelInfo,
+    spec: Specialization,
+    metadata: dict,
+    want_disassembly: bool = True,
+    extra_times: dict | None = None,
+) -> Trajectory:
     """Backend artifacts, resources and times; then the Trajectory."""
     resources: dict[str, Any] = {}
     for key in ("num_warps", "num_ctas", "num_stages", "shared", "tmem_size", "global_scratch_size"):
@@ -146,8 +156,14 @@ def finish(builder: TrajectoryBuilder, kernel: KernelInfo, spec: Specialization,
         except Exception as e:  # a disassembler problem must not lose the capture
             resources["artifact_error"] = f"{type(e).__name__}: {e}"
     times = {"stage_ms": {k: round(v, 3) for k, v in builder.stage_ms.items()}, **(extra_times or {})}
-    return builder.build(kernel, spec, resources=resources, times=times, versions=versions(),
-                         created=datetime.now(UTC).isoformat(timespec="seconds"))
+    return builder.build(
+        kernel,
+        spec,
+        resources=resources,
+        times=times,
+        versions=versions(),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
 
 
 def failure_from(builder: TrajectoryBuilder, exc: BaseException) -> CompileFailure:

@@ -27,10 +27,24 @@ class SpecError(ValueError):
 
 # Triton's short dtype names → the torch names the JIT's specializer understands.
 _DTYPES = {
-    "fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16",
-    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i1": "bool", "u1": "bool",
+    "fp64": "float64",
+    "fp32": "float32",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
+    "fp8e4b8": "float8_e4m3fnuz",
+    "fp8e5b16": "float8_e5m2fnuz",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "i1": "bool",
+    "u1": "bool",
 }
 _TORCH_NAMES = set(_DTYPES.values()) | {"float", "half", "double", "long", "int"}
 
@@ -152,14 +166,30 @@ def unwrap_kernel(kernel: Any, config: int = 0) -> tuple[JITFunction, dict[str, 
 
 
 _OPTION_NAMES = {
-    "num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "debug",
-    "sanitize_overflow", "instrumentation_mode", "ir_override", "arch", "matrix_instr_nonkdim", "waves_per_eu",
-    "kpack", "ptx_options", "extern_libs", "supported_fp8_dtypes", "default_dot_input_precision",
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "maxnreg",
+    "enable_fp_fusion",
+    "launch_cooperative_grid",
+    "debug",
+    "sanitize_overflow",
+    "instrumentation_mode",
+    "ir_override",
+    "arch",
+    "matrix_instr_nonkdim",
+    "waves_per_eu",
+    "kpack",
+    "ptx_options",
+    "extern_libs",
+    "supported_fp8_dtypes",
+    "default_dot_input_precision",
 }
 
 
-def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any], target: str | Target = "cuda:90",
-                  config: int = 0) -> CompileRequest:
+def build_request(
+    kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any], target: str | Target = "cuda:90", config: int = 0
+) -> CompileRequest:
     """Bind `args`/`kwargs` like `kernel[grid](*args, **kwargs)` would, for `target`, without a GPU."""
     fn, config_kwargs, heuristics = unwrap_kernel(kernel, config)
     tgt = parse_target(target)
@@ -187,8 +217,7 @@ def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any]
                 if name not in kw:
                     kw[name] = rule({**bound, **kw})
     missing = [
-        p.name for i, p in enumerate(fn.params)
-        if i >= len(positional) and p.name not in kw and not p.has_default
+        p.name for i, p in enumerate(fn.params) if i >= len(positional) and p.name not in kw and not p.has_default
     ]
     if missing:
         raise SpecError(
@@ -222,9 +251,7 @@ def build_request(kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any]
         options={k: _jsonable(v) for k, v in options.__dict__.items()},
         triton=serialize_specialization_data(_full_name(fn), signature, constexprs, attrs, options, key),
     )
-    described = {
-        n: (v.describe() if isinstance(v, TensorSpec) else _describe(v)) for n, v in bound_args.items()
-    }
+    described = {n: (v.describe() if isinstance(v, TensorSpec) else _describe(v)) for n, v in bound_args.items()}
     return CompileRequest(fn, tgt, src, dict(options.__dict__), spec, described)
 
 

@@ -17,8 +17,10 @@ class _Metadata:
     def __init__(self, text: str):
         self.nodes: dict[str, tuple[str, dict[str, str]]] = {}
         for m in _META.finditer(text):
-            fields = {f.group(1): f.group(2) if f.group(2) is not None else (f.group(3) or f.group(4))
-                      for f in _FIELD.finditer(m.group(3))}
+            fields = {
+                f.group(1): f.group(2) if f.group(2) is not None else (f.group(3) or f.group(4))
+                for f in _FIELD.finditer(m.group(3))
+            }
             self.nodes[m.group(1)] = (m.group(2), fields)
         self._frames: dict[str, tuple[Frame, ...]] = {}
 
@@ -29,8 +31,7 @@ class _Metadata:
         if kind == "DIFile":
             directory, name = fields.get("directory", ""), fields.get("filename", "")
             return name if name.startswith("/") or not directory else f"{directory}/{name}"
-        return self._file_of_scope(fields.get("file"), depth + 1) or self._file_of_scope(fields.get("scope"),
-                                                                                          depth + 1)
+        return self._file_of_scope(fields.get("file"), depth + 1) or self._file_of_scope(fields.get("scope"), depth + 1)
 
     def frames(self, ref: str, depth: int = 0) -> tuple[Frame, ...]:
         if ref in self._frames:

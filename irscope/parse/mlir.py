@@ -89,8 +89,14 @@ def parse_mlir(text: str, resolve: bool = True) -> ParsedModule:
                 open_ops.append(_continued_op(ops, s, len(open_ops)))
             continue
         results = tuple(r.strip() for r in m.group(1).split(",")) if m.group(1) else ()
-        op = Op(m.group(2), results, i, len(open_ops), s if len(s) <= 400 else s[:400],
-                parent=next((o for o in reversed(open_ops) if o is not None), None))
+        op = Op(
+            m.group(2),
+            results,
+            i,
+            len(open_ops),
+            s if len(s) <= 400 else s[:400],
+            parent=next((o for o in reversed(open_ops) if o is not None), None),
+        )
         if not opens:
             lm = _TRAILING_LOC.search(line)
             op.loc_body = lm.group(1) if lm else None

@@ -43,9 +43,19 @@ def page_data(model: ReportModel, focus: str | None = None) -> dict:
     nodes = g.nodes()
     edges = []
     for e in g.edges():
-        edges.append({"source": e.source, "target": e.target, "stage": e.stage, "pass_arg": e.pass_arg,
-                      "ops_added": e.ops_added, "ops_removed": e.ops_removed, "counter_deltas": e.counter_deltas,
-                      "collapsed": e.collapsed, "focus": bool(focus and focus in (e.pass_arg, str(e.target)))})
+        edges.append(
+            {
+                "source": e.source,
+                "target": e.target,
+                "stage": e.stage,
+                "pass_arg": e.pass_arg,
+                "ops_added": e.ops_added,
+                "ops_removed": e.ops_removed,
+                "counter_deltas": e.counter_deltas,
+                "collapsed": e.collapsed,
+                "focus": bool(focus and focus in (e.pass_arg, str(e.target))),
+            }
+        )
     diffs = {}
     for e in g.edges():
         a, b = t.snapshots[e.source], t.snapshots[e.target]
@@ -62,13 +72,20 @@ def page_data(model: ReportModel, focus: str | None = None) -> dict:
             seen.add(s.stage)
             stage_starts.append([s.stage, s.index])
     return {
-        "meta": {"kernel": t.kernel.name, "target": str(t.target), "source_file": t.kernel.source_file,
-                 "first_line": t.kernel.first_line, "last_line": t.kernel.last_line,
-                 "triton": t.versions.get("triton", "?"),
-                 "resources": {k: v for k, v in t.resources.items() if not isinstance(v, str)},
-                 "error": (t.error.message.splitlines()[0] if t.error and t.error.message else None)},
-        "snapshots": [{"index": s.index, "stage": s.stage, "pass_arg": s.pass_arg, "pass_name": s.pass_name,
-                       "changed": s.changed} for s in t.snapshots],
+        "meta": {
+            "kernel": t.kernel.name,
+            "target": str(t.target),
+            "source_file": t.kernel.source_file,
+            "first_line": t.kernel.first_line,
+            "last_line": t.kernel.last_line,
+            "triton": t.versions.get("triton", "?"),
+            "resources": {k: v for k, v in t.resources.items() if not isinstance(v, str)},
+            "error": (t.error.message.splitlines()[0] if t.error and t.error.message else None),
+        },
+        "snapshots": [
+            {"index": s.index, "stage": s.stage, "pass_arg": s.pass_arg, "pass_name": s.pass_name, "changed": s.changed}
+            for s in t.snapshots
+        ],
         "edges": edges,
         "diffs": diffs,
         "texts": {i: _gz(t.snapshots[i].text) for i in nodes},

@@ -12,11 +12,32 @@ from irscope.trajectory import Trajectory
 
 # The counters a reader looks at first; the full set is in the JSON/HTML.
 KEY_COUNTERS = [
-    "sync.barrier", "sync.shuffle", "sync.redux", "sync.async_wait", "layout.convert_layout", "layout.local_alloc",
-    "mem.load", "mem.store", "mem.load_vec1", "mem.load_vec4", "mem.store_vec1", "mem.store_vec4", "mem.cp_async",
-    "mem.tma", "mem.local_load", "mem.local_store", "compute.dot", "compute.mma_wgmma", "compute.mma_sync",
-    "compute.dot_fma", "compute.reduce", "compute.reduce_index", "compute.scan", "compute.atomic",
-    "control.loop", "control.pipeline_stages",
+    "sync.barrier",
+    "sync.shuffle",
+    "sync.redux",
+    "sync.async_wait",
+    "layout.convert_layout",
+    "layout.local_alloc",
+    "mem.load",
+    "mem.store",
+    "mem.load_vec1",
+    "mem.load_vec4",
+    "mem.store_vec1",
+    "mem.store_vec4",
+    "mem.cp_async",
+    "mem.tma",
+    "mem.local_load",
+    "mem.local_store",
+    "compute.dot",
+    "compute.mma_wgmma",
+    "compute.mma_sync",
+    "compute.dot_fma",
+    "compute.reduce",
+    "compute.reduce_index",
+    "compute.scan",
+    "compute.atomic",
+    "control.loop",
+    "control.pipeline_stages",
 ]
 SUMMARY_STAGES = ["ttir", "ttgir", "ttadapter", "llir", "llvm", "ptx", "amdgcn", "sass"]
 

@@ -19,16 +19,25 @@ def render(model: ReportModel) -> Group:
     t = model.traj
     head = Text.assemble((f"{t.kernel.name}", "bold"), f" → {t.target}   {t.kernel.source_file}:{t.kernel.first_line}")
     if t.error:
-        head.append(f"\ncompile failed in {t.error.stage} {t.error.pass_arg or ''}: "
-                    f"{t.error.message.splitlines()[0] if t.error.message else ''}", style="red")
+        head.append(
+            f"\ncompile failed in {t.error.stage} {t.error.pass_arg or ''}: "
+            f"{t.error.message.splitlines()[0] if t.error.message else ''}",
+            style="red",
+        )
     res = ", ".join(f"{k}={v}" for k, v in t.resources.items() if not isinstance(v, str))
 
     passes = Table(title="passes that changed the IR", expand=False)
     for col in ("#", "stage", "pass", "ops added", "ops removed", "counter deltas"):
         passes.add_column(col, overflow="fold")
     for e in model.graph.edges():
-        passes.add_row(str(e.target), e.stage, e.pass_arg, _fmt_delta(e.ops_added), _fmt_delta(e.ops_removed),
-                       _fmt_delta(e.counter_deltas))
+        passes.add_row(
+            str(e.target),
+            e.stage,
+            e.pass_arg,
+            _fmt_delta(e.ops_added),
+            _fmt_delta(e.ops_removed),
+            _fmt_delta(e.counter_deltas),
+        )
 
     counters = Table(title="key counters (final text of each stage)")
     counters.add_column("counter")
@@ -41,8 +50,11 @@ def render(model: ReportModel) -> Group:
     for col in ("line", "source", "counters (stage: name=value)"):
         lines.add_column(col, overflow="fold")
     for hl in model.hot_lines():
-        desc = "; ".join(f"{st}: " + ", ".join(f"{k}={v}" for k, v in c.items()) for st, c in hl.counters.items()
-                         if st in model.focus_stages)
+        desc = "; ".join(
+            f"{st}: " + ", ".join(f"{k}={v}" for k, v in c.items())
+            for st, c in hl.counters.items()
+            if st in model.focus_stages
+        )
         lines.add_row(str(hl.line), hl.text, desc)
     return Group(head, Text(f"resources: {res}"), passes, counters, lines)
 

@@ -87,7 +87,6 @@ def _pipeline_depth(op: Op, aliases: dict[str, str]) -> int:
     return 0
 
 
-
 CORE_RULES: list[OpRule] = [
     OpRule("sync.barrier", ("gpu.barrier", "ttg.local_barrier")),
     OpRule("sync.async_wait", ("ttg.async_wait",)),
@@ -97,8 +96,10 @@ CORE_RULES: list[OpRule] = [
     OpRule("layout.local_load", ("ttg.local_load",)),
     OpRule("layout.local_store", ("ttg.local_store",)),
     OpRule("layout.shared_bytes", ("builtin.module",), _shared_bytes),
-    *[OpRule(f"layout.enc.{k}", ("*",), _encoding_count(k))
-      for k in ("blocked", "mma", "dot_op", "shared", "linear", "slice")],
+    *[
+        OpRule(f"layout.enc.{k}", ("*",), _encoding_count(k))
+        for k in ("blocked", "mma", "dot_op", "shared", "linear", "slice")
+    ],
     OpRule("mem.load", ("tt.load", "tt.descriptor_load", "tt.descriptor_gather")),
     OpRule("mem.store", ("tt.store", "tt.descriptor_store", "tt.descriptor_scatter")),
     OpRule("mem.load_masked", ("tt.load",), _masked_load),

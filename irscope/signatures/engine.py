@@ -107,8 +107,9 @@ def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str)
     return sig
 
 
-def instr_signature(instrs: list[Instr], stage: str, kind: str, rules: list[InstrRule],
-                    resolver: LineResolver) -> Signature:
+def instr_signature(
+    instrs: list[Instr], stage: str, kind: str, rules: list[InstrRule], resolver: LineResolver
+) -> Signature:
     sig = Signature(stage, kind)
     applicable = [r for r in rules if r.kind == kind]
     previous = UNATTRIBUTED
@@ -175,8 +176,9 @@ class Analyzer:
             return None
         key = "sass:" + art.sha1
         if key not in self._by_sha:
-            self._by_sha[key] = instr_signature(parse_sass(str(art.data)), "sass", "sass", self.instr_rules,
-                                                self.resolver)
+            self._by_sha[key] = instr_signature(
+                parse_sass(str(art.data)), "sass", "sass", self.instr_rules, self.resolver
+            )
         return self._by_sha[key]
 
     def stage_signatures(self) -> dict[str, Signature]:

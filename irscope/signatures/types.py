@@ -54,8 +54,16 @@ def encoding_kind(encoding: str | None, aliases: dict[str, str]) -> str | None:
     if encoding is None:
         return None
     name = aliases.get(encoding.split("<", 1)[0], encoding)
-    for key, kind in (("dot_op", "dot_op"), ("mma", "mma"), ("mfma", "mma"), ("wmma", "mma"), ("slice", "slice"),
-                      ("linear", "linear"), ("shared", "shared"), ("blocked", "blocked")):
+    for key, kind in (
+        ("dot_op", "dot_op"),
+        ("mma", "mma"),
+        ("mfma", "mma"),
+        ("wmma", "mma"),
+        ("slice", "slice"),
+        ("linear", "linear"),
+        ("shared", "shared"),
+        ("blocked", "blocked"),
+    ):
         if key in name:
             return kind
     return "other"

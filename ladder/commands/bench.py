@@ -23,23 +23,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, help="output directory (bench.json, bench.png)")
     p.add_argument("--ops", type=_csv, default=[], help="comma-separated operator names (default: all)")
     p.add_argument("--cases", type=_csv, default=None, help="comma-separated case names, e.g. c1,c3 (GPU)")
-    p.add_argument("--candidate-dir", type=Path, default=None,
-                   help="directory of candidate modules named <op>.py; those ops are also timed against their "
-                   "initial kernel")  # fmt: skip
+    p.add_argument(
+        "--candidate-dir",
+        type=Path,
+        default=None,
+        help="directory of candidate modules named <op>.py; those ops are also timed against their initial kernel",
+    )
     p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
     p.add_argument("--seeds", type=int, default=3, help="fresh input sets per case and input kind (default 3)")
-    p.add_argument("--compile-cases", type=str, default="c3",
-                   help="cases on which torch.compile is timed: 'c3' (default), a list, 'all' or 'none'")  # fmt: skip
+    p.add_argument(
+        "--compile-cases",
+        type=str,
+        default="c3",
+        help="cases on which torch.compile is timed: 'c3' (default), a list, 'all' or 'none'",
+    )
     p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds (median of medians)")
     p.add_argument("--warmup-ms", type=float, default=10.0, help="do_bench warm-up per round (ms)")
     p.add_argument("--rep-ms", type=float, default=40.0, help="do_bench measurement time per round (ms)")
-    p.add_argument("--cudagraph-below-us", type=float, default=20.0,
-                   help="re-time cases faster than this with CUDA graphs (µs)")  # fmt: skip
-    p.add_argument("--deadline-s", type=float, default=480.0,
-                   help="start no operator or case after this many seconds (they are listed as skipped)")  # fmt: skip
+    p.add_argument(
+        "--cudagraph-below-us", type=float, default=20.0, help="re-time cases faster than this with CUDA graphs (µs)"
+    )
+    p.add_argument(
+        "--deadline-s",
+        type=float,
+        default=480.0,
+        help="start no operator or case after this many seconds (they are listed as skipped)",
+    )
     p.add_argument("--op-timeout-s", type=float, default=300.0, help="wall-clock limit per operator's worker")
-    p.add_argument("--silence-s", type=float, default=120.0,
-                   help="kill a worker that reports nothing for this long (a hung case)")  # fmt: skip
+    p.add_argument(
+        "--silence-s", type=float, default=120.0, help="kill a worker that reports nothing for this long (a hung case)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,15 +69,27 @@ def run(args: argparse.Namespace) -> int:
         return 2
     compile_cases = {"none": [], "all": ["all"]}.get(args.compile_cases, _csv(args.compile_cases))
     settings = SuiteSettings(
-        out=args.out, device=device, ops=args.ops, cases=args.cases, candidate_dir=args.candidate_dir,
-        seeds=args.seeds, compile_cases=compile_cases,
-        timing=TimingSettings(warmup_ms=args.warmup_ms, rep_ms=args.rep_ms, rounds=args.rounds,
-                              cudagraph_below_ms=args.cudagraph_below_us / 1000.0),
-        deadline_s=args.deadline_s, op_timeout_s=args.op_timeout_s, silence_s=args.silence_s,
-    )  # fmt: skip
+        out=args.out,
+        device=device,
+        ops=args.ops,
+        cases=args.cases,
+        candidate_dir=args.candidate_dir,
+        seeds=args.seeds,
+        compile_cases=compile_cases,
+        timing=TimingSettings(
+            warmup_ms=args.warmup_ms,
+            rep_ms=args.rep_ms,
+            rounds=args.rounds,
+            cudagraph_below_ms=args.cudagraph_below_us / 1000.0,
+        ),
+        deadline_s=args.deadline_s,
+        op_timeout_s=args.op_timeout_s,
+        silence_s=args.silence_s,
+    )
     if device == "cpu":
-        console.print("[yellow]No GPU: checking the kernels under TRITON_INTERPRET=1 on the small cases; "
-                      "timing needs a GPU.[/]")  # fmt: skip
+        console.print(
+            "[yellow]No GPU: checking the kernels under TRITON_INTERPRET=1 on the small cases; timing needs a GPU.[/]"
+        )
         if args.cases:
             console.print("[yellow]--cases selects GPU cases; the CPU check runs each operator's small cases.[/]")
     try:

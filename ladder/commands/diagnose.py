@@ -19,23 +19,35 @@ from ladder.validation import Validation
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("op", help="operator name (bench/ops)")
     p.add_argument("--kernel", type=Path, help="kernel module to diagnose (default: the frozen initial kernel)")
-    p.add_argument("--validation", type=Path,
-                   help="that kernel's validation JSON with GPU timings (OUT/OP/round-NNN/validation.json)")
+    p.add_argument(
+        "--validation",
+        type=Path,
+        help="that kernel's validation JSON with GPU timings (OUT/OP/round-NNN/validation.json)",
+    )
     p.add_argument("--out", type=Path, help="where levels write artifacts (default out/diagnose/OP)")
     p.add_argument("--sol-target", type=float, default=DEFAULT_SOL_TARGET)
     p.add_argument("--ncu", default="ncu", help="Nsight Compute executable for L2 counters")
-    p.add_argument("--index", type=Path, help="compiler index for L4 (default out/compiler-index.db, built from "
-                                              "third_party/triton when absent)")
-    p.add_argument("--through", choices=["L1", "L2", "L3", "L4"], default="L4",
-                   help="also run the levels above the one the ladder stops at, up to this one (default L4)")
+    p.add_argument(
+        "--index",
+        type=Path,
+        help="compiler index for L4 (default out/compiler-index.db, built from third_party/triton when absent)",
+    )
+    p.add_argument(
+        "--through",
+        choices=["L1", "L2", "L3", "L4"],
+        default="L4",
+        help="also run the levels above the one the ladder stops at, up to this one (default L4)",
+    )
     p.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
 
 
 def _level(r: LevelResult) -> list[str]:
     lines = [f"{r.level} {LEVEL_TITLES[r.level]}: {r.status}" + (f" — {r.reason}" if r.status != RAN else "")]
     lines += [f"  evidence {e.render()}" for e in r.evidence]
-    lines += [f"  hypothesis {h.bottleneck} at {h.hotspot} (cases {', '.join(h.cases) or 'all'}) "
-              f"[{', '.join(h.evidence)}]" for h in r.hypotheses]  # fmt: skip
+    lines += [
+        f"  hypothesis {h.bottleneck} at {h.hotspot} (cases {', '.join(h.cases) or 'all'}) [{', '.join(h.evidence)}]"
+        for h in r.hypotheses
+    ]
     for f in r.families:
         state = f"ruled out: {f.ruled_out}" if f.ruled_out else f"[{', '.join(f.evidence)}]"
         lines.append(f"  family {f.name}: {f.description} {state}")

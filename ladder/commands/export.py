@@ -15,9 +15,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", type=Path, help="run directory (holds history.sqlite)")
     p.add_argument("-o", "--output", type=Path, help="JSONL file (default DIR/rounds.jsonl)")
     p.add_argument("--op", help="only this operator")
-    p.add_argument("--format", choices=("ladder", "synthesis"), default="ladder",
-                   help="ladder: every round, all fields (docs/ladder.md); synthesis: the patterns synthesizer's "
-                        "reader format, rewrite rounds only")  # fmt: skip
+    p.add_argument(
+        "--format",
+        choices=("ladder", "synthesis"),
+        default="ladder",
+        help="ladder: every round, all fields (docs/ladder.md); synthesis: the patterns synthesizer's "
+        "reader format, rewrite rounds only",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -36,5 +36,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMAND = Command("report", "speedups per operator, suite aggregate, level accounting and a plot", add_arguments,
-                  run)  # fmt: skip
+COMMAND = Command("report", "speedups per operator, suite aggregate, level accounting and a plot", add_arguments, run)

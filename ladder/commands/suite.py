@@ -20,8 +20,10 @@ def run(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else list(ops)
     unknown = [n for n in names if n not in ops]
     if unknown or not names:
-        print(f"ladder: unknown operator(s) {', '.join(unknown) or '(none given)'}; operators: {', '.join(ops)}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"ladder: unknown operator(s) {', '.join(unknown) or '(none given)'}; operators: {', '.join(ops)}",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     return run_ops([ops[n] for n in names], args)
 

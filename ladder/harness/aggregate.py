@@ -49,8 +49,14 @@ def aggregate(cases: Iterable[CaseSpeed], last_correct: Mapping[str, float] | No
             used, rule = last_correct[op], "last correct version"
         else:
             used, rule = 1.0, "1.0 (no correct version)"
-        per_op[op] = {"speedup": used, "measured_speedup": measured, "correct": correct, "rule": rule,
-                      "cases_timed": len(ratios), "cases": len(cs)}  # fmt: skip
+        per_op[op] = {
+            "speedup": used,
+            "measured_speedup": measured,
+            "correct": correct,
+            "rule": rule,
+            "cases_timed": len(ratios),
+            "cases": len(cs),
+        }
     timed = {op: r for op, r in per_op.items() if r["speedup"] is not None}
     speeds = [r["speedup"] for r in timed.values()]
     n = len(per_op)

@@ -39,8 +39,12 @@ def measure(copy_bytes: int = 1 << 30, gemm_n: int = 8192, warmup_ms: float = 25
     copy_ms = _copy_ms(copy_bytes, warmup_ms, rep_ms)
     gemm_ms = _gemm_ms(gemm_n, warmup_ms, rep_ms)
     torch.cuda.empty_cache()
-    return Ceilings(copy_gbps=2 * copy_bytes / (copy_ms * 1e-3) / 1e9,
-                    bf16_tflops=2 * gemm_n**3 / (gemm_ms * 1e-3) / 1e12, copy_bytes=copy_bytes, gemm_n=gemm_n)
+    return Ceilings(
+        copy_gbps=2 * copy_bytes / (copy_ms * 1e-3) / 1e9,
+        bf16_tflops=2 * gemm_n**3 / (gemm_ms * 1e-3) / 1e12,
+        copy_bytes=copy_bytes,
+        gemm_n=gemm_n,
+    )
 
 
 def _copy_ms(copy_bytes: int, warmup_ms: float, rep_ms: float) -> float:
@@ -59,5 +63,6 @@ def _gemm_ms(n: int, warmup_ms: float, rep_ms: float) -> float:
     a = torch.randn((n, n), device="cuda", dtype=torch.bfloat16)
     b = torch.randn((n, n), device="cuda", dtype=torch.bfloat16)
     c = torch.empty((n, n), device="cuda", dtype=torch.bfloat16)
-    return statistics.median(do_bench(lambda: torch.matmul(a, b, out=c), warmup=warmup_ms, rep=rep_ms,
-                                      return_mode="all"))  # fmt: skip
+    return statistics.median(
+        do_bench(lambda: torch.matmul(a, b, out=c), warmup=warmup_ms, rep=rep_ms, return_mode="all")
+    )

@@ -34,8 +34,14 @@ class CandidateResult:
     @property
     def accepted(self) -> bool:
         """Correct on every case and clean: no static violation, no load error, no timer tampering."""
-        return (not self.static_violations and self.load_error is None and not self.tampered and bool(self.cases)
-                and not self.skipped_cases and all(c.get("correct") for c in self.cases))  # fmt: skip
+        return (
+            not self.static_violations
+            and self.load_error is None
+            and not self.tampered
+            and bool(self.cases)
+            and not self.skipped_cases
+            and all(c.get("correct") for c in self.cases)
+        )
 
     def reasons(self) -> list[str]:
         """Why the candidate is not accepted, one line each (empty when accepted)."""
@@ -88,13 +94,24 @@ def evaluate_candidate(
         env["TRITON_INTERPRET"] = "1"
     result = CandidateResult(operator=op.name, candidate=str(path), device=device)
     while remaining:
-        job = Job(operator=operator, candidate=str(path), cases=remaining, device=device, seeds=seeds,
-                  kinds=list(kinds) if kinds else None, timing=timing, references=list(references),
-                  compile_cases=list(compile_cases), time_initial=time_initial, gpu_lock=gpu_lock,
-                  not_after=not_after)  # fmt: skip
+        job = Job(
+            operator=operator,
+            candidate=str(path),
+            cases=remaining,
+            device=device,
+            seeds=seeds,
+            kinds=list(kinds) if kinds else None,
+            timing=timing,
+            references=list(references),
+            compile_cases=list(compile_cases),
+            time_initial=time_initial,
+            gpu_lock=gpu_lock,
+            not_after=not_after,
+        )
         started: list[str] = []
-        run = run_sandboxed(WORKER, job.to_json(), timeout_s=timeout_s, silence_s=silence_s, extra_env=env,
-                            on_message=on_message)  # fmt: skip
+        run = run_sandboxed(
+            WORKER, job.to_json(), timeout_s=timeout_s, silence_s=silence_s, extra_env=env, on_message=on_message
+        )
         result.seconds += run.seconds
         done = set()
         for msg in run.messages:
@@ -119,12 +136,20 @@ def evaluate_candidate(
         # The case in progress is lost; if none had started (a crash at import), every pending case is.
         in_progress = [c for c in started if c not in done]
         lost = in_progress[:1] if started else pending
-        result.sandbox_failures.append({"cases": lost, "status": run.status, "detail": run.summary(),
-                                        "signal": run.signal, "returncode": run.returncode,
-                                        "stderr_tail": run.stderr_tail[-4000:]})  # fmt: skip
+        result.sandbox_failures.append(
+            {
+                "cases": lost,
+                "status": run.status,
+                "detail": run.summary(),
+                "signal": run.signal,
+                "returncode": run.returncode,
+                "stderr_tail": run.stderr_tail[-4000:],
+            }
+        )
         for name in lost:
-            result.cases.append({"case": name, "correct": False, "numeric_ok": False,
-                                 "errors": [f"sandbox {run.summary()}"]})  # fmt: skip
+            result.cases.append(
+                {"case": name, "correct": False, "numeric_ok": False, "errors": [f"sandbox {run.summary()}"]}
+            )
         remaining = [c for c in pending if c not in lost]
     order = {c.name: i for i, c in enumerate([*op.cases, *op.small_cases])}
     result.cases.sort(key=lambda c: order.get(c["case"], 99))

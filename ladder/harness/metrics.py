@@ -26,9 +26,12 @@ def case_metrics(record: dict, op: Operator, case: Case, ceilings: Ceilings | No
         if not ms:
             continue
         out["impl"][impl] = {
-            "ms": ms, "gbps": nbytes / ms / 1e6, "tflops": flops / ms / 1e9 if flops else None,
-            "frac_sol": sol / ms if sol else None, "timer": t.get("timer"),
-        }  # fmt: skip
+            "ms": ms,
+            "gbps": nbytes / ms / 1e6,
+            "tflops": flops / ms / 1e9 if flops else None,
+            "frac_sol": sol / ms if sol else None,
+            "timer": t.get("timer"),
+        }
     if len({i["timer"] for i in out["impl"].values()}) > 1:
         out["flags"].append("implementations timed with different timers (a CUDA graph capture failed)")
     cand = out["impl"].get("candidate")

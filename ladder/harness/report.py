@@ -19,8 +19,11 @@ def _x(v: float | None) -> str:
 def print_table(doc: dict, console: Console) -> None:
     gpu = bool((doc.get("environment") or {}).get("ceilings"))
     table = Table(title="ladder bench" + ("" if gpu else " (CPU: interpreter correctness only)"), show_lines=False)
-    cols = ["op", "case", "ok"] + (["cand ms", "init ms", "eager ms", "compile ms", "GB/s", "SoL", "x eager",
-                                    "x compile", "flags"] if gpu else ["runs", "max abs err", "problems"])  # fmt: skip
+    cols = ["op", "case", "ok"] + (
+        ["cand ms", "init ms", "eager ms", "compile ms", "GB/s", "SoL", "x eager", "x compile", "flags"]
+        if gpu
+        else ["runs", "max abs err", "problems"]
+    )
     for c in cols:
         table.add_column(c, overflow="fold")
     for entry in doc.get("operators", []):
@@ -32,26 +35,42 @@ def print_table(doc: dict, console: Console) -> None:
                 impl = m.get("impl", {})
                 cand = impl.get("candidate", {})
                 frac = cand.get("frac_sol")
-                table.add_row(entry["op"], label, ok, _ms(cand.get("ms")), _ms(impl.get("initial", {}).get("ms")),
-                              _ms(impl.get("eager", {}).get("ms")), _ms(impl.get("compile", {}).get("ms")),
-                              f"{cand['gbps']:.0f}" if cand.get("gbps") else "-",
-                              f"{frac:.0%}" if frac else "-", _x(m.get("speedup", {}).get("eager")),
-                              _x(m.get("speedup", {}).get("compile")),
-                              "; ".join(m.get("flags", []) + rec.get("errors", []))[:120])  # fmt: skip
+                table.add_row(
+                    entry["op"],
+                    label,
+                    ok,
+                    _ms(cand.get("ms")),
+                    _ms(impl.get("initial", {}).get("ms")),
+                    _ms(impl.get("eager", {}).get("ms")),
+                    _ms(impl.get("compile", {}).get("ms")),
+                    f"{cand['gbps']:.0f}" if cand.get("gbps") else "-",
+                    f"{frac:.0%}" if frac else "-",
+                    _x(m.get("speedup", {}).get("eager")),
+                    _x(m.get("speedup", {}).get("compile")),
+                    "; ".join(m.get("flags", []) + rec.get("errors", []))[:120],
+                )
             else:
                 v = rec.get("validation") or {}
                 problems = [e.splitlines()[0] for e in rec.get("errors", [])]
                 problems += [p.splitlines()[0] for f in v.get("failures", []) for p in f["problems"]][:2]
-                table.add_row(entry["op"], label, ok, str(v.get("runs", 0)), f"{v.get('max_abs', 0):.2g}",
-                              "; ".join(problems)[:200])  # fmt: skip
+                table.add_row(
+                    entry["op"],
+                    label,
+                    ok,
+                    str(v.get("runs", 0)),
+                    f"{v.get('max_abs', 0):.2g}",
+                    "; ".join(problems)[:200],
+                )
     console.print(table)
     agg = doc.get("aggregate") or {}
     for ref in ("initial", "eager", "compile"):
         a = agg.get(f"vs_{ref}")
         if a:
-            console.print(f"candidate vs {ref}: geo-mean {_x(a['geomean'])}, median {_x(a['median'])}, "
-                          f">2x {a['over_2x']}/{a['operators']}, >5x {a['over_5x']}/{a['operators']}, "
-                          f"geo-mean without MoE {_x(a['geomean_without_moe'])}, fast_p {a['fast_p']}")  # fmt: skip
+            console.print(
+                f"candidate vs {ref}: geo-mean {_x(a['geomean'])}, median {_x(a['median'])}, "
+                f">2x {a['over_2x']}/{a['operators']}, >5x {a['over_5x']}/{a['operators']}, "
+                f"geo-mean without MoE {_x(a['geomean_without_moe'])}, fast_p {a['fast_p']}"
+            )
     if doc.get("skipped"):
         console.print(f"[yellow]skipped:[/] {', '.join(s['op'] for s in doc['skipped'])}")
 

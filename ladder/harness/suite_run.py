@@ -60,14 +60,24 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
         known = {c.name for c in get_operator(n).cases}
         if settings.device == "cuda" and settings.cases and not set(settings.cases) & known:
             raise KeyError(f"{n} has none of the cases {', '.join(settings.cases)}; it has {', '.join(sorted(known))}")
-    doc: dict = {"schema": SCHEMA, "command": _command(), "cwd": os.getcwd(), "git": _git_head(),
-                 "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "settings": settings.to_json(),
-                 "operators": [], "skipped": []}  # fmt: skip
+    doc: dict = {
+        "schema": SCHEMA,
+        "command": _command(),
+        "cwd": os.getcwd(),
+        "git": _git_head(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "settings": settings.to_json(),
+        "operators": [],
+        "skipped": [],
+    }
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as shared:
         env_vars = _worker_env(Path(shared))
-        probe = run_sandboxed("ladder.harness.worker:environment",
-                              {"device": settings.device, "measure_ceilings": settings.device == "cuda"},
-                              timeout_s=300, extra_env=env_vars)  # fmt: skip
+        probe = run_sandboxed(
+            "ladder.harness.worker:environment",
+            {"device": settings.device, "measure_ceilings": settings.device == "cuda"},
+            timeout_s=300,
+            extra_env=env_vars,
+        )
         env = probe.value if probe.ok else {"error": probe.summary(), "stderr": probe.stderr_tail[-3000:]}
         doc["environment"] = env
         ceilings = Ceilings.from_json(env["ceilings"]) if "ceilings" in env else None
@@ -82,8 +92,12 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
                 return _run_operator(name, settings, ceilings, env_vars, lock, not_after, progress)
             except Exception as e:  # a harness bug must cost one operator, not the run
                 progress(f"{name}: harness error: {type(e).__name__}: {e}")
-                return {"op": name, "accepted": False, "cases": [],
-                        "harness_error": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}"}  # fmt: skip
+                return {
+                    "op": name,
+                    "accepted": False,
+                    "cases": [],
+                    "harness_error": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}",
+                }
 
         # Two workers at a time: their imports, compiles and correctness runs overlap; timings take the GPU alone.
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -104,8 +118,15 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
     return doc
 
 
-def _run_operator(name: str, settings: SuiteSettings, ceilings: Ceilings | None, env_vars: dict[str, str],
-                  lock: str | None, not_after: float, progress: Callable[[str], None]) -> dict:  # fmt: skip
+def _run_operator(
+    name: str,
+    settings: SuiteSettings,
+    ceilings: Ceilings | None,
+    env_vars: dict[str, str],
+    lock: str | None,
+    not_after: float,
+    progress: Callable[[str], None],
+) -> dict:
     op = get_operator(name)
     candidate = settings.candidate_dir / f"{name}.py" if settings.candidate_dir else None
     candidate = candidate if candidate is not None and candidate.exists() else None
@@ -115,12 +136,22 @@ def _run_operator(name: str, settings: SuiteSettings, ceilings: Ceilings | None,
         case_names = [c for c in case_names if c in {x.name for x in op.cases}]
     compile_cases = [c.name for c in op.cases] if settings.compile_cases == ["all"] else settings.compile_cases
     result = evaluate_candidate(
-        name, candidate=candidate, cases=case_names, device=settings.device, seeds=settings.seeds,
-        timing=asdict(settings.timing) if gpu else None, references=("eager",), compile_cases=compile_cases,
-        time_initial=candidate is not None, gpu_lock=lock, not_after=not_after,
-        timeout_s=2 * settings.op_timeout_s + 60, silence_s=settings.silence_s, extra_env=env_vars,
+        name,
+        candidate=candidate,
+        cases=case_names,
+        device=settings.device,
+        seeds=settings.seeds,
+        timing=asdict(settings.timing) if gpu else None,
+        references=("eager",),
+        compile_cases=compile_cases,
+        time_initial=candidate is not None,
+        gpu_lock=lock,
+        not_after=not_after,
+        timeout_s=2 * settings.op_timeout_s + 60,
+        silence_s=settings.silence_s,
+        extra_env=env_vars,
         on_message=lambda m: _progress_line(name, m, progress),
-    )  # fmt: skip
+    )
     entry = {"op": name, "number": op.number, "dtype": op.dtype, "category": op.category, **result.to_json()}
     for record in entry["cases"]:
         case = next((c for c in [*op.cases, *op.small_cases] if c.name == record["case"]), None)
@@ -145,8 +176,15 @@ def suite_aggregates(operators: list[dict]) -> dict:
                 if ref not in (rec.get("timing") or {}):
                     continue
                 impl = (rec.get("metrics") or {}).get("impl", {})
-                speeds.append(CaseSpeed(entry["op"], rec["case"], impl.get(ref, {}).get("ms"),
-                                        impl.get("candidate", {}).get("ms"), bool(entry.get("accepted"))))  # fmt: skip
+                speeds.append(
+                    CaseSpeed(
+                        entry["op"],
+                        rec["case"],
+                        impl.get(ref, {}).get("ms"),
+                        impl.get("candidate", {}).get("ms"),
+                        bool(entry.get("accepted")),
+                    )
+                )
         if speeds:
             out[f"vs_{ref}"] = aggregate(speeds)
     out["accepted_operators"] = sum(1 for e in operators if e.get("accepted"))
@@ -176,8 +214,9 @@ def _command() -> str:
 
 def _git_head() -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10)  # fmt: skip
+        out = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         return out.stdout.strip() or None if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None

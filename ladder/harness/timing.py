@@ -68,7 +68,7 @@ def time_interleaved(fns: dict[str, Callable[[], object]], settings: TimingSetti
             results[name].error = f"warm-up failed: {type(e).__name__}: {str(e)[:300]}"
     pooled: dict[str, list[float]] = {name: [] for name in live}
     for r in range(settings.rounds):
-        order = live[r % len(live):] + live[: r % len(live)] if live else []
+        order = live[r % len(live) :] + live[: r % len(live)] if live else []
         for name in order:
             if results[name].error:
                 continue
@@ -93,8 +93,10 @@ def time_interleaved(fns: dict[str, Callable[[], object]], settings: TimingSetti
             if t.ms is None:
                 continue
             try:
-                graph_ms = [do_bench_cudagraph(fns[name], rep=settings.cudagraph_rep_ms, return_mode="median")
-                            for _ in range(settings.rounds)]  # fmt: skip
+                graph_ms = [
+                    do_bench_cudagraph(fns[name], rep=settings.cudagraph_rep_ms, return_mode="median")
+                    for _ in range(settings.rounds)
+                ]
                 t.cudagraph_ms = statistics.median(graph_ms)
                 t.ms, t.timer = t.cudagraph_ms, "cudagraph"
             except Exception as e:

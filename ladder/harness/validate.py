@@ -84,16 +84,34 @@ def synchronize(device: str) -> None:
 
 def is_fatal_device_error(exc: BaseException) -> bool:
     text = f"{type(exc).__name__}: {exc}"
-    return any(s in text for s in ("illegal memory access", "CUDA error", "device-side assert", "AcceleratorError",
-                                   "unspecified launch failure", "misaligned address"))  # fmt: skip
+    return any(
+        s in text
+        for s in (
+            "illegal memory access",
+            "CUDA error",
+            "device-side assert",
+            "AcceleratorError",
+            "unspecified launch failure",
+            "misaligned address",
+        )
+    )
 
 
 def tensors(values: Sequence[Any]) -> list[torch.Tensor]:
     return [v for v in values if isinstance(v, torch.Tensor)]
 
 
-def check_once(op: Operator, forward: Callable[..., Any], case: Case, inputs: tuple, *, kind: str, seed: int,
-               device: str, reduction_len: int | None) -> RunResult:  # fmt: skip
+def check_once(
+    op: Operator,
+    forward: Callable[..., Any],
+    case: Case,
+    inputs: tuple,
+    *,
+    kind: str,
+    seed: int,
+    device: str,
+    reduction_len: int | None,
+) -> RunResult:
     """One checked forward call on `inputs` (which it must leave unmodified)."""
     result = RunResult(case=case.name, kind=kind, seed=seed)
     t0 = time.perf_counter()
@@ -170,30 +188,41 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     if a.dtype.is_floating_point:
-        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all()) and torch.equal(torch.signbit(a),
-                                                                                           torch.signbit(b))
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all()) and torch.equal(
+            torch.signbit(a), torch.signbit(b)
+        )
     return torch.equal(a, b)
 
 
-def validate_case(op: Operator, forward: Callable[..., Any], case: Case, *, device: str, seeds: int,
-                  kinds: Sequence[str], seed_base: int = 0,
-                  on_run: Callable[[RunResult], None] | None = None) -> list[RunResult]:  # fmt: skip
+def validate_case(
+    op: Operator,
+    forward: Callable[..., Any],
+    case: Case,
+    *,
+    device: str,
+    seeds: int,
+    kinds: Sequence[str],
+    seed_base: int = 0,
+    on_run: Callable[[RunResult], None] | None = None,
+) -> list[RunResult]:
     """`seeds` fresh input sets per input kind, each checked by `check_once`; `on_run` sees each result."""
     reduction_len = op.reduction_len(case) if op.reduction_len else None
     runs = []
     for kind in kinds:
         for seed in range(seed_base, seed_base + seeds):
             inputs = op.make_inputs(case, seed, device, kind)
-            runs.append(check_once(op, forward, case, inputs, kind=kind, seed=seed, device=device,
-                                   reduction_len=reduction_len))  # fmt: skip
+            runs.append(
+                check_once(op, forward, case, inputs, kind=kind, seed=seed, device=device, reduction_len=reduction_len)
+            )
             del inputs
             if on_run is not None:
                 on_run(runs[-1])
     return runs
 
 
-def recheck(op: Operator, forward: Callable[..., Any], case: Case, used_inputs: tuple, *, device: str,
-            seed: int, kind: str) -> list[RunResult]:  # fmt: skip
+def recheck(
+    op: Operator, forward: Callable[..., Any], case: Case, used_inputs: tuple, *, device: str, seed: int, kind: str
+) -> list[RunResult]:
     """After timing: (1) new contents written into the very buffers the timed calls used (same data_ptr: a cache
     keyed on pointers or shapes returns stale results), (2) a freshly allocated input set."""
     reduction_len = op.reduction_len(case) if op.reduction_len else None
@@ -202,11 +231,27 @@ def recheck(op: Operator, forward: Callable[..., Any], case: Case, used_inputs: 
         if isinstance(dst, torch.Tensor):
             dst.copy_(src)
     del fresh
-    same_buffers = check_once(op, forward, case, used_inputs, kind=f"{kind}/same-buffers", seed=seed, device=device,
-                              reduction_len=reduction_len)  # fmt: skip
+    same_buffers = check_once(
+        op,
+        forward,
+        case,
+        used_inputs,
+        kind=f"{kind}/same-buffers",
+        seed=seed,
+        device=device,
+        reduction_len=reduction_len,
+    )
     new_inputs = op.make_inputs(case, seed + 1, device, kind)
-    new_buffers = check_once(op, forward, case, new_inputs, kind=f"{kind}/new-buffers", seed=seed + 1,
-                             device=device, reduction_len=reduction_len)  # fmt: skip
+    new_buffers = check_once(
+        op,
+        forward,
+        case,
+        new_inputs,
+        kind=f"{kind}/new-buffers",
+        seed=seed + 1,
+        device=device,
+        reduction_len=reduction_len,
+    )
     return [same_buffers, new_buffers]
 
 

@@ -126,8 +126,7 @@ def evaluate(payload: dict, emit: Emit) -> dict:
     return {"cases": len(cases)}
 
 
-def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job,
-                  emit: Emit) -> dict:  # fmt: skip
+def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job, emit: Emit) -> dict:
     import torch
 
     from ladder.harness.gpu_lock import exclusive, shared
@@ -138,16 +137,31 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
         emit({"type": "waiting", "for": "gpu", "case": case.name})
 
     # errors fail the case; notes do not (a reference that will not compile says nothing about the candidate)
-    record: dict[str, Any] = {"case": case.name, "label": case.label(), "role": case.role, "shape": dict(case.shape),
-                              "errors": [], "notes": [], "phase_seconds": {}}  # fmt: skip
+    record: dict[str, Any] = {
+        "case": case.name,
+        "label": case.label(),
+        "role": case.role,
+        "shape": dict(case.shape),
+        "errors": [],
+        "notes": [],
+        "phase_seconds": {},
+    }
     t0 = time.perf_counter()
     inputs: tuple = ()
     try:
         kinds = job.kinds or list(op.input_kinds)
         with shared(job.gpu_lock, waiting):
-            runs = validate_case(op, forward, case, device=job.device, seeds=job.seeds, kinds=kinds,
-                                 on_run=lambda r: emit({"type": "run", "case": case.name, "kind": r.kind,
-                                                        "seed": r.seed, "ok": r.ok, "seconds": r.seconds}))  # fmt: skip
+            runs = validate_case(
+                op,
+                forward,
+                case,
+                device=job.device,
+                seeds=job.seeds,
+                kinds=kinds,
+                on_run=lambda r: emit(
+                    {"type": "run", "case": case.name, "kind": r.kind, "seed": r.seed, "ok": r.ok, "seconds": r.seconds}
+                ),
+            )
         record["validation"] = _summary(runs)
         record["phase_seconds"]["validation"] = round(time.perf_counter() - t0, 3)
         emit({"type": "progress", "case": case.name, "phase": "validated", "ok": record["validation"]["ok"]})
@@ -179,8 +193,9 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
         emit({"type": "progress", "case": case.name, "phase": "timed"})
         t2 = time.perf_counter()
         with shared(job.gpu_lock, waiting):
-            record["recheck"] = _summary(recheck(op, forward, case, inputs, device=job.device, seed=RECHECK_SEED,
-                                                 kind=RANDOM))  # fmt: skip
+            record["recheck"] = _summary(
+                recheck(op, forward, case, inputs, device=job.device, seed=RECHECK_SEED, kind=RANDOM)
+            )
         record["phase_seconds"]["recheck"] = round(time.perf_counter() - t2, 3)
     except FatalDeviceError as e:
         record["errors"].append(f"fatal device error (the worker restarts for the remaining cases): {e}")
@@ -220,18 +235,24 @@ def _summary(runs: list) -> dict:
     for r in runs:
         kernels.update(r.kernels)
         aten.update(r.aten_ops)
-    return {"ok": bool(runs) and not failures, "runs": len(runs), "numeric_ok": all(r.numeric_ok for r in runs),
-            "failures": failures[:5], "failed_runs": len(failures),
-            "min_launches": min((r.launches for r in runs), default=0), "kernels": dict(kernels),
-            "aten_ops": dict(aten), "kinds": sorted({r.kind for r in runs}),
-            "max_abs": max((r.max_abs or 0.0 for r in runs), default=0.0),
-            "rel_l2": max((r.rel_l2 or 0.0 for r in runs), default=0.0)}  # fmt: skip
+    return {
+        "ok": bool(runs) and not failures,
+        "runs": len(runs),
+        "numeric_ok": all(r.numeric_ok for r in runs),
+        "failures": failures[:5],
+        "failed_runs": len(failures),
+        "min_launches": min((r.launches for r in runs), default=0),
+        "kernels": dict(kernels),
+        "aten_ops": dict(aten),
+        "kinds": sorted({r.kind for r in runs}),
+        "max_abs": max((r.max_abs or 0.0 for r in runs), default=0.0),
+        "rel_l2": max((r.rel_l2 or 0.0 for r in runs), default=0.0),
+    }
 
 
 def _close(record: dict, t0: float) -> dict:
     validation, rechecked = record.get("validation"), record.get("recheck")
-    record["correct"] = bool(validation and validation["ok"] and rechecked and rechecked["ok"] and
-                             not record["errors"])  # fmt: skip
+    record["correct"] = bool(validation and validation["ok"] and rechecked and rechecked["ok"] and not record["errors"])
     record["numeric_ok"] = bool(validation and validation["numeric_ok"] and rechecked and rechecked["numeric_ok"])
     record["seconds"] = round(time.perf_counter() - t0, 3)
     return record
@@ -245,16 +266,25 @@ def environment(payload: dict, emit: Emit) -> dict:
 
     _prepare(payload.get("device", "cpu"))
     env: dict[str, Any] = {
-        "python": sys.version.split()[0], "platform": platform.platform(), "torch": torch.__version__,
-        "triton": triton.__version__, "numpy": numpy.__version__, "cuda_runtime": torch.version.cuda,
-        "allow_tf32_matmul": torch.backends.cuda.matmul.allow_tf32, "allow_tf32_cudnn": torch.backends.cudnn.allow_tf32,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "numpy": numpy.__version__,
+        "cuda_runtime": torch.version.cuda,
+        "allow_tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
+        "allow_tf32_cudnn": torch.backends.cudnn.allow_tf32,
         "interpret": bool(triton.knobs.runtime.interpret),
-    }  # fmt: skip
+    }
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        env.update(gpu=props.name, sm_count=props.multi_processor_count,
-                   gpu_memory_gb=round(props.total_memory / 2**30, 1),
-                   capability=list(torch.cuda.get_device_capability(0)), driver=_driver_version())  # fmt: skip
+        env.update(
+            gpu=props.name,
+            sm_count=props.multi_processor_count,
+            gpu_memory_gb=round(props.total_memory / 2**30, 1),
+            capability=list(torch.cuda.get_device_capability(0)),
+            driver=_driver_version(),
+        )
     if payload.get("measure_ceilings"):
         from ladder.harness.ceilings import measure
         from ladder.harness.gpu_lock import exclusive
@@ -268,8 +298,13 @@ def environment(payload: dict, emit: Emit) -> dict:
 
 def _driver_version() -> str | None:
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=20, env={"PATH": os.environ.get("PATH", "")})  # fmt: skip
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            env={"PATH": os.environ.get("PATH", "")},
+        )
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
     except (OSError, subprocess.SubprocessError):
         return None

@@ -22,7 +22,8 @@ def registry() -> dict[str, Level]:
         level = getattr(importlib.import_module(f"{__name__}.{info.name}"), "LEVEL", None)
         if isinstance(level, Level):
             if level.name in found:
-                raise ValueError(f"two modules register {level.name}: {type(found[level.name]).__name__} and "
-                                 f"{type(level).__name__}")  # fmt: skip
+                raise ValueError(
+                    f"two modules register {level.name}: {type(found[level.name]).__name__} and {type(level).__name__}"
+                )
             found[level.name] = level
     return dict(sorted(found.items()))

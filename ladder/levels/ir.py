@@ -40,9 +40,20 @@ from ladder.levels.base import Level
 
 CAPTURE_BYTES = 256 << 20  # largest case (minimum bytes moved) whose inputs L3 builds on the CPU
 RIVAL_SHARE = 0.5
-COST_COUNTERS = ("compute.fp_ops", "compute.int_ops", "compute.special", "mem.load", "mem.store", "sync.shuffle",
-                 "sync.barrier", "sync.redux", "mem.shared_load", "mem.shared_store", "mem.local_load",
-                 "mem.local_store")  # fmt: skip
+COST_COUNTERS = (
+    "compute.fp_ops",
+    "compute.int_ops",
+    "compute.special",
+    "mem.load",
+    "mem.store",
+    "sync.shuffle",
+    "sync.barrier",
+    "sync.redux",
+    "mem.shared_load",
+    "mem.shared_store",
+    "mem.local_load",
+    "mem.local_store",
+)
 
 
 @dataclass(frozen=True)
@@ -57,32 +68,68 @@ class Symptom:
 
 
 SYMPTOMS = (
-    Symptom("index-reduction-sync", "index-reduction",
-            "replace index-producing reductions (argmax/argmin, then masking the winner) by value reductions: the "
-            "max, then a second max that counts occurrences of the first so ties stay correct",
-            "ttgir", lambda c: c.get("compute.reduce_index", 0) > 0, ("sync.shuffle", "sync.barrier"),
-            "an index-producing reduction (value and index travel together through every shuffle step)"),
-    Symptom("narrow-memory-access", "vectorization",
-            "give each thread 16 contiguous, aligned bytes per access: more elements per thread (block size vs "
-            "warps), contiguous inner dimension, tl.multiple_of/tl.max_contiguous where the compiler cannot prove it",
-            "ptx", lambda c: c.get("mem.load_vec1", 0) + c.get("mem.load_vec2", 0) + c.get("mem.store_vec1", 0)
-            + c.get("mem.store_vec2", 0) > 0 and not any(c.get(f"mem.{k}_vec{w}", 0) for k in ("load", "store")
-                                                         for w in (4, 8)),
-            ("mem.load_vec1", "mem.load_vec2", "mem.store_vec1", "mem.store_vec2"),
-            "global accesses narrower than 128 bits"),
-    Symptom("layout-conversion", "layout",
-            "make producers and consumers agree on a layout (reduction axis, dot operands) so no ttg.convert_layout "
-            "round trip through shared memory remains",
-            "ttgir", lambda c: c.get("layout.convert_layout", 0) > 0, ("layout.convert_layout",),
-            "layout conversions that survived tritongpu-remove-layout-conversions"),
-    Symptom("dot-on-fma", "tensor-core",
-            "feed tl.dot bf16/fp16 operands with tiles of K ≥ 16 so it lowers to wgmma/mma rather than FMAs",
-            "ttgir", lambda c: c.get("compute.dot_fma", 0) > 0, ("compute.dot_fma",), "a dot left on the FMA path"),
-)  # fmt: skip
-SUMMARY_SHOWN = ("ttgir.compute.reduce_index", "ttgir.layout.convert_layout", "ptx.sync.shuffle", "ptx.sync.barrier",
-                 "ptx.mem.load_bits_max", "res.registers", "res.spill_bytes", "res.instructions")
-SPILLS = ("register-spills", "resources",
-          "fewer live values per thread (smaller tiles, more warps, fewer stages) so nothing spills")  # fmt: skip
+    Symptom(
+        "index-reduction-sync",
+        "index-reduction",
+        "replace index-producing reductions (argmax/argmin, then masking the winner) by value reductions: the "
+        "max, then a second max that counts occurrences of the first so ties stay correct",
+        "ttgir",
+        lambda c: c.get("compute.reduce_index", 0) > 0,
+        ("sync.shuffle", "sync.barrier"),
+        "an index-producing reduction (value and index travel together through every shuffle step)",
+    ),
+    Symptom(
+        "narrow-memory-access",
+        "vectorization",
+        "give each thread 16 contiguous, aligned bytes per access: more elements per thread (block size vs "
+        "warps), contiguous inner dimension, tl.multiple_of/tl.max_contiguous where the compiler cannot prove it",
+        "ptx",
+        lambda c: (
+            c.get("mem.load_vec1", 0)
+            + c.get("mem.load_vec2", 0)
+            + c.get("mem.store_vec1", 0)
+            + c.get("mem.store_vec2", 0)
+            > 0
+            and not any(c.get(f"mem.{k}_vec{w}", 0) for k in ("load", "store") for w in (4, 8))
+        ),
+        ("mem.load_vec1", "mem.load_vec2", "mem.store_vec1", "mem.store_vec2"),
+        "global accesses narrower than 128 bits",
+    ),
+    Symptom(
+        "layout-conversion",
+        "layout",
+        "make producers and consumers agree on a layout (reduction axis, dot operands) so no ttg.convert_layout "
+        "round trip through shared memory remains",
+        "ttgir",
+        lambda c: c.get("layout.convert_layout", 0) > 0,
+        ("layout.convert_layout",),
+        "layout conversions that survived tritongpu-remove-layout-conversions",
+    ),
+    Symptom(
+        "dot-on-fma",
+        "tensor-core",
+        "feed tl.dot bf16/fp16 operands with tiles of K ≥ 16 so it lowers to wgmma/mma rather than FMAs",
+        "ttgir",
+        lambda c: c.get("compute.dot_fma", 0) > 0,
+        ("compute.dot_fma",),
+        "a dot left on the FMA path",
+    ),
+)
+SUMMARY_SHOWN = (
+    "ttgir.compute.reduce_index",
+    "ttgir.layout.convert_layout",
+    "ptx.sync.shuffle",
+    "ptx.sync.barrier",
+    "ptx.mem.load_bits_max",
+    "res.registers",
+    "res.spill_bytes",
+    "res.instructions",
+)
+SPILLS = (
+    "register-spills",
+    "resources",
+    "fewer live values per thread (smaller tiles, more warps, fewer stages) so nothing spills",
+)
 
 
 @dataclass
@@ -110,9 +157,13 @@ def analyze(traj: Trajectory, tag: str) -> tuple[Evidence, list[_Found]]:
     analyzer = signatures.Analyzer(traj)
     summary = {k: v for k, v in signatures.summary(traj, analyzer).items() if v}
     shown = ", ".join(f"{k} {summary[k]:g}" for k in SUMMARY_SHOWN if k in summary)
-    overview = Evidence(f"L3.{tag}.summary", "L3", f"{traj.kernel.name}: {len(traj.snapshots)} snapshots for "
-                        f"{traj.target}" + (f"; {shown}" if shown else ""), SourceRef(ARTIFACT, str(traj.root)),
-                        data=summary)  # fmt: skip
+    overview = Evidence(
+        f"L3.{tag}.summary",
+        "L3",
+        f"{traj.kernel.name}: {len(traj.snapshots)} snapshots for {traj.target}" + (f"; {shown}" if shown else ""),
+        SourceRef(ARTIFACT, str(traj.root)),
+        data=summary,
+    )
     by_line = signatures.by_line(traj, analyzer)
     ptx = by_line.get("ptx", {})
     g = graph.build(traj, analyzer)
@@ -126,19 +177,32 @@ def analyze(traj: Trajectory, tag: str) -> tuple[Evidence, list[_Found]]:
         for line in lines:
             at = ptx.get(line, {})
             # shuffles and barriers are always stated, zero included: "no barrier" is evidence too
-            cost = ", ".join([f"{k} {at.get(k, 0)}" for k in ("sync.shuffle", "sync.barrier")] +
-                             [f"{k} {v}" for k in ("mem.load", "mem.store") if (v := at.get(k))])
-            ev.append(Evidence(f"L3.{tag}.{s.bottleneck}.line{line}", "L3",
-                               f"{name} line {line}: {s.what}" + (f"; in PTX: {cost}" if cost else ""),
-                               SourceRef(SOURCE_LINE, src, line=line), data=dict(at)))  # fmt: skip
+            cost = ", ".join(
+                [f"{k} {at.get(k, 0)}" for k in ("sync.shuffle", "sync.barrier")]
+                + [f"{k} {v}" for k in ("mem.load", "mem.store") if (v := at.get(k))]
+            )
+            ev.append(
+                Evidence(
+                    f"L3.{tag}.{s.bottleneck}.line{line}",
+                    "L3",
+                    f"{name} line {line}: {s.what}" + (f"; in PTX: {cost}" if cost else ""),
+                    SourceRef(SOURCE_LINE, src, line=line),
+                    data=dict(at),
+                )
+            )
         cited = next(((c, e) for c in s.counters if (e := _introducing_pass(g, c)) is not None), None)
         if cited is not None:
             counter, edge = cited
-            ev.append(Evidence(f"L3.{tag}.{s.bottleneck}.pass", "L3",
-                               f"{name}: pass {edge.pass_arg} ({edge.stage}, snapshot #{edge.target}) introduced "
-                               f"{edge.counter_deltas.get(counter, 0)} {counter}",
-                               SourceRef(SNAPSHOT, str(traj.root), snapshot=edge.target, pass_arg=edge.pass_arg),
-                               data={counter: edge.counter_deltas.get(counter, 0)}))  # fmt: skip
+            ev.append(
+                Evidence(
+                    f"L3.{tag}.{s.bottleneck}.pass",
+                    "L3",
+                    f"{name}: pass {edge.pass_arg} ({edge.stage}, snapshot #{edge.target}) introduced "
+                    f"{edge.counter_deltas.get(counter, 0)} {counter}",
+                    SourceRef(SNAPSHOT, str(traj.root), snapshot=edge.target, pass_arg=edge.pass_arg),
+                    data={counter: edge.counter_deltas.get(counter, 0)},
+                )
+            )
         hotspot = f"{name} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
         found.append(_Found(s.bottleneck, (s.family, s.family_description), _line_cost(ptx, lines), hotspot, ev))
     spill = signatures.resources(traj).get("res.spill_bytes", 0)
@@ -146,8 +210,15 @@ def analyze(traj: Trajectory, tag: str) -> tuple[Evidence, list[_Found]]:
         log = traj.artifacts.get("ptxas-log")
         where = str(traj.root / log.file) if log else str(traj.root)
         total = sum(c.get(k, 0) for c in ptx.values() for k in ("mem.local_load", "mem.local_store"))
-        ev = [Evidence(f"L3.{tag}.register-spills", "L3", f"{name}: ptxas spills {spill:g} bytes",
-                       SourceRef(ARTIFACT, where), data={"spill_bytes": spill})]  # fmt: skip
+        ev = [
+            Evidence(
+                f"L3.{tag}.register-spills",
+                "L3",
+                f"{name}: ptxas spills {spill:g} bytes",
+                SourceRef(ARTIFACT, where),
+                data={"spill_bytes": spill},
+            )
+        ]
         found.append(_Found(SPILLS[0], SPILLS[1:], total, name, ev))
     return overview, found
 
@@ -176,8 +247,14 @@ class IRLevel(Level):
             ids = tuple(e.id for e in f.evidence)
             prior = families.get(f.family[0])
             families[f.family[0]] = RewriteFamily(f.family[0], f.family[1], (prior.evidence if prior else ()) + ids)
-        return LevelResult(self.name, RAN, evidence=evidence, hypotheses=hypotheses,
-                           families=tuple(families.values()), notes=tuple(notes))  # fmt: skip
+        return LevelResult(
+            self.name,
+            RAN,
+            evidence=evidence,
+            hypotheses=hypotheses,
+            families=tuple(families.values()),
+            notes=tuple(notes),
+        )
 
     @staticmethod
     def _case(ctx: Context) -> str:

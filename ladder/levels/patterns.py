@@ -62,14 +62,27 @@ class PatternLevel(Level):
             past = max(same, key=lambda p: p.round)
             assert past.facts_ref is not None
             facts = facts.merge(_facts_evidence(dict(past.facts), past.facts_ref))
-            cited.append(Evidence(f"L1.facts.round{past.round}", self.name,
-                                  f"round {past.round} diagnosed this kernel: " + _render(past.facts),
-                                  SourceRef(ARTIFACT, past.facts_ref), data=dict(past.facts)))  # fmt: skip
+            cited.append(
+                Evidence(
+                    f"L1.facts.round{past.round}",
+                    self.name,
+                    f"round {past.round} diagnosed this kernel: " + _render(past.facts),
+                    SourceRef(ARTIFACT, past.facts_ref),
+                    data=dict(past.facts),
+                )
+            )
         measured = validation_facts(ctx.validation, ctx.case_weights())
         if measured and ctx.validation_ref is not None:
             facts = facts.merge(_facts_evidence(measured, ctx.validation_ref.path))
-            cited.append(Evidence("L1.facts.validation", self.name, "timed validation: " + _render(measured),
-                                  ctx.validation_ref, data=measured))  # fmt: skip
+            cited.append(
+                Evidence(
+                    "L1.facts.validation",
+                    self.name,
+                    "timed validation: " + _render(measured),
+                    ctx.validation_ref,
+                    data=measured,
+                )
+            )
         elif measured:
             notes.append("no l2.* facts: the timed validation has no artifact to cite")
         else:
@@ -81,8 +94,9 @@ class PatternLevel(Level):
         ranked = [m for m in matches if m.card.kind != HAZARD]
         top = ranked[0].score if ranked else 0.0
         kept = [m for m in ranked if m.score >= RIVAL_SHARE * top]
-        notes += [f"minor: card {m.card.id} ({m.card.family}) score {m.score:g} vs {top:g}" for m in ranked
-                  if m not in kept]  # fmt: skip
+        notes += [
+            f"minor: card {m.card.id} ({m.card.family}) score {m.score:g} vs {top:g}" for m in ranked if m not in kept
+        ]
         evidence = list(cited)
         per_card: dict[str, list[str]] = {}
         for m in kept + hazards:
@@ -94,26 +108,42 @@ class PatternLevel(Level):
         for family in dict.fromkeys(m.card.family for m in kept):
             cards = [m for m in kept if m.card.family == family]
             ids = tuple(i for m in cards for i in per_card[m.card.id])
-            lines = sorted({e.source.line for e in evidence if e.id in ids and e.source.kind == SOURCE_LINE
-                            and e.source.line is not None})  # fmt: skip
-            hotspot = (f"{kernel.name} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines
-                       else f"{kernel.name} as a whole")  # fmt: skip
+            lines = sorted(
+                {
+                    e.source.line
+                    for e in evidence
+                    if e.id in ids and e.source.kind == SOURCE_LINE and e.source.line is not None
+                }
+            )
+            hotspot = (
+                f"{kernel.name} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+                if lines
+                else f"{kernel.name} as a whole"
+            )
             hypotheses.append(Hypothesis(family, hotspot, (), ids))
             best = cards[0].card
             families.append(RewriteFamily(family, f"{best.title} (card {best.id}): {_one_line(best.rewrite)}", ids))
-        return LevelResult(self.name, RAN, evidence=tuple(evidence), hypotheses=tuple(hypotheses),
-                           families=tuple(families), notes=tuple(notes))  # fmt: skip
+        return LevelResult(
+            self.name,
+            RAN,
+            evidence=tuple(evidence),
+            hypotheses=tuple(hypotheses),
+            families=tuple(families),
+            notes=tuple(notes),
+        )
 
     def _cite(self, m: Match, kernel: Path, source: str) -> list[Evidence]:
         card = m.card
         held = [r.predicate for r in m.matched]
         values = {k: v for r in m.matched for k, v in r.values.items()}
-        card_ev = Evidence(f"L1.card.{card.id}", self.name,
-                           f"card {card.id} ({card.family}, {card.kind}) matches with score {m.score:g}, confidence "
-                           f"{m.confidence:.2f}: {card.title}; held: {'; '.join(held)}",
-                           SourceRef(ARTIFACT, str(card.path)),
-                           data={"score": m.score, "confidence": round(m.confidence, 4), "held": held,
-                                 "values": values})  # fmt: skip
+        card_ev = Evidence(
+            f"L1.card.{card.id}",
+            self.name,
+            f"card {card.id} ({card.family}, {card.kind}) matches with score {m.score:g}, confidence "
+            f"{m.confidence:.2f}: {card.title}; held: {'; '.join(held)}",
+            SourceRef(ARTIFACT, str(card.path)),
+            data={"score": m.score, "confidence": round(m.confidence, 4), "held": held, "values": values},
+        )
         text = source.splitlines()
         by_line: dict[int, list[str]] = {}
         for r in m.matched:
@@ -121,10 +151,17 @@ class PatternLevel(Level):
                 for loc in locs:
                     if loc.line is not None and loc.file == str(kernel) and fact not in by_line.get(loc.line, []):
                         by_line.setdefault(loc.line, []).append(fact)
-        lines = [Evidence(f"L1.{card.id}.line{n}", self.name,
-                          f"{', '.join(f)} (card {card.id}) at line {n}: {text[n - 1].strip()}",
-                          SourceRef(SOURCE_LINE, str(kernel), line=n), data={"facts": f})
-                 for n, f in sorted(by_line.items()) if 0 < n <= len(text)]  # fmt: skip
+        lines = [
+            Evidence(
+                f"L1.{card.id}.line{n}",
+                self.name,
+                f"{', '.join(f)} (card {card.id}) at line {n}: {text[n - 1].strip()}",
+                SourceRef(SOURCE_LINE, str(kernel), line=n),
+                data={"facts": f},
+            )
+            for n, f in sorted(by_line.items())
+            if 0 < n <= len(text)
+        ]
         return [card_ev, *lines]
 
 

@@ -32,24 +32,39 @@ LOW_WAVES = 1.0
 NCU_CASES = 2
 
 EXCESS, UNDER_PARALLEL, MEMORY, ISSUE, LATENCY = (
-    "excess-memory-traffic", "under-parallelized", "memory-bound", "issue-bound", "latency-bound")  # fmt: skip
+    "excess-memory-traffic",
+    "under-parallelized",
+    "memory-bound",
+    "issue-bound",
+    "latency-bound",
+)
 
 # The rewrite families a bottleneck class admits at L2. Issue-bound and memory-bound admit none here: which
 # instructions dominate is L3's question, and a memory-bound case with minimal traffic has little left.
 FAMILIES: dict[str, tuple[tuple[str, str], ...]] = {
     EXCESS: (
-        ("fuse-passes", "read and write each byte once: fuse the kernels or loop passes into one pass (online "
-         "algorithms), keep intermediates on chip"),
+        (
+            "fuse-passes",
+            "read and write each byte once: fuse the kernels or loop passes into one pass (online "
+            "algorithms), keep intermediates on chip",
+        ),
     ),
     UNDER_PARALLEL: (
-        ("split-work-across-programs", "launch enough programs to fill every SM: split long rows or reductions "
-         "across programs and combine partials"),
+        (
+            "split-work-across-programs",
+            "launch enough programs to fill every SM: split long rows or reductions "
+            "across programs and combine partials",
+        ),
     ),
     LATENCY: (
-        ("more-work-per-program", "give each program several rows/tokens/tiles so its fixed cost and latency are "
-         "amortized"),
-        ("raise-memory-parallelism", "more bytes in flight per program: wider vectorized loads, more warps or "
-         "pipelining stages"),
+        (
+            "more-work-per-program",
+            "give each program several rows/tokens/tiles so its fixed cost and latency are amortized",
+        ),
+        (
+            "raise-memory-parallelism",
+            "more bytes in flight per program: wider vectorized loads, more warps or pipelining stages",
+        ),
     ),
     MEMORY: (),
     ISSUE: (),
@@ -66,9 +81,11 @@ class Classified:
 def classify(counters: ncu.CaseCounters, min_bytes: int) -> Classified:
     d = counters.dominant
     traffic = counters.dram_bytes / min_bytes if min_bytes > 0 else 0.0
-    facts = (f"{len(counters.kernels)} launch(es); dominant {d.name}: grid {d.grid}×{d.block} threads, "
-             f"{d.waves:.2f} waves, DRAM {d.dram_pct:.0f}%, SM {d.sm_pct:.0f}%, occupancy {d.occupancy_pct:.0f}%; "
-             f"traffic {traffic:.2f}× the minimum")  # fmt: skip
+    facts = (
+        f"{len(counters.kernels)} launch(es); dominant {d.name}: grid {d.grid}×{d.block} threads, "
+        f"{d.waves:.2f} waves, DRAM {d.dram_pct:.0f}%, SM {d.sm_pct:.0f}%, occupancy {d.occupancy_pct:.0f}%; "
+        f"traffic {traffic:.2f}× the minimum"
+    )
     if traffic >= EXCESS_TRAFFIC:
         return Classified(counters.case, EXCESS, facts)
     if d.waves < LOW_WAVES and d.dram_pct < BUSY_PCT:
@@ -104,16 +121,33 @@ class ProfileLevel(Level):
                 counters = ncu.counters(earlier, case, ctx.option("ncu", "ncu"))
                 notes.append(f"{case}: counters read back from {earlier} (an earlier round profiled this kernel)")
             else:
-                counters = ncu.profile(ctx.kernel_path, ctx.op.name, case, ctx.workdir / "ncu",
-                                       ctx.option("ncu", "ncu"), slot=ctx.option("gpu_slot"))  # fmt: skip
+                counters = ncu.profile(
+                    ctx.kernel_path,
+                    ctx.op.name,
+                    case,
+                    ctx.workdir / "ncu",
+                    ctx.option("ncu", "ncu"),
+                    slot=ctx.option("gpu_slot"),
+                )
             c = classify(counters, ctx.op.bytes_moved(next(x for x in ctx.op.cases if x.name == case)))
             classified.append(c)
             kernels[counters.dominant.name] += 1
-            evidence.append(Evidence(f"L2.ncu.{case}", self.name, f"{case}: {c.bottleneck}: {c.why}",
-                                     SourceRef(ARTIFACT, str(counters.report)), (case,),
-                                     {"bottleneck": c.bottleneck, "time_ns": counters.time_ns,
-                                      "dram_bytes": counters.dram_bytes, "num_programs": counters.dominant.grid,
-                                      "waves": counters.dominant.waves}))  # fmt: skip
+            evidence.append(
+                Evidence(
+                    f"L2.ncu.{case}",
+                    self.name,
+                    f"{case}: {c.bottleneck}: {c.why}",
+                    SourceRef(ARTIFACT, str(counters.report)),
+                    (case,),
+                    {
+                        "bottleneck": c.bottleneck,
+                        "time_ns": counters.time_ns,
+                        "dram_bytes": counters.dram_bytes,
+                        "num_programs": counters.dominant.grid,
+                        "waves": counters.dominant.waves,
+                    },
+                )
+            )
         hypotheses, families = [], []
         for cls in dict.fromkeys(c.bottleneck for c in classified):
             cases = tuple(c.case for c in classified if c.bottleneck == cls)
@@ -121,8 +155,14 @@ class ProfileLevel(Level):
             hotspot = f"kernel {kernels.most_common(1)[0][0]}"
             hypotheses.append(Hypothesis(cls, hotspot, cases, ids))
             families += [RewriteFamily(name, desc, ids) for name, desc in FAMILIES[cls]]
-        return LevelResult(self.name, RAN, evidence=tuple(evidence), hypotheses=tuple(hypotheses),
-                           families=tuple(families), notes=tuple(notes))  # fmt: skip
+        return LevelResult(
+            self.name,
+            RAN,
+            evidence=tuple(evidence),
+            hypotheses=tuple(hypotheses),
+            families=tuple(families),
+            notes=tuple(notes),
+        )
 
     def _roofline(self, ctx: Context) -> list[Evidence]:
         assert ctx.validation is not None and ctx.validation_ref is not None
@@ -144,8 +184,10 @@ class ProfileLevel(Level):
         seen = f"validated on {ctx.validation.device}, untimed" if ctx.validation else "never validated"
         if torch.cuda.is_available():
             return f"L2 needs timings: the kernel has none ({seen}); validate it with the GPU timing harness first"
-        return (f"L2 needs a CUDA GPU: the kernel has no timings ({seen}) and this machine has no GPU; run the "
-                f"ladder on the GPU machine, or give it a validation measured there")  # fmt: skip
+        return (
+            f"L2 needs a CUDA GPU: the kernel has no timings ({seen}) and this machine has no GPU; run the "
+            f"ladder on the GPU machine, or give it a validation measured there"
+        )
 
 
 def _earlier_report(ctx: Context, case: str) -> Path | None:

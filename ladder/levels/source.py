@@ -49,13 +49,20 @@ def index_db(ctx: Context) -> tuple[Path | None, str]:
         DEFAULT_INDEX.parent.mkdir(parents=True, exist_ok=True)
         build(DEFAULT_INDEX, resolve_roots([DEFAULT_CHECKOUT], None))
         return DEFAULT_INDEX, ""
-    return None, (f"no compiler index: build one with `compiler-index build --source {DEFAULT_CHECKOUT} --db "
-                  f"{DEFAULT_INDEX}` after placing Triton's sources there (third_party/README.md)")
+    return None, (
+        f"no compiler index: build one with `compiler-index build --source {DEFAULT_CHECKOUT} --db "
+        f"{DEFAULT_INDEX}` after placing Triton's sources there (third_party/README.md)"
+    )
 
 
 def _cite(eid: str, claim: str, loc: q.Loc, symbol: str | None = None, **data: object) -> Evidence:
-    return Evidence(eid, "L4", claim, SourceRef(COMPILER_SOURCE, loc.file, line=loc.line, symbol=symbol),
-                    data={"snippet": loc.snippet, **data})
+    return Evidence(
+        eid,
+        "L4",
+        claim,
+        SourceRef(COMPILER_SOURCE, loc.file, line=loc.line, symbol=symbol),
+        data={"snippet": loc.snippet, **data},
+    )
 
 
 def _introducing_pass(h: Hypothesis, known: dict[str, Evidence]) -> str | None:
@@ -85,8 +92,9 @@ def _diagnostics(dirs: list[Path], needle: str) -> list[str]:
     return lines
 
 
-def narrow(db: Path, inv: Invariant, pass_arg: str | None, tag: str,
-           dirs: list[Path]) -> tuple[list[Evidence], list[str]]:
+def narrow(
+    db: Path, inv: Invariant, pass_arg: str | None, tag: str, dirs: list[Path]
+) -> tuple[list[Evidence], list[str]]:
     """Compiler evidence for one bottleneck class; notes say what the index could not find."""
     ev: list[Evidence] = []
     notes: list[str] = []
@@ -96,14 +104,26 @@ def narrow(db: Path, inv: Invariant, pass_arg: str | None, tag: str,
             info = q.pass_info(db, pass_arg)[0]
             where = info.classes[0] if info.classes else info.td
             if where is not None:
-                ev.append(_cite(f"L4.{tag}.pass", f"pass {pass_arg} ({info.def_name}), which introduced the symptom "
-                                f"in L3, is implemented here", where, info.def_name))
+                ev.append(
+                    _cite(
+                        f"L4.{tag}.pass",
+                        f"pass {pass_arg} ({info.def_name}), which introduced the symptom in L3, is implemented here",
+                        where,
+                        info.def_name,
+                    )
+                )
             pattern = next((p for p in info.patterns if p.root_op == inv.source_op), None)
         except q.QueryError as e:
             notes.append(f"pass {pass_arg}: {e}")
     if pattern is not None:
-        ev.append(_cite(f"L4.{tag}.pattern", f"{pattern.name} ({pattern.base}) is the pattern of {pass_arg} that "
-                        f"lowers {inv.source_op}", pattern.loc, pattern.name))
+        ev.append(
+            _cite(
+                f"L4.{tag}.pattern",
+                f"{pattern.name} ({pattern.base}) is the pattern of {pass_arg} that lowers {inv.source_op}",
+                pattern.loc,
+                pattern.name,
+            )
+        )
     elif pass_arg:
         notes.append(f"no pattern of {pass_arg} lowers {inv.source_op} in the index")
     for i, m in enumerate(inv.mechanisms):
@@ -117,8 +137,15 @@ def narrow(db: Path, inv: Invariant, pass_arg: str | None, tag: str,
         if calls:
             c = calls[0]
             more = f" (and {len(calls) - 1} more call sites)" if len(calls) > 1 else ""
-            ev.append(_cite(f"L4.{tag}.mechanism{i}", f"{c.caller.name} calls {m.symbol}: {m.explains}{more}",
-                            c.call, m.symbol, calls=len(calls)))
+            ev.append(
+                _cite(
+                    f"L4.{tag}.mechanism{i}",
+                    f"{c.caller.name} calls {m.symbol}: {m.explains}{more}",
+                    c.call,
+                    m.symbol,
+                    calls=len(calls),
+                )
+            )
         else:
             try:
                 target = q.conditions(db, m.symbol).targets
@@ -136,8 +163,15 @@ def narrow(db: Path, inv: Invariant, pass_arg: str | None, tag: str,
             continue
         for j, gate in enumerate(cond.gates[:MAX_GATES]):
             text = f" — {gate.message!r}" if gate.message else ""
-            ev.append(_cite(f"L4.{tag}.gate{i}.{j}", f"{g.symbol} ({g.explains}): {gate.kind} "
-                            f"if {gate.condition}{text}", gate.loc, g.symbol, condition=gate.condition))
+            ev.append(
+                _cite(
+                    f"L4.{tag}.gate{i}.{j}",
+                    f"{g.symbol} ({g.explains}): {gate.kind} if {gate.condition}{text}",
+                    gate.loc,
+                    g.symbol,
+                    condition=gate.condition,
+                )
+            )
         if not cond.gates and cond.targets:
             ev.append(_cite(f"L4.{tag}.gate{i}", f"{g.symbol}: {g.explains}", cond.targets[0].loc, g.symbol))
     for i, needle in enumerate(inv.remarks):
@@ -146,9 +180,15 @@ def narrow(db: Path, inv: Invariant, pass_arg: str | None, tag: str,
                 match = q.remarks(db, line)[0]
             except q.QueryError:
                 continue
-            ev.append(_cite(f"L4.{tag}.remark{i}.{k}", f"the compile printed {line.strip()!r}, emitted here "
-                            f"({match.kind} if {match.condition or 'always'})", match.loc,
-                            match.function.name if match.function else None))
+            ev.append(
+                _cite(
+                    f"L4.{tag}.remark{i}.{k}",
+                    f"the compile printed {line.strip()!r}, emitted here "
+                    f"({match.kind} if {match.condition or 'always'})",
+                    match.loc,
+                    match.function.name if match.function else None,
+                )
+            )
     return ev, notes
 
 
@@ -179,16 +219,26 @@ class SourceLevel(Level):
             notes += [f"{h.bottleneck}: {m}" for m in missing]
             if not found:
                 continue
-            statement = Evidence(f"L4.{tag}.invariant", "L4", f"{inv.statement} Rewrite: {inv.action}.",
-                                 SourceRef(ARTIFACT, str(inv_path)))
+            statement = Evidence(
+                f"L4.{tag}.invariant",
+                "L4",
+                f"{inv.statement} Rewrite: {inv.action}.",
+                SourceRef(ARTIFACT, str(inv_path)),
+            )
             evidence += [statement, *found]
             ids = (*(e.id for e in found), statement.id)
             hypotheses.append(Hypothesis(h.bottleneck, h.hotspot, h.cases, ids))
             prior = families.get(inv.family)
             description = next((f.description for f in l3.families if f.name == inv.family), inv.action)
             families[inv.family] = RewriteFamily(inv.family, description, (prior.evidence if prior else ()) + ids)
-        return LevelResult(self.name, RAN, evidence=tuple(evidence), hypotheses=tuple(hypotheses),
-                           families=tuple(families.values()), notes=tuple(notes))
+        return LevelResult(
+            self.name,
+            RAN,
+            evidence=tuple(evidence),
+            hypotheses=tuple(hypotheses),
+            families=tuple(families.values()),
+            notes=tuple(notes),
+        )
 
 
 LEVEL = SourceLevel()

@@ -20,10 +20,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--llm", metavar="MODEL", help="rewrite with this model over an OpenAI-compatible endpoint")
     g.add_argument("--offline", action="store_true", help="rewrite with the mechanical pattern appliers")
     p.add_argument("--base-url", help="chat-completions endpoint (default: $OPENAI_BASE_URL); key: $OPENAI_API_KEY")
-    p.add_argument("--attempts", type=int, default=DEFAULT_ATTEMPTS,
-                   help="requests per round when replies are malformed (default %(default)s)")  # fmt: skip
-    p.add_argument("--http-retries", type=int, default=DEFAULT_HTTP_RETRIES,
-                   help="retries of one request on HTTP 429/5xx (default %(default)s)")  # fmt: skip
+    p.add_argument(
+        "--attempts",
+        type=int,
+        default=DEFAULT_ATTEMPTS,
+        help="requests per round when replies are malformed (default %(default)s)",
+    )
+    p.add_argument(
+        "--http-retries",
+        type=int,
+        default=DEFAULT_HTTP_RETRIES,
+        help="retries of one request on HTTP 429/5xx (default %(default)s)",
+    )
     p.add_argument("--temperature", type=float)
     p.add_argument("--max-tokens", type=int)
 

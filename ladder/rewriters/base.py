@@ -52,5 +52,8 @@ class Rewriter(ABC):
 
 
 def unified_diff(before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        "base.py", "candidate.py"))  # fmt: skip
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), "base.py", "candidate.py"
+        )
+    )

@@ -64,15 +64,18 @@ def _check_imports(tree: ast.Module, allowed: frozenset[str]) -> None:
             continue
         for name in names:
             if name.split(".")[0] not in allowed:
-                raise ReplyError(f"line {node.lineno}: import of {name!r} is not allowed; import only "
-                                 f"{', '.join(sorted(allowed))}")  # fmt: skip
+                raise ReplyError(
+                    f"line {node.lineno}: import of {name!r} is not allowed; import only {', '.join(sorted(allowed))}"
+                )
 
 
 def parse_reply(reply: str, finish_reason: str | None = None, allowed: frozenset[str] = ALLOWED_IMPORTS) -> Module:
     """The module in `reply`, or ReplyError saying precisely what is wrong with it."""
     if finish_reason == "length":
-        raise ReplyError("the reply was cut off at the token limit (finish_reason=length); reply with less prose "
-                         "and the complete module")  # fmt: skip
+        raise ReplyError(
+            "the reply was cut off at the token limit (finish_reason=length); reply with less prose "
+            "and the complete module"
+        )
     blocks, prose = _blocks(reply)
     python = [b for b in blocks if b[0] in _PYTHON_TAGS]
     if not python:
@@ -83,8 +86,10 @@ def parse_reply(reply: str, finish_reason: str | None = None, allowed: frozenset
     try:
         tree = ast.parse(body)
     except SyntaxError as e:
-        raise ReplyError(f"syntax error in the code block at line {e.lineno} (reply line "
-                         f"{(e.lineno or 1) + first_line - 1}): {e.msg}") from e  # fmt: skip
+        raise ReplyError(
+            f"syntax error in the code block at line {e.lineno} (reply line "
+            f"{(e.lineno or 1) + first_line - 1}): {e.msg}"
+        ) from e
     if not any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in tree.body):
         raise ReplyError("the module does not define a top-level function `forward`")
     _check_imports(tree, allowed)

@@ -25,9 +25,17 @@ _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 class LLMRewriter(Rewriter):
-    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 attempts: int = DEFAULT_ATTEMPTS, http_retries: int = DEFAULT_HTTP_RETRIES, timeout_s: float = 600,
-                 temperature: float | None = None, max_tokens: int | None = None):  # fmt: skip
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        attempts: int = DEFAULT_ATTEMPTS,
+        http_retries: int = DEFAULT_HTTP_RETRIES,
+        timeout_s: float = 600,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ):
         if attempts < 1:
             raise ValueError(f"attempts must be ≥ 1, got {attempts}")
         import openai  # imported here: the GPU machine and offline runs need the ladder without the client
@@ -37,8 +45,12 @@ class LLMRewriter(Rewriter):
             raise ValueError("no API key: set OPENAI_API_KEY (any non-empty value for an endpoint without auth)")
         self.model, self.attempts = model, attempts
         self.temperature, self.max_tokens = temperature, max_tokens
-        self.client = openai.OpenAI(api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-                                    max_retries=http_retries, timeout=timeout_s)  # fmt: skip
+        self.client = openai.OpenAI(
+            api_key=key,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+            max_retries=http_retries,
+            timeout=timeout_s,
+        )
 
     @property
     def name(self) -> str:
@@ -46,8 +58,14 @@ class LLMRewriter(Rewriter):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> LLMRewriter:
-        return cls(args.llm, base_url=args.base_url, attempts=args.attempts, http_retries=args.http_retries,
-                   temperature=args.temperature, max_tokens=args.max_tokens)  # fmt: skip
+        return cls(
+            args.llm,
+            base_url=args.base_url,
+            attempts=args.attempts,
+            http_retries=args.http_retries,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+        )
 
     def _ask(self, messages: list[dict[str, str]]) -> tuple[str, str | None, dict[str, int]]:
         import openai
@@ -60,8 +78,9 @@ class LLMRewriter(Rewriter):
         try:
             resp = self.client.chat.completions.create(model=self.model, messages=messages, **extra)  # type: ignore[arg-type]
         except openai.APIStatusError as e:
-            raise RewriterUnavailable(f"{self.name}: HTTP {e.status_code} from {self.client.base_url} after "
-                                      f"retries: {e.message}") from e  # fmt: skip
+            raise RewriterUnavailable(
+                f"{self.name}: HTTP {e.status_code} from {self.client.base_url} after retries: {e.message}"
+            ) from e
         except openai.APIError as e:  # connection refused, timeout, unreadable response
             raise RewriterUnavailable(f"{self.name}: no usable response from {self.client.base_url}: {e}") from e
         usage = {k: int(getattr(resp.usage, k, 0) or 0) for k in _USAGE_KEYS} if resp.usage else {}
@@ -85,10 +104,17 @@ class LLMRewriter(Rewriter):
                     messages.append({"role": "user", "content": correction(str(e))})
                     continue
                 attempts.append(Attempt(None, usage, finish))
-                return Rewrite(self.name, family, module.description, module.source,
-                               unified_diff(request.base_source, module.source), tuple(attempts))  # fmt: skip
-            return Rewrite(self.name, family, f"no usable module after {len(attempts)} attempts", "", "",
-                           tuple(attempts))  # fmt: skip
+                return Rewrite(
+                    self.name,
+                    family,
+                    module.description,
+                    module.source,
+                    unified_diff(request.base_source, module.source),
+                    tuple(attempts),
+                )
+            return Rewrite(
+                self.name, family, f"no usable module after {len(attempts)} attempts", "", "", tuple(attempts)
+            )
         finally:
             request.workdir.mkdir(parents=True, exist_ok=True)
             (request.workdir / "llm-transcript.json").write_text(json.dumps(messages, indent=1))

@@ -86,8 +86,11 @@ class OfflineRewriter(Rewriter):
     def rewrite(self, request: RewriteRequest) -> Rewrite:
         d = request.diagnosis
         family = d.family.name if d and d.family else None
-        cited = [i.removeprefix(CARD_EVIDENCE) for i in (d.family.evidence if d and d.family else ())
-                 if i.startswith(CARD_EVIDENCE)]  # fmt: skip
+        cited = [
+            i.removeprefix(CARD_EVIDENCE)
+            for i in (d.family.evidence if d and d.family else ())
+            if i.startswith(CARD_EVIDENCE)
+        ]
         own = family_appliers(family, cited) if family else list(APPLIERS)
         options, failed = self._options(request.base_source, own)
         tried = {p.candidate for p in request.history if p.candidate}
@@ -95,15 +98,30 @@ class OfflineRewriter(Rewriter):
         fresh = [o for o in options if digest(o.candidate.source) not in tried | {base}]
         chosen = fresh[0] if fresh else None
         request.workdir.mkdir(parents=True, exist_ok=True)
-        (request.workdir / "offline-candidates.json").write_text(json.dumps({
-            "family": family, "family_appliers": own if family else None,
-            "failed_appliers": failed,
-            "candidates": [{**o.candidate.to_json(), "fallback": o.fallback,
-                            "tried": digest(o.candidate.source) in tried, "chosen": o is chosen} for o in options],
-        }, indent=1))  # fmt: skip
+        (request.workdir / "offline-candidates.json").write_text(
+            json.dumps(
+                {
+                    "family": family,
+                    "family_appliers": own if family else None,
+                    "failed_appliers": failed,
+                    "candidates": [
+                        {
+                            **o.candidate.to_json(),
+                            "fallback": o.fallback,
+                            "tried": digest(o.candidate.source) in tried,
+                            "chosen": o is chosen,
+                        }
+                        for o in options
+                    ],
+                },
+                indent=1,
+            )
+        )
         if chosen is None:
-            why = (f"no untried candidate: {len(options)} mechanical candidate(s) for this kernel"
-                   f"{f' (family {family})' if family else ''}, all tried in earlier rounds")
+            why = (
+                f"no untried candidate: {len(options)} mechanical candidate(s) for this kernel"
+                f"{f' (family {family})' if family else ''}, all tried in earlier rounds"
+            )
             return Rewrite(self.name, family, why, "", "", (Attempt(why, {}, NOTHING_LEFT),))
         c = chosen.candidate
         card = default_index().cards[c.card]
@@ -115,9 +133,19 @@ class OfflineRewriter(Rewriter):
                 description = f"no diagnosis: {description}"
             else:
                 n_own = sum(not o.fallback for o in options)
-                reason = ("has no mechanical applier" if not own else
-                          f"has mechanical appliers ({', '.join(own)}) but none applies to this kernel" if not n_own
-                          else f"has {n_own} mechanical candidate(s) ({', '.join(own)}), all tried")  # fmt: skip
+                reason = (
+                    "has no mechanical applier"
+                    if not own
+                    else f"has mechanical appliers ({', '.join(own)}) but none applies to this kernel"
+                    if not n_own
+                    else f"has {n_own} mechanical candidate(s) ({', '.join(own)}), all tried"
+                )
                 description = f"fallback: the diagnosed family {family} {reason}; {description}"
-        return Rewrite(f"{self.name}:{c.applier}", applied, description, c.source,
-                       unified_diff(request.base_source, c.source), (Attempt(None, {}, "applied"),))  # fmt: skip
+        return Rewrite(
+            f"{self.name}:{c.applier}",
+            applied,
+            description,
+            c.source,
+            unified_diff(request.base_source, c.source),
+            (Attempt(None, {}, "applied"),),
+        )

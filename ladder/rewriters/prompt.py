@@ -49,16 +49,21 @@ def _diagnosis(request: RewriteRequest) -> tuple[str, str]:
         return "No diagnosis this round.", "Make the kernel faster on the shape cases while keeping it correct."
     if d.family is None or d.hypothesis is None:
         raise ValueError(f"a rewrite needs an actionable diagnosis, not an {d.outcome} one")
-    lines = [f"The ladder stopped at {d.level}.",
-             f"Hypothesis: {d.hypothesis.bottleneck} at {d.hypothesis.hotspot} "
-             f"(cases: {', '.join(d.hypothesis.cases) or 'all'}).",
-             f"Rewrite family: {d.family.name}: {d.family.description}", "", "Evidence:"]  # fmt: skip
+    lines = [
+        f"The ladder stopped at {d.level}.",
+        f"Hypothesis: {d.hypothesis.bottleneck} at {d.hypothesis.hotspot} "
+        f"(cases: {', '.join(d.hypothesis.cases) or 'all'}).",
+        f"Rewrite family: {d.family.name}: {d.family.description}",
+        "",
+        "Evidence:",
+    ]
     lines += [f"- {e.render()}" for e in d.evidence()]
     if d.escalations():
         lines += ["", "Lower levels that could not settle it:"]
         lines += [f"- {x['level']} ({x['status']}): {x['failed_test']} {x['why']}".rstrip() for x in d.escalations()]
-    task = (f"Apply the rewrite family `{d.family.name}` to the current kernel, guided by the evidence, keeping it "
-            f"correct.")  # fmt: skip
+    task = (
+        f"Apply the rewrite family `{d.family.name}` to the current kernel, guided by the evidence, keeping it correct."
+    )
     return "\n".join(lines), task
 
 
@@ -108,11 +113,15 @@ Tolerance: {t.kind}, rtol {t.rtol}, atol {t.atol}, relative L2 {t.rel_l2}. Input
 
 ## Task
 {task}"""
-    return [{"role": "system", "content": SYSTEM.format(allowed=", ".join(sorted(ALLOWED_IMPORTS)))},
-            {"role": "user", "content": user}]  # fmt: skip
+    return [
+        {"role": "system", "content": SYSTEM.format(allowed=", ".join(sorted(ALLOWED_IMPORTS)))},
+        {"role": "user", "content": user},
+    ]
 
 
 def correction(error: str) -> str:
-    return (f"Your reply could not be used: {error}.\nReply again: one short paragraph, then exactly one ```python "
-            f"block with the whole module (defining forward; importing only "
-            f"{', '.join(sorted(ALLOWED_IMPORTS))}).")  # fmt: skip
+    return (
+        f"Your reply could not be used: {error}.\nReply again: one short paragraph, then exactly one ```python "
+        f"block with the whole module (defining forward; importing only "
+        f"{', '.join(sorted(ALLOWED_IMPORTS))})."
+    )

@@ -35,8 +35,9 @@ def _cuda() -> bool:
 class HarnessValidator:
     name = "harness"
 
-    def __init__(self, seeds: int = 3, timing: TimingSettings | None = None, timeout_s: float = 900,
-                 slot: GpuSlot | None = None):  # fmt: skip
+    def __init__(
+        self, seeds: int = 3, timing: TimingSettings | None = None, timeout_s: float = 900, slot: GpuSlot | None = None
+    ):
         self.seeds, self.timing, self.timeout_s, self.slot = seeds, timing or TimingSettings(), timeout_s, slot
         self.device = "cuda" if _cuda() else "cpu"
         self._ceilings: Ceilings | None = None
@@ -55,9 +56,12 @@ class HarnessValidator:
         with self._probing:
             if self.device != "cuda" or self._ceilings is not None:
                 return
-            probe = run_sandboxed("ladder.harness.worker:environment",
-                                  {"device": "cuda", "measure_ceilings": True, "gpu_lock": self._lock},
-                                  timeout_s=300, extra_env=self._env)  # fmt: skip
+            probe = run_sandboxed(
+                "ladder.harness.worker:environment",
+                {"device": "cuda", "measure_ceilings": True, "gpu_lock": self._lock},
+                timeout_s=300,
+                extra_env=self._env,
+            )
             if probe.ok and "ceilings" in probe.value:
                 self._ceilings = Ceilings.from_json(probe.value["ceilings"])
                 self._gpu_name = probe.value.get("gpu", "cuda")
@@ -65,9 +69,17 @@ class HarnessValidator:
     def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
         self._environment()
         gpu = self.device == "cuda"
-        result = evaluate_candidate(op.name, candidate=candidate, device=self.device, seeds=self.seeds,
-                                    timing=asdict(self.timing) if gpu else None, references=("eager",),
-                                    gpu_lock=self._lock, timeout_s=self.timeout_s, extra_env=self._env)
+        result = evaluate_candidate(
+            op.name,
+            candidate=candidate,
+            device=self.device,
+            seeds=self.seeds,
+            timing=asdict(self.timing) if gpu else None,
+            references=("eager",),
+            gpu_lock=self._lock,
+            timeout_s=self.timeout_s,
+            extra_env=self._env,
+        )
         doc = result.to_json()
         cases = []
         by_name = {c.name: c for c in [*op.cases, *op.small_cases]}
@@ -76,11 +88,23 @@ class HarnessValidator:
             metrics = case_metrics(record, op, case, self._ceilings) if case is not None and gpu else {}
             record["metrics"] = metrics
             impl = metrics.get("impl", {})
-            problems = [p for part in ("validation", "recheck") for run in (record.get(part) or {}).get("failures", [])
-                        for p in run["problems"]] + record.get("errors", [])
-            cases.append(CaseResult(record["case"], bool(record.get("correct")), "; ".join(problems[:2]),
-                                    impl.get("candidate", {}).get("ms"), metrics.get("sol_ms"),
-                                    impl.get("eager", {}).get("ms"), impl.get("compile", {}).get("ms")))
+            problems = [
+                p
+                for part in ("validation", "recheck")
+                for run in (record.get(part) or {}).get("failures", [])
+                for p in run["problems"]
+            ] + record.get("errors", [])
+            cases.append(
+                CaseResult(
+                    record["case"],
+                    bool(record.get("correct")),
+                    "; ".join(problems[:2]),
+                    impl.get("candidate", {}).get("ms"),
+                    metrics.get("sol_ms"),
+                    impl.get("eager", {}).get("ms"),
+                    impl.get("compile", {}).get("ms"),
+                )
+            )
         workdir.mkdir(parents=True, exist_ok=True)
         (workdir / "harness.json").write_text(json.dumps(doc, indent=1))
         reasons = result.reasons()

@@ -34,14 +34,34 @@ class InterpretValidator:
     def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
         with tempfile.TemporaryDirectory(prefix="ladder-interp-") as tmp:
             result = Path(tmp) / "result.json"
-            env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "TRITON_INTERPRET": "1",
-                   "PYTHONDONTWRITEBYTECODE": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
-                   "PYTHONPATH": python_path()}  # fmt: skip
+            env = {
+                "PATH": "/usr/bin:/bin",
+                "HOME": tmp,
+                "TMPDIR": tmp,
+                "TRITON_INTERPRET": "1",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
+                "PYTHONPATH": python_path(),
+            }
             # The child finds the operator through the module that defines it (bench/ops/<name>.py: OPERATOR).
-            cmd = [sys.executable, "-m", "ladder.validators.interpret", str(candidate.resolve()),
-                   op.make_inputs.__module__, str(self.seeds), str(result)]  # fmt: skip
-            proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True, start_new_session=True)  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "ladder.validators.interpret",
+                str(candidate.resolve()),
+                op.make_inputs.__module__,
+                str(self.seeds),
+                str(result),
+            ]
+            proc = subprocess.Popen(
+                cmd,
+                cwd=tmp,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
             timed_out = False
             try:
                 out, _ = proc.communicate(timeout=self.timeout_s)

@@ -18,8 +18,10 @@ from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.source import SourceModule
 from patterns.appliers.static_range import StaticRange
 
-APPLIERS: dict[str, Applier] = {a.name: a for a in (LaunchConfigSweep(), AddAutotune(), DivisibilityHints(),
-                                                     CacheHints(), StaticRange(), GroupedOrder())}  # fmt: skip
+APPLIERS: dict[str, Applier] = {
+    a.name: a
+    for a in (LaunchConfigSweep(), AddAutotune(), DivisibilityHints(), CacheHints(), StaticRange(), GroupedOrder())
+}
 
 
 def get_applier(name: str) -> Applier:
@@ -33,8 +35,9 @@ def applicable(source: str, path: str = "<kernel>") -> list[Applier]:
     return [a for a in APPLIERS.values() if a.applies(mod)]
 
 
-def generate(source: str, path: str = "<kernel>", names: list[str] | None = None,
-             max_candidates: int | None = None) -> list[Candidate]:
+def generate(
+    source: str, path: str = "<kernel>", names: list[str] | None = None, max_candidates: int | None = None
+) -> list[Candidate]:
     """Every candidate of every applier (or of `names`) that applies to the module."""
     mod = SourceModule(source, path)
     chosen = [get_applier(n) for n in names] if names else list(APPLIERS.values())

@@ -61,8 +61,9 @@ class _Plan:
 
     def _check(self) -> str | None:
         mod, lc, k = self.mod, self.lc, self.kernel
-        if "import triton" not in {f"import {a.name}" for n in mod.tree.body if isinstance(n, ast.Import)
-                                   for a in n.names if a.asname is None}:  # fmt: skip
+        if "import triton" not in {
+            f"import {a.name}" for n in mod.tree.body if isinstance(n, ast.Import) for a in n.names if a.asname is None
+        }:
             return "the module does not `import triton`"
         if set(mod.decorators(lc.kernel)) & {"autotune", "heuristics"}:
             return "already autotuned or heuristics-decorated"
@@ -125,8 +126,11 @@ class _Plan:
         start = mod.offset(jit_dec.lineno, 0)
         edits = [Edit(start, start, "\n".join(lines).replace("'", '"'))]
         # the grid: host names of the knobs become META lookups
-        uses = [n for n in ast.walk(self.grid_expr) if isinstance(n, ast.Name)
-                and any(n.id == kn.host_name for kn in self.knobs)]  # fmt: skip
+        uses = [
+            n
+            for n in ast.walk(self.grid_expr)
+            if isinstance(n, ast.Name) and any(n.id == kn.host_name for kn in self.knobs)
+        ]
         if uses:
             g0, g1 = mod.span(self.grid_expr)
             text, pos = b"", g0
@@ -137,8 +141,9 @@ class _Plan:
                 pos = b
             text += mod.data[pos:g1]
             edits.append(Edit(g0, g1, f"lambda META: ({text.decode()})"))
-        removed = {p for kn in self.knobs for p in kn.params} | {o for o in ("num_warps", "num_stages")
-                                                    if literal_option(lc, o)[1] is not None}  # fmt: skip
+        removed = {p for kn in self.knobs for p in kn.params} | {
+            o for o in ("num_warps", "num_stages") if literal_option(lc, o)[1] is not None
+        }
         edits += mod.remove_keywords(lc.call, removed)
         for kn in self.knobs:  # `BLOCK = 256` has no use left
             a, b = mod.line_of(kn.binding)
@@ -162,9 +167,14 @@ class AddAutotune(Applier):
             if plan.why_not is not None:
                 continue
             configs = plan.configs()
-            desc = (f"@triton.autotune on {lc.kernel} with {len(configs)} configs over "
-                    f"{', '.join(kn.name for kn in plan.knobs)} × num_warps, key={plan.key()}; "
-                    f"grid from META (launch line {lc.call.lineno})")
-            out.append(Candidate(self.name, self.card, desc, mod.apply(plan.edits(configs)),
-                                 {"configs": configs, "key": plan.key()}))
+            desc = (
+                f"@triton.autotune on {lc.kernel} with {len(configs)} configs over "
+                f"{', '.join(kn.name for kn in plan.knobs)} × num_warps, key={plan.key()}; "
+                f"grid from META (launch line {lc.call.lineno})"
+            )
+            out.append(
+                Candidate(
+                    self.name, self.card, desc, mod.apply(plan.edits(configs)), {"configs": configs, "key": plan.key()}
+                )
+            )
         return out[:max_candidates] if max_candidates else out

@@ -71,12 +71,26 @@ class CacheHints(Applier):
             policy = "evict_last" if reread else "evict_first"
             edits.append(mod.call_append(call, f'eviction_policy="{policy}"'))
             parts.append(f"line {call.lineno} {policy}")
-        out = [Candidate(self.name, self.card, "eviction_policy on loads: " + ", ".join(parts),
-                         mod.apply(edits), {"eviction_policy": parts})]
+        out = [
+            Candidate(
+                self.name,
+                self.card,
+                "eviction_policy on loads: " + ", ".join(parts),
+                mod.apply(edits),
+                {"eviction_policy": parts},
+            )
+        ]
         once = [c for _, c, reread in loads if not reread]
         if once:
             edits = [mod.call_append(c, 'cache_modifier=".cg"') for c in once]
             lines = ", ".join(str(c.lineno) for c in once)
-            out.append(Candidate(self.name, self.card, f'cache_modifier=".cg" on loads read once (lines {lines})',
-                                 mod.apply(edits), {"cache_modifier": ".cg", "lines": [c.lineno for c in once]}))
+            out.append(
+                Candidate(
+                    self.name,
+                    self.card,
+                    f'cache_modifier=".cg" on loads read once (lines {lines})',
+                    mod.apply(edits),
+                    {"cache_modifier": ".cg", "lines": [c.lineno for c in once]},
+                )
+            )
         return out[:max_candidates] if max_candidates else out

@@ -64,8 +64,14 @@ def _run(mode: str, request: dict, tmp: Path, env: dict[str, str], timeout: floa
     req, res = tmp / f"{mode}-request.json", tmp / f"{mode}-result.json"
     req.write_text(json.dumps(request))
     try:
-        proc = subprocess.run([sys.executable, "-m", "patterns.appliers.checkrun", mode, str(req), str(res)],
-                              env=env, cwd=tmp, capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "patterns.appliers.checkrun", mode, str(req), str(res)],
+            env=env,
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as e:
         raise CheckError(f"{mode} of {len(request['candidates'])} candidate(s) took over {timeout:.0f} s") from e
     if proc.returncode != 0 or not res.exists():
@@ -73,12 +79,23 @@ def _run(mode: str, request: dict, tmp: Path, env: dict[str, str], timeout: floa
     return json.loads(res.read_text())
 
 
-def _check_group(items: list[dict], target: str, env: dict[str, str], timeout: float, tmp: Path,
-                 correctness: bool) -> list[CheckResult]:
+def _check_group(
+    items: list[dict], target: str, env: dict[str, str], timeout: float, tmp: Path, correctness: bool
+) -> list[CheckResult]:
     if not correctness:
         recorded = {r["id"]: r for r in _run("record", {"target": target, "candidates": items}, tmp, env, timeout)}
-        return [CheckResult(r["id"], None, bool(r.get("compiles")), len(r.get("launches", [])), r.get("compiled", []),
-                            [], r.get("error")) for r in (recorded[it["id"]] for it in items)]  # fmt: skip
+        return [
+            CheckResult(
+                r["id"],
+                None,
+                bool(r.get("compiles")),
+                len(r.get("launches", [])),
+                r.get("compiled", []),
+                [],
+                r.get("error"),
+            )
+            for r in (recorded[it["id"]] for it in items)
+        ]
     interp = {r["id"]: r for r in _run("interpret", {"candidates": items}, tmp, env, timeout)}
     to_compile = [{**it, "launches": interp[it["id"]].get("launches", [])} for it in items]
     comp = {r["id"]: r for r in _run("compile", {"target": target, "candidates": to_compile}, tmp, env, timeout)}
@@ -86,13 +103,28 @@ def _check_group(items: list[dict], target: str, env: dict[str, str], timeout: f
     for it in items:
         i, c = interp[it["id"]], comp[it["id"]]
         error = "\n".join(e for e in (i.get("error"), c.get("error")) if e) or None
-        out.append(CheckResult(it["id"], bool(i.get("correct")), bool(c.get("compiles")), len(i.get("launches", [])),
-                               c.get("compiled", []), i.get("runs", []), error))  # fmt: skip
+        out.append(
+            CheckResult(
+                it["id"],
+                bool(i.get("correct")),
+                bool(c.get("compiles")),
+                len(i.get("launches", [])),
+                c.get("compiled", []),
+                i.get("runs", []),
+                error,
+            )
+        )
     return out
 
 
-def check_many(candidates: list[tuple[str, str, str]], target: str = "cuda:90", timeout: float = 900,
-               cache_dir: Path | None = None, workers: int = 1, correctness: bool = True) -> dict[str, CheckResult]:
+def check_many(
+    candidates: list[tuple[str, str, str]],
+    target: str = "cuda:90",
+    timeout: float = 900,
+    cache_dir: Path | None = None,
+    workers: int = 1,
+    correctness: bool = True,
+) -> dict[str, CheckResult]:
     """`candidates`: (id, operator name, module source). With `correctness`, each runs under the interpreter on
     its operator's small cases and every launch it made is compiled for `target`; without, its launches on the
     first small case are only recorded (not run) and compiled, which is much cheaper. `workers` process groups run
@@ -115,13 +147,19 @@ def check_many(candidates: list[tuple[str, str, str]], target: str = "cuda:90", 
         for d in dirs:
             d.mkdir()
         with ThreadPoolExecutor(max_workers=len(groups) or 1) as pool:
-            done = list(pool.map(lambda gd: _check_group(gd[0], target, env, timeout, gd[1], correctness),
-                                 zip(groups, dirs)))  # fmt: skip
+            done = list(
+                pool.map(lambda gd: _check_group(gd[0], target, env, timeout, gd[1], correctness), zip(groups, dirs))
+            )
     return {r.id: r for group in done for r in group}
 
 
-def check_candidates(op: str, candidates: list[tuple[str, str]], target: str = "cuda:90", timeout: float = 900,
-                     cache_dir: Path | None = None, correctness: bool = True) -> dict[str, CheckResult]:
+def check_candidates(
+    op: str,
+    candidates: list[tuple[str, str]],
+    target: str = "cuda:90",
+    timeout: float = 900,
+    cache_dir: Path | None = None,
+    correctness: bool = True,
+) -> dict[str, CheckResult]:
     """`candidates`: (id, module source) of one operator's kernel; see check_many."""
-    return check_many([(cid, op, src) for cid, src in candidates], target, timeout, cache_dir,
-                      correctness=correctness)
+    return check_many([(cid, op, src) for cid, src in candidates], target, timeout, cache_dir, correctness=correctness)

@@ -49,8 +49,9 @@ def _spec(v: Any) -> Any:
 
 
 def _record(name: str, args: tuple, kwargs: dict) -> None:
-    _launches.append({"kernel": name, "args": [_spec(a) for a in args],
-                      "kwargs": {k: _spec(v) for k, v in kwargs.items()}})
+    _launches.append(
+        {"kernel": name, "args": [_spec(a) for a in args], "kwargs": {k: _spec(v) for k, v in kwargs.items()}}
+    )
 
 
 def _recording_run(self: InterpretedFunction, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
@@ -108,8 +109,16 @@ def _correctness(mod: ModuleType, op: Any, kinds: list[str]) -> list[dict]:
                             ok, detail = False, "an input was modified"
                     except Exception:
                         ok, detail = False, traceback.format_exc(limit=3)
-                    runs.append({"case": case.label(), "kind": kind, "config": r, "ok": ok, "detail": detail,
-                                 "seconds": round(time.perf_counter() - t0, 3)})  # fmt: skip
+                    runs.append(
+                        {
+                            "case": case.label(),
+                            "kind": kind,
+                            "config": r,
+                            "ok": ok,
+                            "detail": detail,
+                            "seconds": round(time.perf_counter() - t0, 3),
+                        }
+                    )
     finally:
         for t, cfgs in zip(tuners, all_configs):
             t.configs = cfgs
@@ -150,14 +159,20 @@ def _compile_launches(mod: ModuleType, launches: list[dict], target: str) -> lis
         except Exception as e:
             results.append({"kernel": kname, "ok": False, "error": f"specialization: {e}"})
             continue
-        key = json.dumps([kname, req.specialization.constexprs, req.specialization.options], sort_keys=True,
-                         default=str)
+        key = json.dumps(
+            [kname, req.specialization.constexprs, req.specialization.options], sort_keys=True, default=str
+        )
         if key in seen:
             continue
         seen.add(key)
         t0 = time.perf_counter()
-        entry = {"kernel": kname, "arguments": req.arguments, "constexprs": req.specialization.constexprs,
-                 "num_warps": req.options.get("num_warps"), "num_stages": req.options.get("num_stages")}
+        entry = {
+            "kernel": kname,
+            "arguments": req.arguments,
+            "constexprs": req.specialization.constexprs,
+            "num_warps": req.options.get("num_warps"),
+            "num_stages": req.options.get("num_stages"),
+        }
         try:
             compiled = triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
             entry.update(ok=True, stages=[k for k in compiled.asm if k != "source"])

@@ -32,8 +32,9 @@ class LaunchConfigSweep(Applier):
             options += self._block_options(mod, lc, seen_bindings)
             options += self._option_values(mod, lc, "num_warps", DEFAULT_NUM_WARPS, (8, 2, 16), self.card)
             if mod.kernels[lc.kernel].loops:
-                options += self._option_values(mod, lc, "num_stages", DEFAULT_NUM_STAGES, (4, 2, 1),
-                                               "num-stages-pipelining")
+                options += self._option_values(
+                    mod, lc, "num_stages", DEFAULT_NUM_STAGES, (4, 2, 1), "num-stages-pipelining"
+                )
         ordered = _interleave(options)
         out = []
         for desc, params, edit, card in ordered[:limit]:
@@ -52,13 +53,16 @@ class LaunchConfigSweep(Applier):
                 if not 16 <= new <= max_block(knob, kernel.fn):
                     continue
                 a, b = mod.span(knob.binding.value)
-                desc = (f"{knob.host_name} {knob.value} → {new} (line {knob.binding.lineno}, "
-                        f"constexpr {knob.name} of {kernel.fn.name})")
+                desc = (
+                    f"{knob.host_name} {knob.value} → {new} (line {knob.binding.lineno}, "
+                    f"constexpr {knob.name} of {kernel.fn.name})"
+                )
                 out.append((desc, dict.fromkeys(knob.params, new), Edit(a, b, str(new)), self.card))
         return out
 
-    def _option_values(self, mod: SourceModule, lc: Launch, option: str, default: int, values: tuple[int, ...],
-                       card: str) -> list[tuple[str, dict, Edit, str]]:
+    def _option_values(
+        self, mod: SourceModule, lc: Launch, option: str, default: int, values: tuple[int, ...], card: str
+    ) -> list[tuple[str, dict, Edit, str]]:
         current, kw = literal_option(lc, option)
         if kw is not None and current is None:
             return []  # computed at run time; leave it alone
@@ -72,8 +76,10 @@ class LaunchConfigSweep(Applier):
                 edit = Edit(a, b, str(v))
             else:
                 edit = mod.call_append(lc.call, f"{option}={v}")
-            desc = f"{option} {now}{'' if current is not None else ' (default)'} → {v} at the launch of {lc.kernel} " \
-                   f"(line {lc.call.lineno})"
+            desc = (
+                f"{option} {now}{'' if current is not None else ' (default)'} → {v} at the launch of {lc.kernel} "
+                f"(line {lc.call.lineno})"
+            )
             out.append((desc, {option: v}, edit, card))
         return out
 

@@ -49,8 +49,11 @@ def _two_d(k: KernelAnalysis) -> _Site | None:
         return None
     am, an = found[m[0]][1], found[n[0]][1]
     first, second = sorted((found[m[0]][0], found[n[0]][0]), key=lambda s: s.lineno)
-    setup = ["_g_pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)",
-             f"_g_num_pid_m = tl.num_programs({am})", f"_g_num_pid_n = tl.num_programs({an})"]  # fmt: skip
+    setup = [
+        "_g_pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)",
+        f"_g_num_pid_m = tl.num_programs({am})",
+        f"_g_num_pid_n = tl.num_programs({an})",
+    ]
     return _Site(first, second, setup, m[0], n[0])
 
 
@@ -61,8 +64,14 @@ def _one_d(k: KernelAnalysis) -> _Site | None:
     for s in k.fn.body:
         name = _target(s)
         v = s.value if isinstance(s, ast.Assign) else None
-        if name and isinstance(v, ast.BinOp) and isinstance(v.op, ast.FloorDiv | ast.Mod) \
-                and isinstance(v.left, ast.Name) and v.left.id in pids and isinstance(v.right, ast.Name):
+        if (
+            name
+            and isinstance(v, ast.BinOp)
+            and isinstance(v.op, ast.FloorDiv | ast.Mod)
+            and isinstance(v.left, ast.Name)
+            and v.left.id in pids
+            and isinstance(v.right, ast.Name)
+        ):
             split[type(v.op)] = (s, name, v.left.id, v.right.id)
     if ast.FloorDiv not in split or ast.Mod not in split:
         return None
@@ -79,7 +88,8 @@ def plan(mod: SourceModule, k: KernelAnalysis) -> _Site | None:
     if "tl" not in mod.names.tl_aliases or not any(name == "dot" for name, _ in k.calls()):
         return None
     if any(a.arg.upper().startswith("GROUP") for a in k.fn.args.args) or any(
-            isinstance(n, ast.Name) and n.id.endswith(("group_id", "first_pid_m")) for n in ast.walk(k.fn)):
+        isinstance(n, ast.Name) and n.id.endswith(("group_id", "first_pid_m")) for n in ast.walk(k.fn)
+    ):
         return None
     site = _two_d(k) or _one_d(k)
     if site is None or any(len(k.defs.get(x, [])) != 1 for x in (site.m, site.n)):
@@ -110,7 +120,7 @@ class GroupedOrder(Applier):
                 f"_g_size_m = tl.minimum(_g_num_pid_m - _g_first_pid_m, {GROUP_M})",
                 f"{site.m} = _g_first_pid_m + (_g_pid % _g_in_group) % _g_size_m",
                 f"{site.n} = (_g_pid % _g_in_group) // _g_size_m",
-            ]  # fmt: skip
+            ]
             edits.append(Edit(*mod.line_of(site.first), "".join(f"{i}{ln}\n" for ln in lines)))
             edits.append(Edit(*mod.line_of(site.second), ""))
             names.append(f"{k.fn.name} (lines {site.first.lineno}, {site.second.lineno})")

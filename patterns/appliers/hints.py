@@ -27,9 +27,14 @@ def _is_multiple(k: KernelAnalysis, expr: ast.AST, block: str, loop_vars: dict[s
     """`pid * B`, `B * pid` (pid bound straight to tl.program_id) or a loop variable of range(0, n, B)."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
         for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
-            if _names(b) == block and (k.mod.tl_call(a) == "program_id" or (
-                    isinstance(a, ast.Name) and any(k.mod.tl_call(v) == "program_id" for v in k.defs.get(a.id, []))
-                    and len(k.defs.get(a.id, [])) == 1)):
+            if _names(b) == block and (
+                k.mod.tl_call(a) == "program_id"
+                or (
+                    isinstance(a, ast.Name)
+                    and any(k.mod.tl_call(v) == "program_id" for v in k.defs.get(a.id, []))
+                    and len(k.defs.get(a.id, [])) == 1
+                )
+            ):
                 return True
     if isinstance(expr, ast.Name) and expr.id in loop_vars:
         it = loop_vars[expr.id].iter
@@ -54,8 +59,14 @@ def hint_sites(mod: SourceModule) -> list[tuple[ast.Assign, str, str]]:
     if tl is None:
         return []
     for k in mod.kernels.values():
-        hinted = {n.args[0].id for n in ast.walk(k.fn) if isinstance(n, ast.Call) and n.args
-                  and k.mod.tl_call(n) in ("multiple_of", "max_contiguous") and isinstance(n.args[0], ast.Name)}
+        hinted = {
+            n.args[0].id
+            for n in ast.walk(k.fn)
+            if isinstance(n, ast.Call)
+            and n.args
+            and k.mod.tl_call(n) in ("multiple_of", "max_contiguous")
+            and isinstance(n.args[0], ast.Name)
+        }
         loop_vars = {lp.target.id: lp for lp in k.loops if isinstance(lp, ast.For) and isinstance(lp.target, ast.Name)}
         for node in ast.walk(k.fn):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):

@@ -42,8 +42,10 @@ class SourceModule:
         return self._line_starts[lineno - 1] + col
 
     def span(self, node: ast.AST) -> tuple[int, int]:
-        return (self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-                self.offset(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]  # fmt: skip
+        return (
+            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self.offset(node.end_lineno, node.end_col_offset),
+        )  # type: ignore[attr-defined]
 
     def segment(self, node: ast.AST) -> str:
         a, b = self.span(node)
@@ -58,19 +60,19 @@ class SourceModule:
 
     def indent_of(self, node: ast.AST) -> str:
         start = self._line_starts[node.lineno - 1]  # type: ignore[attr-defined]
-        line = self.data[start:start + node.col_offset].decode()  # type: ignore[attr-defined]
+        line = self.data[start : start + node.col_offset].decode()  # type: ignore[attr-defined]
         return line if line.strip() == "" else " " * len(line)
 
     def call_append(self, call: ast.Call, text: str) -> Edit:
         """Insert `text` (e.g. `eviction_policy="evict_first"`) as the last argument of `call`."""
         _, end = self.span(call)
         close = end - 1
-        if self.data[close:close + 1] != b")":
+        if self.data[close : close + 1] != b")":
             raise EditError(f"{self.path}:{call.lineno}: call does not end with ')'")
         i = close - 1
-        while i >= 0 and self.data[i:i + 1] in (b" ", b"\n", b"\t", b"\r"):
+        while i >= 0 and self.data[i : i + 1] in (b" ", b"\n", b"\t", b"\r"):
             i -= 1
-        prev = self.data[i:i + 1]
+        prev = self.data[i : i + 1]
         if prev == b"(":
             return Edit(close, close, text)
         if prev == b",":
@@ -126,7 +128,7 @@ class SourceModule:
                 raise EditError(f"{self.path}: overlapping edits at bytes {a.start}-{a.end} and {b.start}-{b.end}")
         out = bytearray(self.data)
         for e in reversed(ordered):
-            out[e.start:e.end] = e.text.encode()
+            out[e.start : e.end] = e.text.encode()
         text = out.decode()
         try:
             ast.parse(text)
@@ -139,8 +141,11 @@ def host_bindings(fn: ast.FunctionDef | None, name: str) -> list[ast.Assign]:
     """Assignments to `name` in a host function."""
     if fn is None:
         return []
-    return [n for n in ast.walk(fn) if isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]  # fmt: skip
+    return [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+    ]
 
 
 def name_loads(fn: ast.AST | None, name: str) -> list[ast.Name]:

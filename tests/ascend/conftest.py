@@ -29,8 +29,10 @@ def ascend_env() -> Path:
             pytest.skip(f"{ENV_VAR} is set but unusable: {e}")
     proc = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, timeout=1200)
     if proc.returncode != 0:
-        pytest.skip(f"no triton-ascend environment and {BUILD_SCRIPT.name} could not build it "
-                    f"(exit {proc.returncode}): {(proc.stderr or proc.stdout).strip()[-800:]}")
+        pytest.skip(
+            f"no triton-ascend environment and {BUILD_SCRIPT.name} could not build it "
+            f"(exit {proc.returncode}): {(proc.stderr or proc.stdout).strip()[-800:]}"
+        )
     return ascend_python()
 
 

@@ -28,9 +28,16 @@ def _without_locations(text: str) -> str:
 
 def _make_ttir_adders(python) -> list[str]:
     """The adder calls in triton-ascend's own make_ttir, read from its source in the Ascend environment."""
-    src = subprocess.run([str(python), "-c", "import inspect, triton.backends.ascend.compiler as c; "
-                                             "print(inspect.getsource(c.make_ttir))"],
-                         capture_output=True, text=True, check=True).stdout
+    src = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import inspect, triton.backends.ascend.compiler as c; print(inspect.getsource(c.make_ttir))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return re.findall(r"(passes\.\w+\.add_\w+)\(pm", src)
 
 
@@ -43,8 +50,9 @@ def test_every_ttir_and_adapter_pass_is_a_snapshot(argmax_dump, ascend_env):
     assert all(s.pass_name for s in ttir)  # names from the compiler's own dump headers
     # The adapter passes are the command-line passes of the command the stage ran, in order.
     command = shlex.split(str(traj.artifacts["ttadapter-command"].data))
-    flags = [f.split("=", 1)[0].removeprefix("--") for f in command[2:] if f.startswith("--")
-             and not f.startswith("--mlir")]
+    flags = [
+        f.split("=", 1)[0].removeprefix("--") for f in command[2:] if f.startswith("--") and not f.startswith("--mlir")
+    ]
     adapter = [s for s in traj.stage_snapshots("ttadapter") if s.pass_arg != INPUT_PASS]
     assert [s.pass_arg for s in adapter] == flags
     assert "triton-to-linalg" in flags and "triton-to-hivm" in flags
@@ -77,8 +85,11 @@ def test_locations_are_the_only_difference_line_info_makes(argmax_dump, ascend_e
 def test_adapter_ops_resolve_to_kernel_lines(argmax_dump):
     traj, _ = argmax_dump
     kernel_file = traj.kernel.source_file
-    ops = [op for op in parse_mlir(traj.stage_output("ttadapter").text).ops
-           if op.name not in ("builtin.module", "func.func")]
+    ops = [
+        op
+        for op in parse_mlir(traj.stage_output("ttadapter").text).ops
+        if op.name not in ("builtin.module", "func.func")
+    ]
     resolved = [op for op in ops if (f := op.location.user_frame(kernel_file)) and f.file == kernel_file]
     assert len(ops) > 50 and len(resolved) / len(ops) >= 0.95
     span = range(traj.kernel.first_line, traj.kernel.last_line + 1)
@@ -107,28 +118,39 @@ def test_trajectory_loads_back(argmax_dump):
     assert spec.signature == {"scores_ptr": "*fp32", "out_ptr": "*fp32", "n_groups": "i32", "group_size": "i32"}
     assert spec.constexprs == {"BLOCK": 128}
     # the JIT's divisibility: both pointers (16-byte aligned) and group_size=128, not n_groups=8
-    assert {n for n, props in spec.attrs.items() if ["tt.divisibility", 16] in props} >= {"scores_ptr", "out_ptr",
-                                                                                          "group_size"}
+    assert {n for n, props in spec.attrs.items() if ["tt.divisibility", 16] in props} >= {
+        "scores_ptr",
+        "out_ptr",
+        "group_size",
+    }
     assert "n_groups" not in spec.attrs
     assert (back.error is None) == (traj.error is None)
 
 
 def test_ascend_950_target_selects_its_pipeline(ascend_env):
-    traj = capture_ascend(f"{KERNELS}:barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
-                          target="npu:Ascend910_9589")
+    traj = capture_ascend(
+        f"{KERNELS}:barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}, target="npu:Ascend910_9589"
+    )
     assert str(traj.target) == "npu:Ascend910_9589"
     assert traj.specialization.options["compile_on_910_95"] is True
     assert "compile-on-910-95=True" in str(traj.artifacts["ttadapter-command"].data)
 
 
-@pytest.mark.parametrize(("ref", "args", "error", "message"), [
-    (f"{KERNELS}:no_such_kernel", {}, KernelLoadError, "barrier_kernel"),
-    (f"{KERNELS}:NOT_A_KERNEL", {}, KernelLoadError, "not a @triton.jit function"),
-    (f"{KERNELS.parent}/missing.py:k", {}, KernelLoadError, "no such file"),
-    (f"{KERNELS}:barrier_kernel", {"x_ptr": "*fp32"}, SpecError, "out_ptr"),
-    (f"{KERNELS}:barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "y": "bad spec"}, SpecError,
-     "cannot read argument value"),
-])
+@pytest.mark.parametrize(
+    ("ref", "args", "error", "message"),
+    [
+        (f"{KERNELS}:no_such_kernel", {}, KernelLoadError, "barrier_kernel"),
+        (f"{KERNELS}:NOT_A_KERNEL", {}, KernelLoadError, "not a @triton.jit function"),
+        (f"{KERNELS.parent}/missing.py:k", {}, KernelLoadError, "no such file"),
+        (f"{KERNELS}:barrier_kernel", {"x_ptr": "*fp32"}, SpecError, "out_ptr"),
+        (
+            f"{KERNELS}:barrier_kernel",
+            {"x_ptr": "*fp32", "out_ptr": "*fp32", "y": "bad spec"},
+            SpecError,
+            "cannot read argument value",
+        ),
+    ],
+)
 def test_bad_input_gets_a_clear_error(ref, args, error, message, ascend_env):
     with pytest.raises(error, match=re.escape(message)):
         capture_ascend(ref, args, {"BLOCK": 128})
@@ -141,21 +163,34 @@ def test_frontend_error_is_a_compile_error(ascend_env, tmp_path):
     assert irscope.load(tmp_path).error is not None  # written, not lost
 
 
-@pytest.mark.parametrize(("kernel", "args", "error", "diagnostic"), [
-    ("int_pointer_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, "TritonToUnstructure failed",
-     "error: 'tensor.extract' op incorrect number of indices"),
-    ("pointer_select_kernel", {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"},
-     "triton-adapter-opt died in TritonToUnstructure", "Assertion"),
-])
-def test_adapter_failure_keeps_every_pass_up_to_the_failing_one(kernel, args, error, diagnostic, ascend_env,
-                                                                 tmp_path):
+@pytest.mark.parametrize(
+    ("kernel", "args", "error", "diagnostic"),
+    [
+        (
+            "int_pointer_kernel",
+            {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+            "TritonToUnstructure failed",
+            "error: 'tensor.extract' op incorrect number of indices",
+        ),
+        (
+            "pointer_select_kernel",
+            {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"},
+            "triton-adapter-opt died in TritonToUnstructure",
+            "Assertion",
+        ),
+    ],
+)
+def test_adapter_failure_keeps_every_pass_up_to_the_failing_one(kernel, args, error, diagnostic, ascend_env, tmp_path):
     with pytest.raises(CompileError, match="stage ttadapter, pass triton-to-unstructure"):
         capture_probe(kernel, args, {"BLOCK": 128}, out_dir=tmp_path)
     traj = irscope.load(tmp_path)
     assert (traj.error.stage, traj.error.pass_arg) == ("ttadapter", "triton-to-unstructure")
     adapter = [s for s in traj.stage_snapshots("ttadapter") if s.pass_arg != INPUT_PASS]
-    assert [s.pass_arg for s in adapter] == ["discrete-mask-access-conversion", "triton-to-annotation",
-                                             "triton-to-unstructure"]
+    assert [s.pass_arg for s in adapter] == [
+        "discrete-mask-access-conversion",
+        "triton-to-annotation",
+        "triton-to-unstructure",
+    ]
     assert adapter[-1].error.startswith(error) and diagnostic in adapter[-1].diagnostics
     # the IR it left behind (invalid IR prints in generic form) or crashed on
     assert re.search(r'^(?:module \{|"builtin.module"\(\))', adapter[-1].text, re.M)
@@ -179,8 +214,9 @@ def test_missing_environment_says_how_to_build_it(monkeypatch):
 def test_irscope_capture_takes_the_ascend_target(value_traj):
     from irscope.examples import kernels
 
-    traj = irscope.capture(kernels.moe_group_top2_value, "*fp32", "*fp32", 8, 128, BLOCK=128, num_warps=4,
-                           target="npu:Ascend910B3")
+    traj = irscope.capture(
+        kernels.moe_group_top2_value, "*fp32", "*fp32", 8, 128, BLOCK=128, num_warps=4, target="npu:Ascend910B3"
+    )
     assert traj.specialization.signature == value_traj.specialization.signature
     assert traj.stage_output("ttadapter").text == value_traj.stage_output("ttadapter").text
 

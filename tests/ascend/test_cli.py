@@ -14,13 +14,16 @@ from irscope.targets import Target, TargetError, parse_target
 from tests.ascend.conftest import KERNELS
 
 
-@pytest.mark.parametrize(("text", "target"), [
-    ("ascend", Target("npu", "Ascend910B3", 0)),
-    ("npu", Target("npu", "Ascend910B3", 0)),
-    ("npu:Ascend910B1", Target("npu", "Ascend910B1", 0)),
-    ("npu:910b4", Target("npu", "Ascend910B4", 0)),
-    ("ascend:Ascend910_9589", Target("npu", "Ascend910_9589", 0)),
-])
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("ascend", Target("npu", "Ascend910B3", 0)),
+        ("npu", Target("npu", "Ascend910B3", 0)),
+        ("npu:Ascend910B1", Target("npu", "Ascend910B1", 0)),
+        ("npu:910b4", Target("npu", "Ascend910B4", 0)),
+        ("ascend:Ascend910_9589", Target("npu", "Ascend910_9589", 0)),
+    ],
+)
 def test_ascend_targets(text, target):
     assert parse_target(text) == target
 
@@ -67,8 +70,25 @@ def test_dump_show_diff_query_report(ascend_env, tmp_path, capsys):
 
 def test_dump_a_file_kernel(ascend_env, tmp_path, capsys):
     out = tmp_path / "barrier"
-    assert cli_main(["dump", f"{KERNELS}:barrier_kernel", "--target", "npu:Ascend910B4", "--arg", "x_ptr=*fp32",
-                     "--arg", "out_ptr=*fp32", "--constexpr", "BLOCK=128", "--out", str(out)]) == 0
+    assert (
+        cli_main(
+            [
+                "dump",
+                f"{KERNELS}:barrier_kernel",
+                "--target",
+                "npu:Ascend910B4",
+                "--arg",
+                "x_ptr=*fp32",
+                "--arg",
+                "out_ptr=*fp32",
+                "--constexpr",
+                "BLOCK=128",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "npu:Ascend910B4" in capsys.readouterr().out
     assert cli_main(["ls", str(out), "--changed"]) == 0
     assert "triton-to-linalg" in capsys.readouterr().out

@@ -13,8 +13,11 @@ from tests.ascend.conftest import capture_example, capture_probe
 
 
 def _line_of(traj, needle: str) -> int:
-    return next(i for i, text in enumerate(traj.kernel.source.splitlines(), start=1)
-                if needle in text and traj.kernel.first_line <= i <= traj.kernel.last_line)
+    return next(
+        i
+        for i, text in enumerate(traj.kernel.source.splitlines(), start=1)
+        if needle in text and traj.kernel.first_line <= i <= traj.kernel.last_line
+    )
 
 
 def _combiner_ops(text: str) -> int:
@@ -32,9 +35,19 @@ def _combiner_ops(text: str) -> int:
 
 def test_registry_has_the_ascend_counters():
     names = counter_names("npu")
-    for name in ("sync.barrier", "sync.flag", "sync.block", "mem.copy", "mem.materialize", "mem.discrete_loop",
-                 "compute.reduce_index", "compute.reduce_body_ops", "compute.vector_ops", "compute.scalar_ops",
-                 "compute.element_access"):
+    for name in (
+        "sync.barrier",
+        "sync.flag",
+        "sync.block",
+        "mem.copy",
+        "mem.materialize",
+        "mem.discrete_loop",
+        "compute.reduce_index",
+        "compute.reduce_body_ops",
+        "compute.vector_ops",
+        "compute.scalar_ops",
+        "compute.element_access",
+    ):
         assert name in names
     assert "compute.vector_ops" not in counter_names("cuda")
 
@@ -83,23 +96,42 @@ def test_reductions_keep_their_location_and_payload():
 
 
 PROBES = [
-    ("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
-     "sync.barrier", r"^\s*gpu\.barrier"),
-    ("sync_block_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
-     "sync.block", r"^\s*hivm\.hir\.sync_block\b"),
-    ("gather_kernel", {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 128},
-     "mem.discrete_loop", r"^\s*\}.*\bExtractedLoadOrStore\b"),
-    ("gather_kernel", {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 128},
-     "mem.scalar_load", r"= memref\.load "),
-    ("atomic_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
-     "compute.atomic", r"GenericAtomicRMW"),
-    ("argmin_rows_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "idx_ptr": "*i64"}, {"M": 16, "N": 64},
-     "compute.reduce_index", r'reduce_mode = "min_with_index"'),
+    ("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}, "sync.barrier", r"^\s*gpu\.barrier"),
+    (
+        "sync_block_kernel",
+        {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+        {"BLOCK": 128},
+        "sync.block",
+        r"^\s*hivm\.hir\.sync_block\b",
+    ),
+    (
+        "gather_kernel",
+        {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"},
+        {"BLOCK": 128},
+        "mem.discrete_loop",
+        r"^\s*\}.*\bExtractedLoadOrStore\b",
+    ),
+    (
+        "gather_kernel",
+        {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"},
+        {"BLOCK": 128},
+        "mem.scalar_load",
+        r"= memref\.load ",
+    ),
+    ("atomic_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}, "compute.atomic", r"GenericAtomicRMW"),
+    (
+        "argmin_rows_kernel",
+        {"x_ptr": "*fp32", "out_ptr": "*fp32", "idx_ptr": "*i64"},
+        {"M": 16, "N": 64},
+        "compute.reduce_index",
+        r'reduce_mode = "min_with_index"',
+    ),
 ]
 
 
-@pytest.mark.parametrize(("kernel", "args", "options", "counter", "pattern"), PROBES,
-                         ids=[f"{p[0]}-{p[3]}" for p in PROBES])
+@pytest.mark.parametrize(
+    ("kernel", "args", "options", "counter", "pattern"), PROBES, ids=[f"{p[0]}-{p[3]}" for p in PROBES]
+)
 def test_counter_matches_the_text(kernel, args, options, counter, pattern, ascend_env):
     traj = capture_probe(kernel, args, options)
     text = traj.stage_output("ttadapter").text

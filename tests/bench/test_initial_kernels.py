@@ -12,8 +12,9 @@ from bench.operator import all_operators
 @pytest.fixture(scope="module")
 def interp_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("interp") / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "bench.interp_check", "--json", str(out)], capture_output=True,
-                          text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.interp_check", "--json", str(out)], capture_output=True, text=True, timeout=900
+    )
     assert out.exists(), f"interp_check produced no report:\n{proc.stdout}\n{proc.stderr}"
     return {r["op"]: r for r in json.loads(out.read_text())}
 

@@ -145,11 +145,14 @@ def test_weights_must_be_those_of_the_picked_experts():
     assert verify(OP, inputs, (w, idx)).ok
 
 
-@pytest.mark.parametrize("damage, reason", [
-    ("reverse", "not strictly ascending"),
-    ("repeat", "not strictly ascending"),
-    ("out_of_range", "an index outside [0, 64)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        ("reverse", "not strictly ascending"),
+        ("repeat", "not strictly ascending"),
+        ("out_of_range", "an index outside [0, 64)"),
+    ],
+)
 def test_malformed_indices_are_rejected(damage, reason):
     inputs = random_inputs()
     w, idx = OP.oracle(*inputs)

@@ -19,20 +19,42 @@ UTILITY = "lib/Dialect/ToyGPU/Transforms/Utility.cpp"
 VECTORIZE = "lib/Dialect/ToyGPU/Transforms/VectorizeLoads.cpp"
 OPS = "lib/Dialect/ToyGPU/IR/Ops.cpp"
 # every C++ file of the corpus but the toyhw backend's (a backend not built: its files stay with tree-sitter)
-TRANSLATION_UNITS = [VECTORIZE, UTILITY, "lib/Dialect/ToyGPU/Transforms/FuseRelayouts.cpp", SINK, OPS,
-                     "lib/Conversion/ToyGPUToLLVM/BarrierOpToLLVM.cpp", "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp",
-                     "python/src/passes.cc"]  # fmt: skip
+TRANSLATION_UNITS = [
+    VECTORIZE,
+    UTILITY,
+    "lib/Dialect/ToyGPU/Transforms/FuseRelayouts.cpp",
+    SINK,
+    OPS,
+    "lib/Conversion/ToyGPUToLLVM/BarrierOpToLLVM.cpp",
+    "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp",
+    "python/src/passes.cc",
+]
 
 
-def write_compile_commands(root: Path, units: list[str] = TRANSLATION_UNITS, deps: bool = True,
-                           where: str = "compile_commands.json", extra: tuple[str, ...] = ()) -> Path:
+def write_compile_commands(
+    root: Path,
+    units: list[str] = TRANSLATION_UNITS,
+    deps: bool = True,
+    where: str = "compile_commands.json",
+    extra: tuple[str, ...] = (),
+) -> Path:
     """What CMake would write for the corpus built in `root`: the corpus's own include directory relative to the
     build directory, the stand-ins' absolute (`deps=False` leaves them out: MLIR's headers not found); `arguments`
     and `command` entries alternate."""
     entries = []
     for i, unit in enumerate(units):
-        args = ["/usr/bin/c++", "-std=c++17", "-Iinclude", *([f"-I{CORPUS_DEPS}"] if deps else []), "-Wall", *extra,
-                "-o", f"build/{unit}.o", "-c", str(root / unit)]
+        args = [
+            "/usr/bin/c++",
+            "-std=c++17",
+            "-Iinclude",
+            *([f"-I{CORPUS_DEPS}"] if deps else []),
+            "-Wall",
+            *extra,
+            "-o",
+            f"build/{unit}.o",
+            "-c",
+            str(root / unit),
+        ]
         entry = {"directory": str(root), "file": str(root / unit), "output": f"build/{unit}.o"}
         entry.update({"arguments": args} if i % 2 else {"command": shlex.join(args)})
         entries.append(entry)

@@ -28,8 +28,10 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def triton_checkout() -> Path:
     if not (TRITON / "include" / "triton").is_dir():
-        pytest.skip(f"no Triton checkout at {TRITON}: get one with `compiler-index fetch --triton-version 3.6.0 "
-                    "--into third_party/triton` (see third_party/README.md)")
+        pytest.skip(
+            f"no Triton checkout at {TRITON}: get one with `compiler-index fetch --triton-version 3.6.0 "
+            "--into third_party/triton` (see third_party/README.md)"
+        )
     return TRITON
 
 

@@ -23,8 +23,7 @@ def test_build_then_query_in_text_and_json(tmp_path: Path, capsys: pytest.Captur
     db = str(tmp_path / "i.db")
     rc, out, _ = run(capsys, "build", "--source", str(CORPUS), "--pipeline", str(CORPUS_PIPELINE), "--db", db)
     assert rc == 0 and "20 files (20 parsed" in out
-    rc, out, _ = run(capsys, "build", "--source", str(CORPUS), "--pipeline", str(CORPUS_PIPELINE), "--db", db,
-                     "--json")
+    rc, out, _ = run(capsys, "build", "--source", str(CORPUS), "--pipeline", str(CORPUS_PIPELINE), "--db", db, "--json")
     assert rc == 0 and json.loads(out)["unchanged"] == 20
 
     rc, out, _ = run(capsys, "pass", "toygpu-vectorize-loads", "--db", db)
@@ -33,11 +32,15 @@ def test_build_then_query_in_text_and_json(tmp_path: Path, capsys: pytest.Captur
     assert "passes.tgpu.add_vectorize_loads" in out and "toytriton/backends/toy/compiler.py:23" in out
 
     rc, out, _ = run(capsys, "creators", "tgpu.relayout", "--db", db)
-    assert "via ToyGPUVectorizeLoadsPass::runOnOperation (lib/Dialect/ToyGPU/Transforms/VectorizeLoads.cpp:75)" \
-           " → relayoutOperands" in out  # fmt: skip
+    assert (
+        "via ToyGPUVectorizeLoadsPass::runOnOperation (lib/Dialect/ToyGPU/Transforms/VectorizeLoads.cpp:75)"
+        " → relayoutOperands" in out
+    )
     rc, out, _ = run(capsys, "creators", "tgpu.relayout", "--db", db, "--json")
     assert {s["function"]["name"] for s in json.loads(out)["sites"] if s["function"]} == {
-        "WidenTileLoad::matchAndRewrite", "relayoutOperands"}
+        "WidenTileLoad::matchAndRewrite",
+        "relayoutOperands",
+    }
 
     rc, out, _ = run(capsys, "conditions", "WidenTileLoad", "--db", db)
     assert "if computeCapability < 80" in out and "VectorizeLoads.cpp:45" in out
@@ -65,8 +68,12 @@ def test_errors_exit_2_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_entry_point_runs_as_a_program(corpus_db: Path):
-    proc = subprocess.run([sys.executable, "-m", "compiler_index.cli", "pass", "toygpu-lower-barriers", "--db",
-                           str(corpus_db), "--json"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "compiler_index.cli", "pass", "toygpu-lower-barriers", "--db", str(corpus_db), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     (info,) = json.loads(proc.stdout)
     assert info["adders"][0]["qualname"] == "toyhw.passes.hw.add_lower_barriers"

@@ -18,11 +18,34 @@ def test_arguments_and_command_entries(tmp_path: Path):
     src = tmp_path / "src"
     (src / "lib").mkdir(parents=True)
     entries = [
-        {"directory": str(tmp_path / "build"), "file": str(src / "lib/A.cpp"), "output": "A.o",
-         "arguments": ["/usr/bin/c++", "-DX=1", "-I", "../src/include", "-std=c++17", "-MD", "-MT", "A.o", "-MF",
-                       "A.o.d", "-o", "A.o", "-c", str(src / "lib/A.cpp")]},
-        {"directory": str(src), "file": "lib/B.cpp",
-         "command": shlex.join(["clang++", "-Iinclude", "-isystem", "/opt/mlir/include", "-oB.o", "-c", "lib/B.cpp"])},
+        {
+            "directory": str(tmp_path / "build"),
+            "file": str(src / "lib/A.cpp"),
+            "output": "A.o",
+            "arguments": [
+                "/usr/bin/c++",
+                "-DX=1",
+                "-I",
+                "../src/include",
+                "-std=c++17",
+                "-MD",
+                "-MT",
+                "A.o",
+                "-MF",
+                "A.o.d",
+                "-o",
+                "A.o",
+                "-c",
+                str(src / "lib/A.cpp"),
+            ],
+        },
+        {
+            "directory": str(src),
+            "file": "lib/B.cpp",
+            "command": shlex.join(
+                ["clang++", "-Iinclude", "-isystem", "/opt/mlir/include", "-oB.o", "-c", "lib/B.cpp"]
+            ),
+        },
         {"directory": str(src), "file": "lib/B.cpp", "arguments": ["c++", "-DSECOND", "lib/B.cpp"]},
     ]
     path = tmp_path / "compile_commands.json"
@@ -30,8 +53,7 @@ def test_arguments_and_command_entries(tmp_path: Path):
     commands = compdb.load(path)
     a, b = commands[src / "lib/A.cpp"], commands[src / "lib/B.cpp"]
     # compiler, input, -c, -o and dependency-file flags go; the build directory becomes the working directory
-    assert a.arguments == ("-working-directory", str(tmp_path / "build"), "-DX=1", "-I", "../src/include",
-                           "-std=c++17")
+    assert a.arguments == ("-working-directory", str(tmp_path / "build"), "-DX=1", "-I", "../src/include", "-std=c++17")
     assert b.arguments == ("-working-directory", str(src), "-Iinclude", "-isystem", "/opt/mlir/include")
     assert (a.file, b.directory) == (str(src / "lib/A.cpp"), str(src))  # a file listed twice keeps its first command
     assert a.key() != b.key()
@@ -48,12 +70,15 @@ def test_found_in_a_source_root_or_its_build_directory(tmp_path: Path):
     assert compdb.find([root], tmp_path / "build") == tmp_path / "build/compile_commands.json"  # a directory given
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("{not json", r"not a readable compilation database"),
-    ('{"file": "a.cpp"}', r"a JSON list of commands, found dict"),
-    ('[{"file": "a.cpp"}]', r"entry 0 lacks a \"file\" or \"directory\""),
-    ('[{"file": "a.cpp", "directory": "/x"}]', r"entry 0 \(a.cpp\) has neither \"arguments\" nor \"command\""),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", r"not a readable compilation database"),
+        ('{"file": "a.cpp"}', r"a JSON list of commands, found dict"),
+        ('[{"file": "a.cpp"}]', r"entry 0 lacks a \"file\" or \"directory\""),
+        ('[{"file": "a.cpp", "directory": "/x"}]', r"entry 0 \(a.cpp\) has neither \"arguments\" nor \"command\""),
+    ],
+)
 def test_bad_compilation_databases(tmp_path: Path, text: str, message: str):
     path = tmp_path / "compile_commands.json"
     path.write_text(text)
@@ -69,8 +94,11 @@ def test_backend_choice_errors(tmp_path: Path):
         plan_backend("clang", roots)
     with pytest.raises(compdb.CompileCommandsError, match=r"no compilation database at .*EXPORT_COMPILE_COMMANDS"):
         plan_backend("libclang", roots, tmp_path / "nowhere.json")
-    with pytest.raises(compdb.CompileCommandsError, match=r"needs a compilation database: none given and no "
-                                                          r"compile_commands.json or build/compile_commands.json"):
+    with pytest.raises(
+        compdb.CompileCommandsError,
+        match=r"needs a compilation database: none given and no "
+        r"compile_commands.json or build/compile_commands.json",
+    ):
         plan_backend("libclang", roots)
     assert plan_backend("tree-sitter", roots).backend == "tree-sitter"
     auto = plan_backend("auto", roots)  # nothing to read with libclang: tree-sitter, and why

@@ -28,14 +28,27 @@ AFTER_VECTORIZE = """module {
   }
 }
 """
-AFTER_FUSE = AFTER_VECTORIZE.replace("    %0 = tgpu.relayout %arg0 : tensor<128x!tt.ptr<f32>> -> "
-                                     "tensor<128x!tt.ptr<f32>>\n", "").replace("shuffle %0", "shuffle %arg0")
+AFTER_FUSE = AFTER_VECTORIZE.replace(
+    "    %0 = tgpu.relayout %arg0 : tensor<128x!tt.ptr<f32>> -> tensor<128x!tt.ptr<f32>>\n", ""
+).replace("shuffle %0", "shuffle %arg0")
 
 
 def _snap(index: int, stage_index: int, pass_arg: str, adder: str | None, text: str, diagnostics: str = "") -> Snapshot:
-    return Snapshot(index=index, stage="ttgir", stage_index=stage_index, pass_arg=pass_arg, pass_name=None,
-                    adder=adder, pipeline=None, kind="mlir", sha1=sha1(text), changed=True, wall_ms=0.1,
-                    diagnostics=diagnostics, _text=text)
+    return Snapshot(
+        index=index,
+        stage="ttgir",
+        stage_index=stage_index,
+        pass_arg=pass_arg,
+        pass_name=None,
+        adder=adder,
+        pipeline=None,
+        kind="mlir",
+        sha1=sha1(text),
+        changed=True,
+        wall_ms=0.1,
+        diagnostics=diagnostics,
+        _text=text,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +59,14 @@ def toy_trajectory(tmp_path_factory: pytest.TempPathFactory) -> Path:
         specialization=Specialization({"x": "*fp32"}, {}, {}, {"num_warps": 4}),
         snapshots=[
             _snap(0, -1, "<input>", None, BEFORE),
-            _snap(1, 0, "toygpu-vectorize-loads", "passes.tgpu.add_vectorize_loads", AFTER_VECTORIZE,
-                  "/nowhere/k.py:2:10: remark: Warning: tile load stays scalar vec = 1 elements = 128\n"),
+            _snap(
+                1,
+                0,
+                "toygpu-vectorize-loads",
+                "passes.tgpu.add_vectorize_loads",
+                AFTER_VECTORIZE,
+                "/nowhere/k.py:2:10: remark: Warning: tile load stays scalar vec = 1 elements = 128\n",
+            ),
             _snap(2, 1, "toygpu-fuse-relayouts", "passes.tgpu.add_fuse_relayouts", AFTER_FUSE),
         ],
     )
@@ -60,13 +79,18 @@ def test_explain_creations_and_erasures_of_a_pass(corpus_db: Path, toy_trajector
     e = explain(corpus_db, toy_trajectory, 1)
     assert (e.label, e.adder) == ("ttgir[0] toygpu-vectorize-loads", "passes.tgpu.add_vectorize_loads")
     assert [p.argument for p in e.passes] == ["toygpu-vectorize-loads"]
-    assert {(d.op, d.before, d.after) for d in e.deltas} == {("tgpu.tile_load", 1, 0), ("tgpu.relayout", 0, 1),
-                                                             ("tgpu.shuffle", 0, 1)}
+    assert {(d.op, d.before, d.after) for d in e.deltas} == {
+        ("tgpu.tile_load", 1, 0),
+        ("tgpu.relayout", 0, 1),
+        ("tgpu.shuffle", 0, 1),
+    }
     ops = {o.op: o for o in e.ops}
     relayout = ops["tgpu.relayout"]
     assert relayout.action == "create"
-    assert {(s.function.name, len(s.paths)) for s in relayout.sites} == {("WidenTileLoad::matchAndRewrite", 0),
-                                                                          ("relayoutOperands", 1)}
+    assert {(s.function.name, len(s.paths)) for s in relayout.sites} == {
+        ("WidenTileLoad::matchAndRewrite", 0),
+        ("relayoutOperands", 1),
+    }
     assert relayout.other_passes == 1  # the DRR pattern, which no pass of this edge registers
     assert ("failure", "computeCapability < 80") in {(g.kind, g.condition) for g in relayout.gates}
     assert [s.how for s in ops["tgpu.shuffle"].sites] == ["replaceOpWithNewOp<X>"]
@@ -81,8 +105,10 @@ def test_explain_a_removal_by_pass_argument(corpus_db: Path, toy_trajectory: Pat
     (op,) = e.ops
     assert (op.op, op.action) == ("tgpu.relayout", "erase")
     assert {(s.how, s.function.name if s.function else None) for s in op.sites} == {
-        ("rauw", "FuseRelayoutsPass::fuseOnce"), ("erase", "FuseRelayoutsPass::fuseOnce"),
-        ("replaceOpWithNewOp", "RelayoutOfSplat::matchAndRewrite")}
+        ("rauw", "FuseRelayoutsPass::fuseOnce"),
+        ("erase", "FuseRelayoutsPass::fuseOnce"),
+        ("replaceOpWithNewOp", "RelayoutOfSplat::matchAndRewrite"),
+    }
 
 
 def test_explain_refuses_a_stage_input(corpus_db: Path, toy_trajectory: Path):

@@ -21,8 +21,12 @@ def fn_name(f: FileFacts, i: int | None) -> str | None:
 def test_functions_with_classes_and_spans():
     f = facts(VECTORIZE)
     by_name = {fn.qualname: fn for fn in f.functions}
-    assert set(by_name) == {"isContiguousEnough", "WidenTileLoad::WidenTileLoad", "WidenTileLoad::matchAndRewrite",
-                            "ToyGPUVectorizeLoadsPass::runOnOperation"}
+    assert set(by_name) == {
+        "isContiguousEnough",
+        "WidenTileLoad::WidenTileLoad",
+        "WidenTileLoad::matchAndRewrite",
+        "ToyGPUVectorizeLoadsPass::runOnOperation",
+    }
     m = by_name["WidenTileLoad::matchAndRewrite"]
     assert (m.line, m.end_line) == (42, 60)
     assert m.returns == "mlir::LogicalResult"
@@ -32,7 +36,8 @@ def test_functions_with_classes_and_spans():
     # out-of-line definitions take their class from the qualifier
     ops = facts("lib/Dialect/ToyGPU/IR/Ops.cpp")
     assert {"ShuffleOp::fold", "RelayoutOp::getCanonicalizationPatterns", "BarrierOp::verify"} <= {
-        fn.qualname for fn in ops.functions}
+        fn.qualname for fn in ops.functions
+    }
 
 
 def test_classes_bases_and_pass_hooks():
@@ -43,16 +48,20 @@ def test_classes_bases_and_pass_hooks():
     pass_cls = classes["ToyGPUVectorizeLoadsPass"]
     assert pass_cls.bases[0].name == "ToyGPUVectorizeLoadsBase"
     hooks = {(p.how, p.key, p.class_name) for p in f.pass_impls}
-    assert hooks == {("gen-pass-def", "TOYGPUVECTORIZELOADS", None),
-                     ("impl-base", "ToyGPUVectorizeLoads", "ToyGPUVectorizeLoadsPass")}
+    assert hooks == {
+        ("gen-pass-def", "TOYGPUVECTORIZELOADS", None),
+        ("impl-base", "ToyGPUVectorizeLoads", "ToyGPUVectorizeLoadsPass"),
+    }
     assert ("tg", "toy::gpu") in f.aliases
 
 
 def test_op_creation_sites_resolve_class_and_scope():
     f = facts(VECTORIZE)
     creates = {(s.how, s.op_scope, s.op_class, s.line, fn_name(f, s.fn)) for s in f.op_sites if s.action == "create"}
-    assert creates == {("X::create", "tg", "RelayoutOp", 56, "WidenTileLoad::matchAndRewrite"),
-                       ("replaceOpWithNewOp<X>", "tg", "ShuffleOp", 58, "WidenTileLoad::matchAndRewrite")}
+    assert creates == {
+        ("X::create", "tg", "RelayoutOp", 56, "WidenTileLoad::matchAndRewrite"),
+        ("replaceOpWithNewOp<X>", "tg", "ShuffleOp", 58, "WidenTileLoad::matchAndRewrite"),
+    }
 
 
 def test_erase_sites_take_the_type_of_the_erased_value():
@@ -62,11 +71,14 @@ def test_erase_sites_take_the_type_of_the_erased_value():
     fuse = facts("lib/Dialect/ToyGPU/Transforms/FuseRelayouts.cpp")
     # `for (auto cvt : make_early_inc_range(m.getOps<RelayoutOp>()))` types cvt
     assert {(s.how, s.op_class, s.target) for s in fuse.op_sites if s.action == "erase"} == {
-        ("rauw", "RelayoutOp", "cvt"), ("erase", "RelayoutOp", "cvt")}
+        ("rauw", "RelayoutOp", "cvt"),
+        ("erase", "RelayoutOp", "cvt"),
+    }
     barrier = facts("lib/Conversion/ToyGPUToLLVM/BarrierOpToLLVM.cpp")
     assert [(s.how, s.op_class) for s in barrier.op_sites if s.action == "erase"] == [("eraseOp", "BarrierOp")]
     assert [(s.op_scope, s.op_class) for s in barrier.op_sites if s.action == "create"] == [
-        ("mlir::LLVM", "InlineAsmOp")]
+        ("mlir::LLVM", "InlineAsmOp")
+    ]
 
 
 def test_untyped_operand_updates_are_not_erasures():
@@ -79,30 +91,49 @@ def test_gates_with_guards_and_messages():
     f = facts(VECTORIZE)
     gates = {(g.kind, g.condition, g.message, fn_name(f, g.fn)) for g in f.gates}
     assert ("failure", "computeCapability < 80", "", "WidenTileLoad::matchAndRewrite") in gates
-    assert ("match-failure", "!isContiguousEnough(op, 2)", "pointer tile is not contiguous",
-            "WidenTileLoad::matchAndRewrite") in gates
-    assert ("remark", "vec == 1 && op.getType().getNumElements() > 1",
-            "Warning: tile load stays scalar vec = {vec} elements = {op.getType().getNumElements()}",
-            "WidenTileLoad::matchAndRewrite") in gates
+    assert (
+        "match-failure",
+        "!isContiguousEnough(op, 2)",
+        "pointer tile is not contiguous",
+        "WidenTileLoad::matchAndRewrite",
+    ) in gates
+    assert (
+        "remark",
+        "vec == 1 && op.getType().getNumElements() > 1",
+        "Warning: tile load stays scalar vec = {vec} elements = {op.getType().getNumElements()}",
+        "WidenTileLoad::matchAndRewrite",
+    ) in gates
     # the else branch of that `if` guards the LDBG: negated
-    assert ("debug", "!(vec == 1 && op.getType().getNumElements() > 1)", "widening {op} to {vec}",
-            "WidenTileLoad::matchAndRewrite") in gates
+    assert (
+        "debug",
+        "!(vec == 1 && op.getType().getNumElements() > 1)",
+        "widening {op} to {vec}",
+        "WidenTileLoad::matchAndRewrite",
+    ) in gates
     assert ("assert", "vec > 0", "vector width must be positive", "WidenTileLoad::matchAndRewrite") in gates
     # early returns in a bool predicate, each with its guard; the final unguarded `return true` is not a gate
-    assert {(g.kind, g.condition) for g in f.gates if g.fn is not None and
-            f.functions[g.fn].name == "isContiguousEnough" and g.kind.startswith("return")} == {
-        ("return-false", "!type.hasRank()"), ("return-false", "run < minRun")}
-    assert ("pass-failure", "failed(mlir::applyPatternsGreedily(m, std::move(patterns)))", "",
-            "ToyGPUVectorizeLoadsPass::runOnOperation") in gates
+    assert {
+        (g.kind, g.condition)
+        for g in f.gates
+        if g.fn is not None and f.functions[g.fn].name == "isContiguousEnough" and g.kind.startswith("return")
+    } == {("return-false", "!type.hasRank()"), ("return-false", "run < minRun")}
+    assert (
+        "pass-failure",
+        "failed(mlir::applyPatternsGreedily(m, std::move(patterns)))",
+        "",
+        "ToyGPUVectorizeLoadsPass::runOnOperation",
+    ) in gates
 
 
 def test_fatal_warning_and_op_error_messages():
     barrier = facts("lib/Conversion/ToyGPUToLLVM/BarrierOpToLLVM.cpp")
     assert [(g.kind, g.message) for g in barrier.gates if g.kind == "fatal"] == [
-        ("fatal", "toygpu: no barrier lowering for this target")]
+        ("fatal", "toygpu: no barrier lowering for this target")
+    ]
     fuse = facts("lib/Dialect/ToyGPU/Transforms/FuseRelayouts.cpp")
     assert [(g.kind, g.condition, g.message) for g in fuse.gates if g.kind == "warning"] == [
-        ("warning", "maxRounds <= 0", "toygpu-fuse-relayouts: max-rounds must be positive")]
+        ("warning", "maxRounds <= 0", "toygpu-fuse-relayouts: max-rounds must be positive")
+    ]
     ops = facts("lib/Dialect/ToyGPU/IR/Ops.cpp")
     assert ("error", "barrier must be inside a function") in {(g.kind, g.message) for g in ops.gates}
 
@@ -110,7 +141,8 @@ def test_fatal_warning_and_op_error_messages():
 def test_registrations_and_calls():
     f = facts(VECTORIZE)
     assert [(r.pattern, fn_name(f, r.fn)) for r in f.registrations] == [
-        ("WidenTileLoad", "ToyGPUVectorizeLoadsPass::runOnOperation")]
+        ("WidenTileLoad", "ToyGPUVectorizeLoadsPass::runOnOperation")
+    ]
     calls = {(c.callee, c.form, fn_name(f, c.fn)) for c in f.calls}
     assert ("relayoutOperands", "plain", "ToyGPUVectorizeLoadsPass::runOnOperation") in calls  # inside a lambda
     assert ("populateShuffleCleanupPatterns", "plain", "ToyGPUVectorizeLoadsPass::runOnOperation") in calls
@@ -118,17 +150,22 @@ def test_registrations_and_calls():
     assert not any(c.callee in ("LDBG", "assert") for c in f.calls)  # macros are gates, not calls
     ops = facts("lib/Dialect/ToyGPU/IR/Ops.cpp")
     assert [(r.pattern, fn_name(ops, r.fn)) for r in ops.registrations] == [
-        ("RelayoutOfSplat", "RelayoutOp::getCanonicalizationPatterns")]
+        ("RelayoutOfSplat", "RelayoutOp::getCanonicalizationPatterns")
+    ]
 
 
 def test_pybind_adders_and_submodules():
     f = facts("python/src/passes.cc")
     adders = {(a.name, a.builder, a.macro) for a in f.py_adders}
-    assert adders == {("add_vectorize_loads", "createToyGPUVectorizeLoads", "ADD_PASS_WRAPPER_0"),
-                      ("add_fuse_relayouts", "createFuseRelayoutsPass", "ADD_PASS_OPTION_WRAPPER_2"),
-                      ("add_print_ir", "createPrintIRPass", "m.def")}  # dialect_names takes no pass manager
-    assert {(s.callee, s.rel_path) for s in f.py_submodules} == {("init_toy_passes_tgpu", "tgpu"),
-                                                                  ("init_toy_passes", "passes")}
+    assert adders == {
+        ("add_vectorize_loads", "createToyGPUVectorizeLoads", "ADD_PASS_WRAPPER_0"),
+        ("add_fuse_relayouts", "createFuseRelayoutsPass", "ADD_PASS_OPTION_WRAPPER_2"),
+        ("add_print_ir", "createPrintIRPass", "m.def"),
+    }  # dialect_names takes no pass manager
+    assert {(s.callee, s.rel_path) for s in f.py_submodules} == {
+        ("init_toy_passes_tgpu", "tgpu"),
+        ("init_toy_passes", "passes"),
+    }
     hw = facts("third_party/toyhw/toyhw.cc")
     assert {(s.callee, s.rel_path) for s in hw.py_submodules} == {("init_triton_toyhw_passes", "passes.hw")}
 

@@ -15,8 +15,13 @@ def test_steps_in_order_with_conditions():
         ("make_ttir", 0, "passes.tgpu.add_print_ir", "'before'", ""),
         ("make_ttgir", 0, "passes.tgpu.add_vectorize_loads", "", ""),
         ("make_ttgir", 1, "passes.tgpu.add_fuse_relayouts", "options.rounds, True", "capability // 10 >= 9"),
-        ("make_ttgir", 2, "passes.tgpu.add_fuse_relayouts", "1, False",
-         "not (capability // 10 >= 9) and capability // 10 == 8"),
+        (
+            "make_ttgir",
+            2,
+            "passes.tgpu.add_fuse_relayouts",
+            "1, False",
+            "not (capability // 10 >= 9) and capability // 10 == 8",
+        ),
         ("make_ttgir", 3, "passes.tgpu.add_print_ir", "label", "for label in options.debug_labels"),
         ("make_llir", 0, "toyhw.passes.hw.add_lower_barriers", "options.capability", ""),
     ]
@@ -27,8 +32,10 @@ def test_steps_in_order_with_conditions():
 def test_stage_keys_from_add_stages():
     facts = extract(REL, (CORPUS / "python" / REL).read_bytes())
     assert [(s.stage, s.method, s.condition) for s in facts.pipeline_stages] == [
-        ("ttir", "make_ttir", "language == 'triton'"), ("ttgir", "make_ttgir", "language == 'triton'"),
-        ("llir", "make_llir", "")]
+        ("ttir", "make_ttir", "language == 'triton'"),
+        ("ttgir", "make_ttgir", "language == 'triton'"),
+        ("llir", "make_llir", ""),
+    ]
 
 
 def test_invalid_python_is_reported_not_raised():

@@ -21,8 +21,10 @@ def test_pass_record():
     assert p.lets["description"].startswith("Rewrites `tgpu.tile_load` into wide loads")
     assert p.lets["dependentDialects"] == ["toy::gpu::ToyGPUDialect"]
     option, list_option = p.lets["options"]
-    assert option == {"class": "Option", "args": ["computeCapability", "compute-capability", "int32_t", "80",
-                                                  "target compute capability"]}
+    assert option == {
+        "class": "Option",
+        "args": ["computeCapability", "compute-capability", "int32_t", "80", "target compute capability"],
+    }
     assert list_option["class"] == "ListOption"
 
 

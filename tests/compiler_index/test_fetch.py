@@ -23,8 +23,9 @@ def _closed_port() -> int:
 
 
 def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 @pytest.fixture

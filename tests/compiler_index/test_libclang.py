@@ -36,8 +36,11 @@ from compiler_index.extract import clang as clang_backend  # noqa: E402  (only i
 
 def _stdlib_problem() -> str | None:
     source = "#include <memory>\n#include <string>\n#include <vector>\n"
-    tu = clang_backend._index().parse("probe.cpp", args=["-xc++", "-std=c++17", *clang_backend.builtin_include_args()],
-                                      unsaved_files=[("probe.cpp", source)])
+    tu = clang_backend._index().parse(
+        "probe.cpp",
+        args=["-xc++", "-std=c++17", *clang_backend.builtin_include_args()],
+        unsaved_files=[("probe.cpp", source)],
+    )
     errors = [d.spelling for d in tu.diagnostics if d.severity >= 3]
     return f"libclang finds no C++ standard library here ({errors[0]}); install g++ or clang" if errors else None
 
@@ -70,19 +73,36 @@ def test_build_report_and_backends(clang_build):
     assert (report.backend, report.errors, report.files, report.parsed) == ("libclang", [], 20, 20)
     assert report.compile_commands.endswith("corpus/compile_commands.json")
     assert {k: report.clang[k] for k in ("translation_units", "with_errors", "errors", "missing_headers")} == {
-        "translation_units": 8, "with_errors": 0, "errors": 0, "missing_headers": []}
+        "translation_units": 8,
+        "with_errors": 0,
+        "errors": 0,
+        "missing_headers": [],
+    }
     assert report.clang["files_by_backend"] == {"libclang": 8, "tree-sitter": 11, "python-ast": 1}
     con = sqlite3.connect(db)
     by_file = dict(con.execute("SELECT path, backend FROM files"))
     assert {p for p, b in by_file.items() if b == "libclang"} == set(TRANSLATION_UNITS)
-    assert by_file["third_party/toyhw/HwLowering.cpp"] == by_file["include/toy/Dialect/ToyGPU/Transforms/Utility.h"] \
-        == "tree-sitter"  # not in the compilation database  # fmt: skip
+    assert (
+        by_file["third_party/toyhw/HwLowering.cpp"]
+        == by_file["include/toy/Dialect/ToyGPU/Transforms/Utility.h"]
+        == "tree-sitter"
+    )  # not in the compilation database
     # in a libclang file, rows say what resolved them: here every function and class, most calls
-    rows = dict(con.execute("SELECT fn.backend, count(*) FROM functions fn JOIN files f ON f.id = fn.file_id "
-                            "WHERE f.path = ? GROUP BY fn.backend", (SINK,)))  # fmt: skip
+    rows = dict(
+        con.execute(
+            "SELECT fn.backend, count(*) FROM functions fn JOIN files f ON f.id = fn.file_id "
+            "WHERE f.path = ? GROUP BY fn.backend",
+            (SINK,),
+        )
+    )
     assert rows == {"libclang": 4}
-    calls = dict(con.execute("SELECT c.backend, count(*) FROM calls c JOIN files f ON f.id = c.file_id "
-                             "WHERE f.path = ? GROUP BY c.backend", (SINK,)))  # fmt: skip
+    calls = dict(
+        con.execute(
+            "SELECT c.backend, count(*) FROM calls c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? GROUP BY c.backend",
+            (SINK,),
+        )
+    )
     assert calls["tree-sitter"] == 2  # the dependent calls in the body of the template `hasOneUse`
     assert calls["libclang"] > 20
     meta = dict(con.execute("SELECT key, value FROM meta"))
@@ -94,17 +114,23 @@ def test_pattern_base_through_an_alias(clang_db: Path, corpus_db: Path):
     # struct SinkRelayoutThroughShuffle : public ShuffleRewrite, `using ShuffleRewrite = OpRewritePattern<Shuffle>`
     (info,) = q.pass_info(clang_db, "toygpu-sink-relayouts")
     assert [(p.name, p.base, p.root_op, str(p.loc)) for p in info.patterns] == [
-        ("SinkRelayoutThroughShuffle", "OpRewritePattern", "tgpu.shuffle", f"{SINK}:25")]
+        ("SinkRelayoutThroughShuffle", "OpRewritePattern", "tgpu.shuffle", f"{SINK}:25")
+    ]
     assert q.pass_info(corpus_db, "toygpu-sink-relayouts")[0].patterns == []  # tree-sitter sees no pattern base
     notes = q.conditions(clang_db, "SinkRelayoutThroughShuffle").notes
-    assert notes == [f"pattern SinkRelayoutThroughShuffle : OpRewritePattern<tgpu.shuffle> at {SINK}:25, "
-                     "registered by toygpu-sink-relayouts"]
+    assert notes == [
+        f"pattern SinkRelayoutThroughShuffle : OpRewritePattern<tgpu.shuffle> at {SINK}:25, "
+        "registered by toygpu-sink-relayouts"
+    ]
 
 
 def test_ops_named_through_aliases(clang_db: Path, corpus_db: Path):
     created = {str(s.loc): (s.how, s.function.name, s.passes) for s in q.creators(clang_db, "tgpu.shuffle").sites}
-    assert created[f"{SINK}:38"] == ("X::create", "SinkRelayoutThroughShuffle::matchAndRewrite",
-                                     ["toygpu-sink-relayouts"])  # `Shuffle::create(…)`, `using Shuffle = ShuffleOp`
+    assert created[f"{SINK}:38"] == (
+        "X::create",
+        "SinkRelayoutThroughShuffle::matchAndRewrite",
+        ["toygpu-sink-relayouts"],
+    )  # `Shuffle::create(…)`, `using Shuffle = ShuffleOp`
     assert created[f"{VECTORIZE}:58"][0] == "replaceOpWithNewOp<X>"  # what tree-sitter found stays
     erased = {(str(s.loc), s.how, s.target) for s in q.erasers(clang_db, "tgpu.relayout").sites}
     assert (f"{SINK}:40", "eraseOp", "src") in erased  # `auto src = …getDefiningOp<Relayout>()`
@@ -113,14 +139,24 @@ def test_ops_named_through_aliases(clang_db: Path, corpus_db: Path):
         assert not any(s.loc.file == SINK for s in db_sites)  # tree-sitter cannot tell what `Shuffle` is
     # stored fully qualified, whatever the code wrote: `Shuffle`, `Relayout`, `tg::RelayoutOp`
     con = sqlite3.connect(clang_db)
-    rows = con.execute("SELECT s.line, s.action, s.op_class, s.op_scope, s.backend FROM op_sites s JOIN files f ON "
-                       "f.id = s.file_id WHERE f.path IN (?, ?) ORDER BY f.path, s.line, s.action",
-                       (SINK, VECTORIZE)).fetchall()  # fmt: skip
+    rows = con.execute(
+        "SELECT s.line, s.action, s.op_class, s.op_scope, s.backend FROM op_sites s JOIN files f ON "
+        "f.id = s.file_id WHERE f.path IN (?, ?) ORDER BY f.path, s.line, s.action",
+        (SINK, VECTORIZE),
+    ).fetchall()
     con.close()
-    assert rows == [(line, action, op, "toy::gpu", "libclang") for line, action, op in [
-        (38, "create", "ShuffleOp"), (39, "create", "RelayoutOp"), (39, "erase", "ShuffleOp"),
-        (40, "erase", "RelayoutOp"), (56, "create", "RelayoutOp"), (58, "create", "ShuffleOp"),
-        (58, "erase", "TileLoadOp")]]
+    assert rows == [
+        (line, action, op, "toy::gpu", "libclang")
+        for line, action, op in [
+            (38, "create", "ShuffleOp"),
+            (39, "create", "RelayoutOp"),
+            (39, "erase", "ShuffleOp"),
+            (40, "erase", "RelayoutOp"),
+            (56, "create", "RelayoutOp"),
+            (58, "create", "ShuffleOp"),
+            (58, "erase", "TileLoadOp"),
+        ]
+    ]
 
 
 def test_overloads_resolved(clang_db: Path, corpus_db: Path):
@@ -128,60 +164,85 @@ def test_overloads_resolved(clang_db: Path, corpus_db: Path):
     def edges(db: Path) -> set[tuple[str, str]]:
         return {(e.caller.name, str(e.callee.loc)) for e in q.callers(db, "laneCount")}
 
-    assert edges(clang_db) == {("RelayoutCost::estimate", f"{UTILITY}:44"),
-                               ("SinkRelayoutThroughShuffle::matchAndRewrite", f"{UTILITY}:45")}
-    assert edges(corpus_db) == {(caller, f"{UTILITY}:{line}") for line in (44, 45)
-                                for caller in ("RelayoutCost::estimate", "SinkRelayoutThroughShuffle::matchAndRewrite")}
+    assert edges(clang_db) == {
+        ("RelayoutCost::estimate", f"{UTILITY}:44"),
+        ("SinkRelayoutThroughShuffle::matchAndRewrite", f"{UTILITY}:45"),
+    }
+    assert edges(corpus_db) == {
+        (caller, f"{UTILITY}:{line}")
+        for line in (44, 45)
+        for caller in ("RelayoutCost::estimate", "SinkRelayoutThroughShuffle::matchAndRewrite")
+    }
     # a static helper of another file is no candidate: FuseRelayouts.cpp's pickVectorWidth(RelayoutOp)
     fuse = "lib/Dialect/ToyGPU/Transforms/FuseRelayouts.cpp"
     picks = {(e.caller.name, str(e.callee.loc)) for e in q.callers(clang_db, "pickVectorWidth")}
     assert picks == {("WidenTileLoad::matchAndRewrite", f"{UTILITY}:7"), ("FuseRelayoutsPass::fuseOnce", f"{fuse}:13")}
     assert {(e.caller.name, str(e.callee.loc)) for e in q.callers(corpus_db, "pickVectorWidth")} == picks | {
-        ("WidenTileLoad::matchAndRewrite", f"{fuse}:13")}
+        ("WidenTileLoad::matchAndRewrite", f"{fuse}:13")
+    }
 
 
 def test_method_of_an_auto_receiver(clang_db: Path, corpus_db: Path):
     # `auto model = relayoutCostModel(); model.estimate(src)`: RelayoutCost::estimate, not ShuffleCost::estimate
     assert [(e.caller.name, str(e.call)) for e in q.callers(clang_db, "RelayoutCost::estimate")] == [
-        ("SinkRelayoutThroughShuffle::matchAndRewrite", f"{SINK}:36")]
+        ("SinkRelayoutThroughShuffle::matchAndRewrite", f"{SINK}:36")
+    ]
     assert q.callers(clang_db, "ShuffleCost::estimate") == []
     assert q.callers(corpus_db, "RelayoutCost::estimate") == []  # two classes define `estimate`: too vague
     # so the conditions of what the pattern calls reach the cost model's assert
     deeper = q.conditions(clang_db, "SinkRelayoutThroughShuffle::matchAndRewrite", callee_depth=1)
     assert ("assert", "a relayout to estimate", "RelayoutCost::estimate") in {
-        (g.kind, g.message, g.function.name) for g in deeper.gates if g.via}
+        (g.kind, g.message, g.function.name) for g in deeper.gates if g.via
+    }
     assert "a relayout to estimate" not in {
-        g.message for g in q.conditions(corpus_db, "SinkRelayoutThroughShuffle::matchAndRewrite", callee_depth=1).gates}
+        g.message for g in q.conditions(corpus_db, "SinkRelayoutThroughShuffle::matchAndRewrite", callee_depth=1).gates
+    }
 
 
 def test_virtual_dispatch_and_templates(clang_db: Path):
     con = sqlite3.connect(clang_db)
-    (overrides,) = con.execute("SELECT overrides FROM functions WHERE qualname = 'TargetInfo::laneWidth' AND "
-                               "ns = 'toy::gpu::ref'").fetchone()  # fmt: skip
+    (overrides,) = con.execute(
+        "SELECT overrides FROM functions WHERE qualname = 'TargetInfo::laneWidth' AND ns = 'toy::gpu::ref'"
+    ).fetchone()
     assert json.loads(overrides) == ["c:@N@toy@N@gpu@S@TargetInfoBase@F@laneWidth#1"]
     target, virtual = con.execute("SELECT target, virtual FROM calls WHERE callee = 'laneWidth'").fetchone()
     assert (target, virtual) == ("toy::gpu::TargetInfoBase::laneWidth", 1)
     # `target.laneWidth()` on a `const TargetInfoBase &`: ref's override (by USR) and toyhw's (read by tree-sitter:
     # its class has TargetInfoBase among its bases by name)
     assert {str(e.callee.loc) for e in q.callers(clang_db, "laneWidth")} == {
-        "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp:29", "third_party/toyhw/HwLowering.cpp:28"}
+        "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp:29",
+        "third_party/toyhw/HwLowering.cpp:28",
+    }
     # `hasOneUse(src)` calls the specialization hasOneUse<RelayoutOp>: the edge goes to the template
     template_usr = con.execute("SELECT usr FROM functions WHERE name = 'hasOneUse'").fetchone()[0]
-    assert con.execute("SELECT target_usr FROM calls WHERE callee = 'hasOneUse' AND backend = 'libclang'"
-                       ).fetchone()[0] == template_usr  # fmt: skip
+    assert (
+        con.execute("SELECT target_usr FROM calls WHERE callee = 'hasOneUse' AND backend = 'libclang'").fetchone()[0]
+        == template_usr
+    )
     assert [e.caller.name for e in q.callers(clang_db, "hasOneUse")] == ["SinkRelayoutThroughShuffle::matchAndRewrite"]
     # namespaces come from the declarations: `TargetInfo::emitBarrier` inside `namespace toy::gpu::ref`
-    assert con.execute("SELECT ns FROM functions WHERE qualname = 'TargetInfo::emitBarrier' AND backend = 'libclang'"
-                       ).fetchone()[0] == "toy::gpu::ref"  # fmt: skip
+    assert (
+        con.execute(
+            "SELECT ns FROM functions WHERE qualname = 'TargetInfo::emitBarrier' AND backend = 'libclang'"
+        ).fetchone()[0]
+        == "toy::gpu::ref"
+    )
     con.close()
 
 
 def test_tree_sitter_answers_hold(clang_db: Path, corpus_db: Path):
     """What tree-sitter already answered right, the libclang index answers the same."""
+
     def creators(db: Path) -> dict[str, tuple]:
-        return {str(s.loc): (s.function.name if s.function else None, s.passes,
-                             [[h.function.name for h in p.hops] for p in s.paths])
-                for s in q.creators(db, "tgpu.relayout").sites if s.loc.file != SINK}
+        return {
+            str(s.loc): (
+                s.function.name if s.function else None,
+                s.passes,
+                [[h.function.name for h in p.hops] for p in s.paths],
+            )
+            for s in q.creators(db, "tgpu.relayout").sites
+            if s.loc.file != SINK
+        }
 
     assert creators(clang_db) == creators(corpus_db)
     for symbol in ("WidenTileLoad", "toygpu-fuse-relayouts", "BarrierOpConversion"):
@@ -204,22 +265,28 @@ def test_incremental_across_backends(tmp_path: Path):
     # the translation units are read again: no tree-sitter row of theirs survives
     assert (switched.parsed, switched.unchanged) == (8, 12)
     con = sqlite3.connect(db)
-    stale = con.execute("SELECT count(*) FROM functions fn JOIN files f ON f.id = fn.file_id WHERE f.backend = "
-                        "'libclang' AND fn.backend = 'tree-sitter'").fetchone()[0]  # fmt: skip
+    stale = con.execute(
+        "SELECT count(*) FROM functions fn JOIN files f ON f.id = fn.file_id WHERE f.backend = "
+        "'libclang' AND fn.backend = 'tree-sitter'"
+    ).fetchone()[0]
     con.close()
     assert stale == 0
     assert (build(db, roots(src), backend="libclang").parsed, build(db, roots(src)).parsed) == (0, 8)
     assert build(db, roots(src), backend="libclang").parsed == 8
     # a header's change re-reads the translation units that include it (and the header itself, by tree-sitter)
     header = src / "include/toy/Dialect/ToyGPU/Transforms/Utility.h"
-    header.write_text(header.read_text().replace("RelayoutCost relayoutCostModel();",
-                                                 "RelayoutCost relayoutCostModel();\nint unusedHelper();"))
+    header.write_text(
+        header.read_text().replace(
+            "RelayoutCost relayoutCostModel();", "RelayoutCost relayoutCostModel();\nint unusedHelper();"
+        )
+    )
     after = build(db, roots(src), backend="libclang")
     assert (after.parsed, after.clang["translation_units"]) == (4, 3)  # VectorizeLoads, Utility, SinkRelayouts
     # a changed compile command re-reads its file
     commands = json.loads((src / "build/compile_commands.json").read_text())
-    commands[0]["arguments" if "arguments" in commands[0] else "command"] += \
-        ["-DNDEBUG"] if "arguments" in commands[0] else " -DNDEBUG"  # fmt: skip
+    commands[0]["arguments" if "arguments" in commands[0] else "command"] += (
+        ["-DNDEBUG"] if "arguments" in commands[0] else " -DNDEBUG"
+    )
     (src / "build/compile_commands.json").write_text(json.dumps(commands))
     assert build(db, roots(src), backend="libclang").parsed == 1
 
@@ -238,8 +305,13 @@ def test_missing_headers_do_not_stop_the_build(tmp_path: Path, capsys: pytest.Ca
     diagnostics = json.loads(con.execute("SELECT diagnostics FROM files WHERE path = ?", (SINK,)).fetchone()[0])
     assert diagnostics["errors"] > 0
     assert "mlir/Transforms/GreedyPatternRewriteDriver.h" in diagnostics["missing_headers"]
-    resolved = dict(con.execute("SELECT c.backend, count(*) FROM calls c JOIN files f ON f.id = c.file_id "
-                                "WHERE f.path = ? GROUP BY c.backend", (SINK,)))  # fmt: skip
+    resolved = dict(
+        con.execute(
+            "SELECT c.backend, count(*) FROM calls c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? GROUP BY c.backend",
+            (SINK,),
+        )
+    )
     con.close()
     # what clang still resolved is kept (functions of this file), the rest keeps tree-sitter's reading
     assert resolved["libclang"] > 0 and resolved["tree-sitter"] > 0
@@ -271,8 +343,14 @@ def test_commands_libclang_rejects(tmp_path: Path):
     con = sqlite3.connect(db)
     diagnostics = json.loads(con.execute("SELECT diagnostics FROM files WHERE path = ?", (OPS,)).fetchone()[0])
     assert diagnostics["dropped_flags"] == ["-Wall", "-include-pch", "/nonexistent/cmake_pch.hxx.pch"]
-    assert con.execute("SELECT count(*) FROM functions fn JOIN files f ON f.id = fn.file_id WHERE f.path = ? AND "
-                       "fn.usr IS NOT NULL", (OPS,)).fetchone()[0] == 4  # fmt: skip
+    assert (
+        con.execute(
+            "SELECT count(*) FROM functions fn JOIN files f ON f.id = fn.file_id WHERE f.path = ? AND "
+            "fn.usr IS NOT NULL",
+            (OPS,),
+        ).fetchone()[0]
+        == 4
+    )
     con.close()
     # a command no flag selection saves: the file keeps tree-sitter's reading, and says why
     path = write_compile_commands(src, units=[OPS], extra=("-x", "no-such-language"))
@@ -280,8 +358,12 @@ def test_commands_libclang_rejects(tmp_path: Path):
     assert (report.errors, report.clang["with_errors"]) == ([], 1)
     con = sqlite3.connect(db)
     diagnostics = json.loads(con.execute("SELECT diagnostics FROM files WHERE path = ?", (OPS,)).fetchone()[0])
-    backends = {r[0] for r in con.execute("SELECT fn.backend FROM functions fn JOIN files f ON f.id = fn.file_id "
-                                          "WHERE f.path = ?", (OPS,))}  # fmt: skip
+    backends = {
+        r[0]
+        for r in con.execute(
+            "SELECT fn.backend FROM functions fn JOIN files f ON f.id = fn.file_id WHERE f.path = ?", (OPS,)
+        )
+    }
     con.close()
     assert "libclang could not parse it" in diagnostics["first_errors"][0] and backends == {"tree-sitter"}
     assert q.erasers(db, "ShuffleOp").sites  # ShuffleOp::fold, as tree-sitter read it

@@ -14,9 +14,17 @@ VECTORIZE = "lib/Dialect/ToyGPU/Transforms/VectorizeLoads.cpp"
 UTILITY = "lib/Dialect/ToyGPU/Transforms/Utility.cpp"
 
 
-@pytest.mark.parametrize("name", ["toygpu-vectorize-loads", "ToyGPUVectorizeLoads", "ToyGPUVectorizeLoadsPass",
-                                  "add_vectorize_loads", "passes.tgpu.add_vectorize_loads",
-                                  "triton._C.libtriton.passes.tgpu.add_vectorize_loads"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "toygpu-vectorize-loads",
+        "ToyGPUVectorizeLoads",
+        "ToyGPUVectorizeLoadsPass",
+        "add_vectorize_loads",
+        "passes.tgpu.add_vectorize_loads",
+        "triton._C.libtriton.passes.tgpu.add_vectorize_loads",
+    ],
+)
 def test_pass_by_any_name_joins_td_cpp_adder_pipeline(corpus_db: Path, name: str):
     (info,) = q.pass_info(corpus_db, name)
     assert (info.def_name, info.argument) == ("ToyGPUVectorizeLoads", "toygpu-vectorize-loads")
@@ -26,20 +34,26 @@ def test_pass_by_any_name_joins_td_cpp_adder_pipeline(corpus_db: Path, name: str
     assert [str(loc) for loc in info.classes] == [f"{VECTORIZE}:65"]
     assert [m.name for m in info.methods] == ["ToyGPUVectorizeLoadsPass::runOnOperation"]
     assert [(a.qualname, a.builder, str(a.loc)) for a in info.adders] == [
-        ("passes.tgpu.add_vectorize_loads", "createToyGPUVectorizeLoads", "python/src/passes.cc:10")]
+        ("passes.tgpu.add_vectorize_loads", "createToyGPUVectorizeLoads", "python/src/passes.cc:10")
+    ]
     assert [(p.stage, p.method, p.position, str(p.loc)) for p in info.pipeline] == [
-        ("ttgir", "make_ttgir", 0, "toytriton/backends/toy/compiler.py:23")]
+        ("ttgir", "make_ttgir", 0, "toytriton/backends/toy/compiler.py:23")
+    ]
     # its own pattern and the one a populate function adds for it
-    assert {(p.name, p.root_op) for p in info.patterns} == {("WidenTileLoad", "tgpu.tile_load"),
-                                                            ("DropTrivialShuffle", "tgpu.shuffle")}
+    assert {(p.name, p.root_op) for p in info.patterns} == {
+        ("WidenTileLoad", "tgpu.tile_load"),
+        ("DropTrivialShuffle", "tgpu.shuffle"),
+    }
     assert [o["argument"] for o in info.options] == ["compute-capability", "skip-ops"]
 
 
 def test_adder_matching_by_constructor_and_wrapper(corpus_db: Path):
     (fuse,) = q.pass_info(corpus_db, "toygpu-fuse-relayouts")
     assert [(a.qualname, a.match) for a in fuse.adders] == [("passes.tgpu.add_fuse_relayouts", "constructor")]
-    assert [p.condition for p in fuse.pipeline] == ["capability // 10 >= 9",
-                                                    "not (capability // 10 >= 9) and capability // 10 == 8"]
+    assert [p.condition for p in fuse.pipeline] == [
+        "capability // 10 >= 9",
+        "not (capability // 10 >= 9) and capability // 10 == 8",
+    ]
     # the backend's module path comes from main's INIT_BACKEND convention and a local submodule variable
     (barriers,) = q.pass_info(corpus_db, "toyhw.passes.hw.add_lower_barriers")
     assert barriers.argument == "toygpu-lower-barriers"
@@ -64,7 +78,11 @@ def test_creators_direct_and_through_the_call_graph(corpus_db: Path):
     by_loc = {str(s.loc): s for s in res.sites}
     direct = by_loc[f"{VECTORIZE}:56"]
     assert (direct.function.name, direct.pattern, direct.paths, direct.passes) == (
-        "WidenTileLoad::matchAndRewrite", "WidenTileLoad", [], ["toygpu-vectorize-loads"])
+        "WidenTileLoad::matchAndRewrite",
+        "WidenTileLoad",
+        [],
+        ["toygpu-vectorize-loads"],
+    )
     assert "tg::RelayoutOp::create" in direct.loc.snippet
     helper = by_loc[f"{UTILITY}:19"]
     assert helper.function.name == "relayoutOperands" and helper.passes == ["toygpu-vectorize-loads"]
@@ -85,7 +103,9 @@ def test_creators_of_an_upstream_dialect_op(corpus_db: Path):
         "lib/Conversion/ToyGPUToLLVM/BarrierOpToLLVM.cpp:31": (["toygpu-lower-barriers"], []),
         # `const ref::TargetInfo &targetInfo; targetInfo.emitBarrier(…)` reaches toy::gpu::ref's method only
         "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp:8": (
-            ["toygpu-lower-barriers"], [["BarrierOpConversion::matchAndRewrite", "TargetInfo::emitBarrier"]]),
+            ["toygpu-lower-barriers"],
+            [["BarrierOpConversion::matchAndRewrite", "TargetInfo::emitBarrier"]],
+        ),
         "third_party/toyhw/HwLowering.cpp:8": ([], []),
     }
     assert q._upstream_class_keys("mlir.constant") == ["constantop"]
@@ -96,7 +116,8 @@ def test_same_named_functions_in_two_namespaces(corpus_db: Path):
     # `using namespace toy::gpu::ref;` + a plain call: toy::gpu::ref::populateBarrierLowering, not toy::hw's
     edges = q.callers(corpus_db, "populateBarrierLowering")
     assert [(e.caller.name, e.callee.loc.file) for e in edges] == [
-        ("ToyGPULowerBarriersPass::runOnOperation", "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp")]
+        ("ToyGPULowerBarriersPass::runOnOperation", "lib/Conversion/ToyGPUToLLVM/RefLowering.cpp")
+    ]
     (info,) = q.pass_info(corpus_db, "toygpu-lower-barriers")
     assert {p.name for p in info.patterns} == {"BarrierOpConversion", "RefBarrierCleanup"}
     hw = [s for s in q.erasers(corpus_db, "tgpu.barrier").sites if s.loc.file.startswith("third_party/toyhw")]
@@ -106,21 +127,30 @@ def test_same_named_functions_in_two_namespaces(corpus_db: Path):
 def test_erasers(corpus_db: Path):
     res = q.erasers(corpus_db, "tgpu.relayout")
     got = {(s.how, s.function.name if s.function else None, s.target) for s in res.sites}
-    assert got == {("replaceOpWithNewOp", "RelayoutOfSplat::matchAndRewrite", "op"),
-                   ("rauw", "FuseRelayoutsPass::fuseOnce", "cvt"), ("erase", "FuseRelayoutsPass::fuseOnce", "cvt"),
-                   ("drr", None, "")}
+    assert got == {
+        ("replaceOpWithNewOp", "RelayoutOfSplat::matchAndRewrite", "op"),
+        ("rauw", "FuseRelayoutsPass::fuseOnce", "cvt"),
+        ("erase", "FuseRelayoutsPass::fuseOnce", "cvt"),
+        ("drr", None, ""),
+    }
     splat = next(s for s in res.sites if s.how == "replaceOpWithNewOp")
     assert splat.passes == ["toygpu-fuse-relayouts"]  # registered via RelayoutOp::getCanonicalizationPatterns
     shuffle = q.erasers(corpus_db, "ShuffleOp")  # by C++ class name
     assert {(s.how, s.function.name) for s in shuffle.sites} == {
-        ("replaceOp", "DropTrivialShuffle::matchAndRewrite"), ("fold", "ShuffleOp::fold")}
+        ("replaceOp", "DropTrivialShuffle::matchAndRewrite"),
+        ("fold", "ShuffleOp::fold"),
+    }
 
 
 @pytest.mark.parametrize("name", ["tgpu.relayout", "TGPU_RelayoutOp", "RelayoutOp"])
 def test_resolve_op_by_mnemonic_def_or_class(corpus_db: Path, name: str):
     op = q.resolve_op(corpus_db, name)
     assert (op.name, op.cpp_class, op.cpp_namespace, op.summary) == (
-        "tgpu.relayout", "RelayoutOp", "::toy::gpu", "move a tile to another register layout")
+        "tgpu.relayout",
+        "RelayoutOp",
+        "::toy::gpu",
+        "move a tile to another register layout",
+    )
     assert str(op.td) == "include/toy/Dialect/ToyGPU/IR/ToyGPUOps.td:11"
 
 
@@ -146,8 +176,12 @@ def test_conditions_of_a_pattern(corpus_db: Path):
 
 def test_conditions_of_a_pass(corpus_db: Path):
     res = q.conditions(corpus_db, "toygpu-vectorize-loads")
-    assert {t.name for t in res.targets} == {"ToyGPUVectorizeLoadsPass::runOnOperation", "WidenTileLoad::WidenTileLoad",
-                                             "WidenTileLoad::matchAndRewrite", "DropTrivialShuffle::matchAndRewrite"}
+    assert {t.name for t in res.targets} == {
+        "ToyGPUVectorizeLoadsPass::runOnOperation",
+        "WidenTileLoad::WidenTileLoad",
+        "WidenTileLoad::matchAndRewrite",
+        "DropTrivialShuffle::matchAndRewrite",
+    }
     assert ("match-failure", "shuffle moves data") in {(g.kind, g.message) for g in res.gates}
 
 
@@ -166,15 +200,20 @@ def test_remarks_from_a_diagnostic_line_with_values(corpus_db: Path):
 def test_callers_and_callees(corpus_db: Path):
     callers = q.callers(corpus_db, "relayoutOperands")
     assert [(e.caller.name, str(e.call)) for e in callers] == [
-        ("ToyGPUVectorizeLoadsPass::runOnOperation", f"{VECTORIZE}:75")]
+        ("ToyGPUVectorizeLoadsPass::runOnOperation", f"{VECTORIZE}:75")
+    ]
     # FuseRelayouts.cpp calls its own static pickVectorWidth, not Utility.cpp's
-    assert {e.caller.name for e in q.callers(corpus_db, "pickVectorWidth")} == {"WidenTileLoad::matchAndRewrite",
-                                                                               "FuseRelayoutsPass::fuseOnce"}
+    assert {e.caller.name for e in q.callers(corpus_db, "pickVectorWidth")} == {
+        "WidenTileLoad::matchAndRewrite",
+        "FuseRelayoutsPass::fuseOnce",
+    }
     util_pick = [e for e in q.callers(corpus_db, "pickVectorWidth") if e.callee.loc.file == UTILITY]
     assert [e.caller.name for e in util_pick] == ["WidenTileLoad::matchAndRewrite"]
     callees = q.callees(corpus_db, "ToyGPUVectorizeLoadsPass::runOnOperation", indexed_only=True)
     assert {(e.callee_name, e.callee.loc.file) for e in callees} == {
-        ("populateShuffleCleanupPatterns", UTILITY), ("relayoutOperands", UTILITY)}
+        ("populateShuffleCleanupPatterns", UTILITY),
+        ("relayoutOperands", UTILITY),
+    }
 
 
 def test_search(corpus_db: Path):

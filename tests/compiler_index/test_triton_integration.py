@@ -21,7 +21,8 @@ def test_pass_joins_td_cpp_and_adder(triton_db: Path):
     assert "TritonGPURemoveLayoutConversionsPass" in info.classes[0].snippet
     assert "TritonGPURemoveLayoutConversionsPass::runOnOperation" in {m.name for m in info.methods}
     assert [(a.qualname, a.loc.file) for a in info.adders] == [
-        ("passes.ttgpuir.add_remove_layout_conversions", "python/src/passes.cc")]
+        ("passes.ttgpuir.add_remove_layout_conversions", "python/src/passes.cc")
+    ]
     nvidia = [p for p in info.pipeline if p.backend == "nvidia"]
     assert [p.stage for p in nvidia] == ["ttgir"] * 3
     # the canonicalization patterns it runs through ConvertLayoutOp::getCanonicalizationPatterns
@@ -31,8 +32,13 @@ def test_pass_joins_td_cpp_and_adder(triton_db: Path):
 
 def test_every_triton_pass_has_its_cpp_class(triton_db: Path):
     with q.connection(triton_db) as con:
-        missing = [r[0] for r in con.execute("SELECT def_name FROM td_passes WHERE def_name NOT IN "
-                                             "(SELECT def_name FROM pass_classes WHERE how = 'impl-base')")]
+        missing = [
+            r[0]
+            for r in con.execute(
+                "SELECT def_name FROM td_passes WHERE def_name NOT IN "
+                "(SELECT def_name FROM pass_classes WHERE how = 'impl-base')"
+            )
+        ]
         unlinked = [r[0] for r in con.execute("SELECT qualname FROM adders WHERE def_name IS NULL")]
         n_passes = con.execute("SELECT count(*) FROM td_passes").fetchone()[0]
     assert n_passes == 88 and missing == []
@@ -66,8 +72,10 @@ def test_remark_vectorization_fails(triton_db: Path):
     best = q.remarks(triton_db, "vectorization fails")[0]
     assert best.loc.file == "third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/LoadStoreOpToLLVM.cpp"
     assert best.kind == "remark" and best.passes == ["convert-triton-gpu-to-llvm"]
-    seen = q.remarks(triton_db, "loc(\"k.py\":3:12): remark: Warning: vectorization fails vec = 1 origin vec = 4 "
-                                "numElems = 4 mask is 0")[0]
+    seen = q.remarks(
+        triton_db,
+        'loc("k.py":3:12): remark: Warning: vectorization fails vec = 1 origin vec = 4 numElems = 4 mask is 0',
+    )[0]
     assert seen.function.name == "LoadOpConversion::matchAndRewrite" and seen.score == 1.0
 
 

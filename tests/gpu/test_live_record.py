@@ -19,9 +19,25 @@ def test_record_live_program(tmp_path):
     c = torch.empty(512, 512, device="cuda", dtype=torch.float16)
     with irscope.record(tmp_path) as rec:
         k1 = add_kernel[(triton_cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
-        k2 = matmul_kernel[(4, 4)](a, b, c, 512, 512, 512, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                   c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=128, BLOCK_K=64,
-                                   num_warps=4, num_stages=3)
+        k2 = matmul_kernel[(4, 4)](
+            a,
+            b,
+            c,
+            512,
+            512,
+            512,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            c.stride(0),
+            c.stride(1),
+            BLOCK_M=128,
+            BLOCK_N=128,
+            BLOCK_K=64,
+            num_warps=4,
+            num_stages=3,
+        )
         add_kernel[(triton_cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)  # cached: not again
     torch.cuda.synchronize()
     assert torch.allclose(out, x + y)

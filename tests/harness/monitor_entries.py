@@ -20,8 +20,13 @@ def monitor_scenarios(payload, emit):
     with ForwardMonitor() as m:
         forward(*inputs)
     triton.knobs.runtime.launch_enter_hook.remove(hook_calls.append)
-    out["kernel"] = {"hook_calls": len(hook_calls), "launches": m.report.launches, "kernels": dict(m.report.kernels),
-                     "aten_ops": dict(m.report.aten_ops), "problems": m.report.problems()}  # fmt: skip
+    out["kernel"] = {
+        "hook_calls": len(hook_calls),
+        "launches": m.report.launches,
+        "kernels": dict(m.report.kernels),
+        "aten_ops": dict(m.report.aten_ops),
+        "problems": m.report.problems(),
+    }
     with ForwardMonitor() as m:
         y = torch.randn(3, 4)
         (y * 2 + 1).sum()

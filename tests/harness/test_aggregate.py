@@ -20,10 +20,12 @@ def test_geomean():
 
 
 def test_per_operator_and_suite_statistics():
-    cases = (speeds("a", [(4.0, 1.0), (1.0, 1.0)])  # 2x
-             + speeds("b", [(9.0, 1.0), (1.0, 1.0 / 9.0)])  # 9x
-             + speeds("c", [(1.0, 2.0)])  # 0.5x
-             + speeds("moe_group_top2", [(100.0, 1.0)]))  # fmt: skip
+    cases = (
+        speeds("a", [(4.0, 1.0), (1.0, 1.0)])  # 2x
+        + speeds("b", [(9.0, 1.0), (1.0, 1.0 / 9.0)])  # 9x
+        + speeds("c", [(1.0, 2.0)])  # 0.5x
+        + speeds("moe_group_top2", [(100.0, 1.0)])
+    )
     agg = aggregate(cases)
     assert agg["per_op"]["a"]["speedup"] == pytest.approx(2.0)
     assert agg["per_op"]["b"]["speedup"] == pytest.approx(9.0)
@@ -53,9 +55,13 @@ def test_case_metrics_and_plausibility_flags():
     case = op.cases[0]  # 4096 × 4096 fp32: 128 MiB moved
     ceilings = Ceilings(copy_gbps=4000.0, bf16_tflops=800.0, copy_bytes=1 << 30, gemm_n=8192)
     sol = op.bytes_moved(case) / 4000e9 * 1e3
-    record = {"timing": {"candidate": {"ms": sol / 0.95, "timer": "do_bench"},
-                         "eager": {"ms": 12 * sol / 0.95, "timer": "do_bench"},
-                         "compile": {"ms": None, "error": "warm-up failed: boom"}}}  # fmt: skip
+    record = {
+        "timing": {
+            "candidate": {"ms": sol / 0.95, "timer": "do_bench"},
+            "eager": {"ms": 12 * sol / 0.95, "timer": "do_bench"},
+            "compile": {"ms": None, "error": "warm-up failed: boom"},
+        }
+    }
     m = case_metrics(record, op, case, ceilings)
     assert m["sol_ms"] == pytest.approx(sol)
     assert m["impl"]["candidate"]["frac_sol"] == pytest.approx(0.95)

@@ -23,15 +23,18 @@ def test_every_frozen_initial_kernel_passes_the_static_check(path):
     assert static_check(path.read_text(), str(path)) == []
 
 
-@pytest.mark.parametrize(("name", "expected"), [
-    ("never_launches", {"torch-compute"}),
-    ("uses_stream_and_thread", {"import", "banned-api"}),
-    ("patches_timer", {"banned-api", "dunder", "builtin"}),
-    ("lazy_subclass", {"torch-compute"}),
-    ("returns_reference", set()),  # plain operators: only the runtime monitor sees them
-    ("caches_by_data_ptr", set()),
-    ("argmax_wrong_on_ties", set()),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("never_launches", {"torch-compute"}),
+        ("uses_stream_and_thread", {"import", "banned-api"}),
+        ("patches_timer", {"banned-api", "dunder", "builtin"}),
+        ("lazy_subclass", {"torch-compute"}),
+        ("returns_reference", set()),  # plain operators: only the runtime monitor sees them
+        ("caches_by_data_ptr", set()),
+        ("argmax_wrong_on_ties", set()),
+    ],
+)
 def test_candidate_files(name, expected):
     found = {v.rule for v in static_check((CANDIDATES / f"{name}.py").read_text())}
     assert found == expected
@@ -103,8 +106,9 @@ def test_forbidden_imports_builtins_and_escapes():
 
 @pytest.fixture(scope="module")
 def monitored():
-    r = run_sandboxed("tests.harness.monitor_entries:monitor_scenarios", {}, timeout_s=120,
-                      extra_env={"TRITON_INTERPRET": "1"})  # fmt: skip
+    r = run_sandboxed(
+        "tests.harness.monitor_entries:monitor_scenarios", {}, timeout_s=120, extra_env={"TRITON_INTERPRET": "1"}
+    )
     assert r.ok, r.summary() + r.stderr_tail
     return r.value
 

@@ -19,8 +19,9 @@ CANDIDATES = Path(__file__).parent / "candidates"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ladder.cli", "bench", *args], capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "ladder.cli", "bench", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_cpu_run_checks_kernels_and_says_timing_needs_a_gpu(tmp_path):
@@ -42,8 +43,7 @@ def test_candidate_dir_replaces_the_initial_kernel_and_a_bad_candidate_fails_the
     cands = tmp_path / "cands"
     cands.mkdir()
     shutil.copy(CANDIDATES / "skips_tail.py", cands / "new_gelu.py")
-    proc = run_cli("--ops", "new_gelu", "--out", str(tmp_path / "out"), "--seeds", "1",
-                   "--candidate-dir", str(cands))  # fmt: skip
+    proc = run_cli("--ops", "new_gelu", "--out", str(tmp_path / "out"), "--seeds", "1", "--candidate-dir", str(cands))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     entry = json.loads((tmp_path / "out" / "bench.json").read_text())["operators"][0]
     assert entry["candidate"] == str(cands / "new_gelu.py") and not entry["accepted"]
@@ -69,9 +69,13 @@ def gpu_shaped_doc() -> dict:
             rec["metrics"] = case_metrics(rec, op, case, ceilings)
             cases.append(rec)
         operators.append({"op": name, "accepted": True, "cases": cases})
-    return {"command": "python -m ladder.cli bench --out x", "operators": operators, "skipped": [],
-            "environment": {"gpu": "NVIDIA H200", "ceilings": ceilings.to_json()},
-            "aggregate": suite_aggregates(operators)}  # fmt: skip
+    return {
+        "command": "python -m ladder.cli bench --out x",
+        "operators": operators,
+        "skipped": [],
+        "environment": {"gpu": "NVIDIA H200", "ceilings": ceilings.to_json()},
+        "aggregate": suite_aggregates(operators),
+    }
 
 
 def test_report_of_a_gpu_run(tmp_path):

@@ -13,17 +13,27 @@ CANDIDATES = Path(__file__).parent / "candidates"
 TOY_ARGMAX = "tests.harness.toy_ops:ROW_ARGMAX"
 # candidate → operator; new_gelu's s1 case (3×300) and the toy argmax's s1 (6×13) keep the interpreter fast.
 RUNS = {
-    "caches_by_data_ptr": "new_gelu", "returns_reference": "new_gelu", "never_launches": "new_gelu",
-    "mutates_input": "new_gelu", "skips_tail": "new_gelu", "lazy_subclass": "new_gelu", "exits": "new_gelu",
-    "out_of_bounds": "new_gelu", "hangs": "new_gelu", "patches_timer": "new_gelu", "device_fault": "new_gelu",
-    "argmax_first_index": TOY_ARGMAX, "argmax_wrong_on_ties": TOY_ARGMAX,
-}  # fmt: skip
+    "caches_by_data_ptr": "new_gelu",
+    "returns_reference": "new_gelu",
+    "never_launches": "new_gelu",
+    "mutates_input": "new_gelu",
+    "skips_tail": "new_gelu",
+    "lazy_subclass": "new_gelu",
+    "exits": "new_gelu",
+    "out_of_bounds": "new_gelu",
+    "hangs": "new_gelu",
+    "patches_timer": "new_gelu",
+    "device_fault": "new_gelu",
+    "argmax_first_index": TOY_ARGMAX,
+    "argmax_wrong_on_ties": TOY_ARGMAX,
+}
 
 
 def _evaluate(name: str):
     cases = ["s1", "s2"] if name == "device_fault" else ["s1"]
-    return name, evaluate_candidate(RUNS[name], candidate=CANDIDATES / f"{name}.py", cases=cases, device="cpu",
-                                    seeds=2, timeout_s=120, silence_s=20)  # fmt: skip
+    return name, evaluate_candidate(
+        RUNS[name], candidate=CANDIDATES / f"{name}.py", cases=cases, device="cpu", seeds=2, timeout_s=120, silence_s=20
+    )
 
 
 @pytest.fixture(scope="module")

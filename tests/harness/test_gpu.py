@@ -51,9 +51,27 @@ def test_ceilings_are_plausible():
 
 
 def test_bench_one_case_end_to_end(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "ladder.cli", "bench", "--ops", "softplus", "--cases", "c1",
-                           "--compile-cases", "c1", "--seeds", "1", "--out", str(tmp_path)], capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ladder.cli",
+            "bench",
+            "--ops",
+            "softplus",
+            "--cases",
+            "c1",
+            "--compile-cases",
+            "c1",
+            "--seeds",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads((tmp_path / "bench.json").read_text())
     case = doc["operators"][0]["cases"][0]

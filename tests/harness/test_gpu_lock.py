@@ -81,9 +81,17 @@ def test_a_waiting_measurement_goes_before_later_shared_holders(tmp_path):
 def test_a_killed_holder_frees_the_gpu(tmp_path):
     path = tmp_path / "gpu.lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom ladder.harness.gpu_lock import GpuLock\n"
-         "with GpuLock(sys.argv[1]).exclusive():\n    print('held', flush=True)\n    time.sleep(600)\n", str(path)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom ladder.harness.gpu_lock import GpuLock\n"
+            "with GpuLock(sys.argv[1]).exclusive():\n    print('held', flush=True)\n    time.sleep(600)\n",
+            str(path),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline().strip() == "held"
     log: list[str] = []
     go = threading.Event()

@@ -29,16 +29,37 @@ def test_stdout_and_stderr_do_not_mix_with_results():
 
 
 def test_environment_is_clean(monkeypatch):
-    for name, value in {"OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "a", "GITHUB_TOKEN": "t", "MY_SECRET": "s",
-                        "DB_PASSWORD": "p", "HTTPS_PROXY": "http://p:1", "http_proxy": "http://p:2",
-                        "NO_PROXY": "x", "TRITON_API_KEY": "k", "RANDOM_SETTING": "r",
-                        "TRITON_CACHE_DIR": "/tmp/tc", "CUDA_VISIBLE_DEVICES": "0"}.items():  # fmt: skip
+    for name, value in {
+        "OPENAI_API_KEY": "sk-1",
+        "ANTHROPIC_API_KEY": "a",
+        "GITHUB_TOKEN": "t",
+        "MY_SECRET": "s",
+        "DB_PASSWORD": "p",
+        "HTTPS_PROXY": "http://p:1",
+        "http_proxy": "http://p:2",
+        "NO_PROXY": "x",
+        "TRITON_API_KEY": "k",
+        "RANDOM_SETTING": "r",
+        "TRITON_CACHE_DIR": "/tmp/tc",
+        "CUDA_VISIBLE_DEVICES": "0",
+    }.items():
         monkeypatch.setenv(name, value)
     r = run_sandboxed(f"{E}:environment", {}, timeout_s=30, extra_env={"TRITON_INTERPRET": "1", "HF_TOKEN": "x"})
     assert r.ok, r.summary()
     env = r.value
-    for gone in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "MY_SECRET", "DB_PASSWORD", "HTTPS_PROXY",
-                 "http_proxy", "NO_PROXY", "TRITON_API_KEY", "RANDOM_SETTING", "HF_TOKEN"):  # fmt: skip
+    for gone in (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GITHUB_TOKEN",
+        "MY_SECRET",
+        "DB_PASSWORD",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "NO_PROXY",
+        "TRITON_API_KEY",
+        "RANDOM_SETTING",
+        "HF_TOKEN",
+    ):
         assert gone not in env, gone
     assert env["TRITON_CACHE_DIR"] == "/tmp/tc" and env["CUDA_VISIBLE_DEVICES"] == "0"
     assert env["TRITON_INTERPRET"] == "1" and env["PYTHONPATH"].split(os.pathsep)[0] == str(sandbox.REPO_ROOT)
@@ -78,13 +99,19 @@ def test_silence_timeout_spares_a_job_that_reports_progress():
     assert r.seconds < 20
 
 
-@pytest.mark.parametrize(("entry", "status", "check"), [
-    ("segfault", sandbox.CRASHED, lambda r: r.signal == "SIGSEGV" and r.messages == [{"about_to": "segfault"}]),
-    ("hard_exit", sandbox.CRASHED, lambda r: r.returncode == 0 and "without a result" in r.detail),
-    ("system_exit", sandbox.EXCEPTION, lambda r: r.error["type"] == "SystemExit"),
-    ("raise_error", sandbox.EXCEPTION, lambda r: "candidate says no" in r.error["message"]
-     and "ValueError" in r.error["traceback"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("entry", "status", "check"),
+    [
+        ("segfault", sandbox.CRASHED, lambda r: r.signal == "SIGSEGV" and r.messages == [{"about_to": "segfault"}]),
+        ("hard_exit", sandbox.CRASHED, lambda r: r.returncode == 0 and "without a result" in r.detail),
+        ("system_exit", sandbox.EXCEPTION, lambda r: r.error["type"] == "SystemExit"),
+        (
+            "raise_error",
+            sandbox.EXCEPTION,
+            lambda r: "candidate says no" in r.error["message"] and "ValueError" in r.error["traceback"],
+        ),
+    ],
+)
 def test_crashes_end_the_candidate_only(entry, status, check):
     r = run_sandboxed(f"{E}:{entry}", {}, timeout_s=30)
     assert r.status == status, r.summary()

@@ -66,7 +66,8 @@ def test_graph_names_pass_introducing_and_removing_convert_layout(argmax_traj):
     # unchanged passes fold into the edges; every snapshot is either a node or folded
     folded = {i for e in g.edges() for i in e.collapsed}
     assert set(g.nodes()) | folded | {s.index for s in argmax_traj.snapshots if s.stage_index == -1} == set(
-        range(len(argmax_traj.snapshots)))
+        range(len(argmax_traj.snapshots))
+    )
 
 
 def test_passes_touching_the_argmax_line(argmax_traj):

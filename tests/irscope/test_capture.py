@@ -110,16 +110,26 @@ def test_environment_cache_and_knobs_untouched(tmp_path, monkeypatch):
     user_cache.mkdir()
     monkeypatch.setenv("TRITON_CACHE_DIR", str(user_cache))
     env_before = dict(os.environ)
-    knobs_before = (knobs.cache.dir, knobs.runtime.add_stages_inspection_hook, knobs.compilation.listener,
-                    knobs.nvidia.dump_ptxas_log, knobs.compilation.always_compile)
+    knobs_before = (
+        knobs.cache.dir,
+        knobs.runtime.add_stages_inspection_hook,
+        knobs.compilation.listener,
+        knobs.nvidia.dump_ptxas_log,
+        knobs.compilation.always_compile,
+    )
     from triton._C import libtriton
 
     pm_class, adder = libtriton.ir.pass_manager, libtriton.passes.ttgpuir.add_coalesce
     capture_example("add")
     assert dict(os.environ) == env_before
     assert list(user_cache.iterdir()) == [], "the user's Triton cache was written"
-    assert (knobs.cache.dir, knobs.runtime.add_stages_inspection_hook, knobs.compilation.listener,
-            knobs.nvidia.dump_ptxas_log, knobs.compilation.always_compile) == knobs_before
+    assert (
+        knobs.cache.dir,
+        knobs.runtime.add_stages_inspection_hook,
+        knobs.compilation.listener,
+        knobs.nvidia.dump_ptxas_log,
+        knobs.compilation.always_compile,
+    ) == knobs_before
     assert libtriton.ir.pass_manager is pm_class and libtriton.passes.ttgpuir.add_coalesce is adder
 
 
@@ -153,8 +163,9 @@ def test_specialization_matches_the_jit():
     assert req.specialization.attrs == jit_traj.specialization.attrs
     assert req.specialization.attrs["out_ptr"] == []  # unaligned: no divisibility, like the JIT
     assert req.specialization.attrs["x_ptr"] == [["tt.divisibility", 16]]
-    spec_req = build_request(add_kernel, ("*fp32", "*fp32", TensorSpec("fp32", (4096,), align=4), 4096),
-                             {"BLOCK": 1024}, "cuda:90")
+    spec_req = build_request(
+        add_kernel, ("*fp32", "*fp32", TensorSpec("fp32", (4096,), align=4), 4096), {"BLOCK": 1024}, "cuda:90"
+    )
     assert spec_req.specialization.attrs == req.specialization.attrs
     meta = torch.empty(4096, device="meta")
     assert build_request(add_kernel, (meta, meta, meta, 4096), {"BLOCK": 1024}).specialization.attrs["out_ptr"]

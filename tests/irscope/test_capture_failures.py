@@ -13,7 +13,7 @@ import irscope
 from irscope.capture import CompileError
 from irscope.cli import main as cli_main
 
-FAILING = textwrap.dedent('''
+FAILING = textwrap.dedent("""
     import triton
     import triton.language as tl
 
@@ -35,7 +35,7 @@ FAILING = textwrap.dedent('''
 
 
     not_a_kernel = 3
-''')
+""")
 
 
 @pytest.fixture()
@@ -47,8 +47,9 @@ def failing_file(tmp_path):
 
 def test_ptxas_failure_keeps_every_pass(failing_file, tmp_path):
     out = tmp_path / "dump"
-    rc = cli_main(["dump", f"{failing_file}:bad_asm", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=128",
-                   "--out", str(out)])
+    rc = cli_main(
+        ["dump", f"{failing_file}:bad_asm", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=128", "--out", str(out)]
+    )
     assert rc == 1
     traj = irscope.load(out)
     assert traj.error is not None and traj.error.stage == "cubin"
@@ -68,18 +69,23 @@ def test_frontend_failure_is_reported(failing_file):
     assert info.value.trajectory.snapshots == []
 
 
-@pytest.mark.parametrize("args, message", [
-    (["dump", "missing.py:k", "--out", "x"], "no such file"),
-    (["dump", "{f}:nope", "--out", "x"], "bad_asm"),  # lists the kernels that exist
-    (["dump", "{f}:not_a_kernel", "--out", "x"], "not a @triton.jit"),
-    (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp99", "--constexpr", "BLOCK=8", "--out", "x"], "unknown dtype"),
-    (["dump", "{f}:bad_asm", "--arg", "x_ptr", "--out", "x"], "NAME=VALUE"),
-    (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp32", "--out", "x"], "missing argument"),
-    (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=8", "--num-warps", "3", "--out", "x"],
-     "power of 2"),
-    (["dump", "{f}:bad_asm", "--target", "tpu:1", "--out", "x"], "unknown target"),
-    (["ls", "/nonexistent/dir"], "no such directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["dump", "missing.py:k", "--out", "x"], "no such file"),
+        (["dump", "{f}:nope", "--out", "x"], "bad_asm"),  # lists the kernels that exist
+        (["dump", "{f}:not_a_kernel", "--out", "x"], "not a @triton.jit"),
+        (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp99", "--constexpr", "BLOCK=8", "--out", "x"], "unknown dtype"),
+        (["dump", "{f}:bad_asm", "--arg", "x_ptr", "--out", "x"], "NAME=VALUE"),
+        (["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp32", "--out", "x"], "missing argument"),
+        (
+            ["dump", "{f}:bad_asm", "--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=8", "--num-warps", "3", "--out", "x"],
+            "power of 2",
+        ),
+        (["dump", "{f}:bad_asm", "--target", "tpu:1", "--out", "x"], "unknown target"),
+        (["ls", "/nonexistent/dir"], "no such directory"),
+    ],
+)
 def test_cli_errors(args, message, failing_file, capsys, tmp_path):
     args = [a.replace("{f}", str(failing_file)) for a in args]
     args = [str(tmp_path / "x") if a == "x" else a for a in args]

@@ -11,8 +11,16 @@ import pytest
 from irscope.cli import main as cli_main
 
 CHROMIUM = shutil.which("chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +62,21 @@ def test_html_report_in_headless_chromium(argmax_dump, tmp_path):
     html = page.read_text()
     assert "http://" not in html and "https://" not in html, "the report must not reach the network"
     profile = tmp_path / "profile"
-    run = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                          "--virtual-time-budget=10000", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
     assert console == [], f"console output: {console}"
     dom = run.stdout
@@ -65,7 +85,18 @@ def test_html_report_in_headless_chromium(argmax_dump, tmp_path):
     assert 'class="del"' in dom and 'class="add"' in dom  # coalesce's diff is highlighted
     assert "ttg.convert_layout" in dom
     shot = tmp_path / "report.png"
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000",
-                    "--window-size=1400,900", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=120, check=True)
+    subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=10000",
+            "--window-size=1400,900",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000

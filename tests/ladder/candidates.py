@@ -6,7 +6,7 @@ be contained by the process that runs candidates, never by the rewriter that mer
 
 from __future__ import annotations
 
-_KERNEL = '''import torch
+_KERNEL = """import torch
 import triton
 import triton.language as tl
 
@@ -27,7 +27,7 @@ def forward(x: torch.Tensor) -> torch.Tensor:
     n = x.numel()
     gelu_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
     return out
-'''
+"""
 
 
 def module(expr: str = "0.5 * x * (1.0 + t)", prelude: str = "") -> str:

@@ -22,8 +22,9 @@ from typing import Any
 class Reply:
     content: str
     finish_reason: str = "stop"
-    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 900, "completion_tokens": 300,
-                                                           "total_tokens": 1200})  # fmt: skip
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200}
+    )
     delay_s: float = 0.0
 
 
@@ -90,10 +91,20 @@ class ChatServer:
                     return
                 time.sleep(item.delay_s)
                 n = len(srv.requests)
-                resp = {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": body["model"],
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": item.content},
-                                     "finish_reason": item.finish_reason}],
-                        "usage": item.usage}  # fmt: skip
+                resp = {
+                    "id": f"chatcmpl-{n}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": item.content},
+                            "finish_reason": item.finish_reason,
+                        }
+                    ],
+                    "usage": item.usage,
+                }
                 self._send(200, json.dumps(resp), {})
 
         return Handler

@@ -39,8 +39,11 @@ def test_l1_ranks_the_index_reduction_card_with_source_lines_and_stops_there(tmp
     source = MOE.kernel_path.read_text().splitlines()
     assert sorted(lines) == [17, 19] and "tl.argmax" in source[16] and "offs == i1" in source[18]
     assert lines[17].source.path == str(MOE.kernel_path) and "src.uses_argmax" in lines[17].claim
-    assert set(d.hypothesis.evidence) == {"L1.card.index-free-top2", "L1.index-free-top2.line17",
-                                          "L1.index-free-top2.line19"}  # fmt: skip
+    assert set(d.hypothesis.evidence) == {
+        "L1.card.index-free-top2",
+        "L1.index-free-top2.line17",
+        "L1.index-free-top2.line19",
+    }
     assert "minor: card block-small-rows (work-per-program) score 1 vs 4" in l1.notes
 
 
@@ -88,10 +91,18 @@ def test_an_earlier_rounds_ir_facts_about_the_same_kernel_count_at_l1(tmp_path):
     facts = diagnosis_facts(Diagnosis(INCONCLUSIVE, (l3,)))
     assert facts["ttir.compute.reduce_index"] == 1 and facts["ptx.sync.shuffle"] == 20
     ref = str(tmp_path / "r1" / "diagnosis.json")
-    same = PastRound(1, "index-reduction", "rejected", None, kernel=digest(MOE.initial_source()), facts=facts,
-                     facts_ref=ref)  # fmt: skip
-    other = PastRound(2, "tuning", "rejected", None, kernel=digest("another kernel"), facts={"ptx.sync.shuffle": 0},
-                      facts_ref="elsewhere")  # fmt: skip
+    same = PastRound(
+        1, "index-reduction", "rejected", None, kernel=digest(MOE.initial_source()), facts=facts, facts_ref=ref
+    )
+    other = PastRound(
+        2,
+        "tuning",
+        "rejected",
+        None,
+        kernel=digest("another kernel"),
+        facts={"ptx.sync.shuffle": 0},
+        facts_ref="elsewhere",
+    )
     r = PatternLevel().run(Context(MOE, MOE.kernel_path, tmp_path, 3, history=(same, other)))
     card = r.evidence_by_id()["L1.card.index-free-top2"]
     assert card.data["score"] == 8  # + the TTIR index reduction (3) and its PTX shuffles (1)

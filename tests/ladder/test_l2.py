@@ -96,8 +96,18 @@ def test_a_timed_validation_without_its_artifact_is_a_failure_not_a_guess(tmp_pa
 
 
 def kernel(**kw) -> ncu.KernelCounters:
-    base = {"name": "k", "time_ns": 5e6, "dram_bytes": 1e9, "dram_pct": 30.0, "sm_pct": 30.0, "occupancy_pct": 50.0,
-            "grid": 1 << 20, "block": 128, "registers": 32, "waves": 100.0}  # fmt: skip
+    base = {
+        "name": "k",
+        "time_ns": 5e6,
+        "dram_bytes": 1e9,
+        "dram_pct": 30.0,
+        "sm_pct": 30.0,
+        "occupancy_pct": 50.0,
+        "grid": 1 << 20,
+        "block": 128,
+        "registers": 32,
+        "waves": 100.0,
+    }
     return ncu.KernelCounters(**{**base, **kw})
 
 

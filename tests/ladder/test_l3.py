@@ -55,7 +55,8 @@ def test_every_kernel_of_a_multi_kernel_forward_is_captured(tmp_path):
     source = GELU.initial_source().replace(
         "    new_gelu_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)\n",
         "    new_gelu_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)\n"
-        "    new_gelu_kernel[(triton.cdiv(n, 1024),)](out, out, n, BLOCK=1024)\n")  # fmt: skip
+        "    new_gelu_kernel[(triton.cdiv(n, 1024),)](out, out, n, BLOCK=1024)\n",
+    )
     assert source != GELU.initial_source()
     two.write_text(source)
     r = IRLevel().run(Context(GELU, two, tmp_path))

@@ -42,11 +42,13 @@ invariants:
 
 
 def l3_result(pass_arg: str, bottleneck: str, kernel: Path) -> LevelResult:
-    snap = Evidence("L3.0.x.pass", "L3", "pass introduced it", SourceRef(SNAPSHOT, "traj", snapshot=3,
-                                                                           pass_arg=pass_arg))
+    snap = Evidence(
+        "L3.0.x.pass", "L3", "pass introduced it", SourceRef(SNAPSHOT, "traj", snapshot=3, pass_arg=pass_arg)
+    )
     line = Evidence("L3.0.x.line", "L3", "line 5", SourceRef("source_line", str(kernel), line=5))
-    return LevelResult("L3", RAN, evidence=(line, snap),
-                       hypotheses=(Hypothesis(bottleneck, "kernel line 5", (), (line.id, snap.id)),))
+    return LevelResult(
+        "L3", RAN, evidence=(line, snap), hypotheses=(Hypothesis(bottleneck, "kernel line 5", (), (line.id, snap.id)),)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +62,13 @@ def test_l4_cites_compiler_source_for_the_l3_question(corpus_db, tmp_path):
     inv = tmp_path / "inv.yaml"
     inv.write_text(TOY_INVARIANTS)
     op = get_operator("new_gelu")
-    ctx = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(corpus_db)), ("invariants", str(inv))),
-                  earlier=(l3_result("toygpu-lower-barriers", "barrier-heavy", op.kernel_path),))
+    ctx = Context(
+        op,
+        op.kernel_path,
+        tmp_path,
+        options=(("index_db", str(corpus_db)), ("invariants", str(inv))),
+        earlier=(l3_result("toygpu-lower-barriers", "barrier-heavy", op.kernel_path),),
+    )
     result = L4.run(ctx)
     assert result.status == RAN
     cited = {e.id: e for e in result.evidence if e.source.kind == COMPILER_SOURCE}
@@ -81,8 +88,7 @@ def test_l4_without_an_answer_stays_inconclusive(corpus_db, tmp_path):
     result = L4.run(ctx)
     assert result.families == () and not result.stopped
     assert any("no invariant" in n for n in result.notes)
-    missing = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(tmp_path / "none.db")),),
-                      earlier=earlier)
+    missing = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(tmp_path / "none.db")),), earlier=earlier)
     assert L4.run(missing).status == UNAVAILABLE
 
 

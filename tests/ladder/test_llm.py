@@ -29,9 +29,13 @@ class _L2(Level):
         ref = SourceRef(ARTIFACT, "out/new_gelu/round-001/ncu/ncu-c3.ncu-rep")
         ev = tuple(Evidence(f"L2.ncu.{c}", "L2", f"{c}: DRAM traffic 3.0x the minimum", ref, (c,)) for c in h200.CASES)
         ids = tuple(e.id for e in ev)
-        return LevelResult("L2", RAN, evidence=ev,
-                           hypotheses=(Hypothesis("excess-memory-traffic", "kernel new_gelu_kernel", (), ids),),
-                           families=(RewriteFamily("fuse-passes", "read and write each byte once", ids),))
+        return LevelResult(
+            "L2",
+            RAN,
+            evidence=ev,
+            hypotheses=(Hypothesis("excess-memory-traffic", "kernel new_gelu_kernel", (), ids),),
+            families=(RewriteFamily("fuse-passes", "read and write each byte once", ids),),
+        )
 
 
 def diagnosis(tmp_path: Path) -> Diagnosis:
@@ -113,8 +117,12 @@ def test_attempts_are_bounded_and_an_exhausted_round_has_no_source(tmp_path):
 
 
 def test_rate_limits_and_server_errors_are_retried(tmp_path):
-    script = [Status(429, {"retry-after-ms": "20"}), Status(500), Status(502),
-              Reply(candidates.reply(candidates.VALID))]  # fmt: skip
+    script = [
+        Status(429, {"retry-after-ms": "20"}),
+        Status(500),
+        Status(502),
+        Reply(candidates.reply(candidates.VALID)),
+    ]
     t0 = time.perf_counter()
     with ChatServer(script) as srv:
         rw = rewriter(srv).rewrite(request(tmp_path, diagnosis(tmp_path)))

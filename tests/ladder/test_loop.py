@@ -43,10 +43,14 @@ class TableValidator:
 
     def __init__(self):
         wrong = Validation("table", "NVIDIA H200", False, "c1: 4096 elements outside rtol")
-        self.table = {OP.initial_source(): moe(h200.MOE_NAIVE), FAST: moe(h200.MOE_BLOCKED),
-                      SLOW: moe(tuple(t * 1.5 for t in h200.MOE_NAIVE)),
-                      AT_SOL: moe(tuple(s * 1.1 for s in h200.MOE_SOL)), candidates.WRONG: wrong,
-                      NOISE: moe(tuple(t / 1.01 for t in h200.MOE_NAIVE))}  # fmt: skip
+        self.table = {
+            OP.initial_source(): moe(h200.MOE_NAIVE),
+            FAST: moe(h200.MOE_BLOCKED),
+            SLOW: moe(tuple(t * 1.5 for t in h200.MOE_NAIVE)),
+            AT_SOL: moe(tuple(s * 1.1 for s in h200.MOE_SOL)),
+            candidates.WRONG: wrong,
+            NOISE: moe(tuple(t / 1.01 for t in h200.MOE_NAIVE)),
+        }
         self.seen: list[str] = []
 
     def validate(self, op, candidate: Path, workdir: Path) -> Validation:
@@ -61,14 +65,25 @@ class SettlesL2(Level):
 
     def gather(self, ctx: Context) -> LevelResult:
         e = Evidence("L2.ncu.c3", "L2", "c3: 8.4M programs, DRAM 12%", ctx.validation_ref, ("c3",))
-        return LevelResult("L2", RAN, evidence=(e,), hypotheses=(Hypothesis("latency-bound", "kernel k", (), (e.id,)),),
-                           families=(RewriteFamily("more-work-per-program", "block tokens", (e.id,)),))  # fmt: skip
+        return LevelResult(
+            "L2",
+            RAN,
+            evidence=(e,),
+            hypotheses=(Hypothesis("latency-bound", "kernel k", (), (e.id,)),),
+            families=(RewriteFamily("more-work-per-program", "block tokens", (e.id,)),),
+        )
 
 
 def loop(tmp_path: Path, srv: ChatServer, rounds: int, diagnose: bool, levels=None, validator=None) -> Loop:
     rw = LLMRewriter("test-model", base_url=srv.url, api_key="k")
-    return Loop(History(tmp_path), tmp_path, rw, validator or TableValidator(), levels or {},
-                LoopConfig(rounds=rounds, diagnose=diagnose))  # fmt: skip
+    return Loop(
+        History(tmp_path),
+        tmp_path,
+        rw,
+        validator or TableValidator(),
+        levels or {},
+        LoopConfig(rounds=rounds, diagnose=diagnose),
+    )
 
 
 def test_rounds_accept_faster_reject_slower_and_wrong_and_build_on_the_best(tmp_path):
@@ -76,7 +91,11 @@ def test_rounds_accept_faster_reject_slower_and_wrong_and_build_on_the_best(tmp_
     with ChatServer(replies) as srv:
         rounds = loop(tmp_path, srv, 3, diagnose=False).run(OP)
     assert [(r.round, r.decision, r.base_round) for r in rounds] == [
-        (0, "baseline", 0), (1, "accepted", 0), (2, "rejected", 1), (3, "rejected", 1)]  # fmt: skip
+        (0, "baseline", 0),
+        (1, "accepted", 0),
+        (2, "rejected", 1),
+        (3, "rejected", 1),
+    ]
     assert rounds[1].speedup == pytest.approx(16.0, rel=0.05) and rounds[1].speedup_initial == rounds[1].speedup
     assert rounds[2].speedup < 1 and "not faster" in rounds[2].reason
     assert rounds[3].reason == "incorrect: c1: 4096 elements outside rtol" and rounds[3].speedup is None
@@ -164,8 +183,23 @@ def test_resuming_with_another_validator_is_refused(tmp_path):
 
 
 def _optimize(url: str, out: Path, rounds: int) -> list[str]:
-    return [sys.executable, "-m", "ladder.cli", "optimize", "new_gelu", "--rounds", str(rounds), "--llm", "m",
-            "--base-url", url, "--out", str(out), "--no-ladder", "--quiet"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "ladder.cli",
+        "optimize",
+        "new_gelu",
+        "--rounds",
+        str(rounds),
+        "--llm",
+        "m",
+        "--base-url",
+        url,
+        "--out",
+        str(out),
+        "--no-ladder",
+        "--quiet",
+    ]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -183,8 +217,14 @@ def test_kill_9_mid_run_loses_no_finished_round_and_duplicates_none(tmp_path):
         return Reply(candidates.reply(candidates.VALID))
 
     with ChatServer(held_on_round_2) as srv:
-        proc = subprocess.Popen(_optimize(srv.url, out, 3), cwd=tmp_path, env=_env(tmp_path),
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            _optimize(srv.url, out, 3),
+            cwd=tmp_path,
+            env=_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         deadline = time.monotonic() + 240
         while len(srv.requests) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -198,8 +238,9 @@ def test_kill_9_mid_run_loses_no_finished_round_and_duplicates_none(tmp_path):
     assert sorted(before) == [0, 1] and before[1]["decision"] == "untimed"
 
     with ChatServer(lambda body: Reply(candidates.reply(candidates.VALID))) as srv:
-        done = subprocess.run(_optimize(srv.url, out, 3), cwd=tmp_path, env=_env(tmp_path), capture_output=True,
-                              text=True, timeout=300)  # fmt: skip
+        done = subprocess.run(
+            _optimize(srv.url, out, 3), cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=300
+        )
     assert done.returncode == 0, done.stderr
     assert len(srv.requests) == 2  # rounds 2 and 3 only: nothing finished was redone
     with History(out) as h:
@@ -213,8 +254,14 @@ def test_kill_9_mid_run_loses_no_finished_round_and_duplicates_none(tmp_path):
 def test_an_unreachable_rewriter_stops_the_run_for_a_later_resume(tmp_path):
     denied = Status(401, {}, '{"error": {"message": "invalid api key"}}')
     with ChatServer([denied]) as srv:
-        done = subprocess.run(_optimize(srv.url, tmp_path / "run", 2), cwd=tmp_path, env=_env(tmp_path),
-                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        done = subprocess.run(
+            _optimize(srv.url, tmp_path / "run", 2),
+            cwd=tmp_path,
+            env=_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 3
     assert "rewriter is unavailable" in done.stderr and "run the same command again to resume" in done.stderr
     with History(tmp_path / "run") as h:

@@ -75,14 +75,21 @@ def test_candidates_never_repeat_and_the_end_is_said(tmp_path):
     assert len({rw.source for rw in seen}) == len(seen) == 8  # every candidate of every applier, once
     assert [rw.rewriter for rw in seen[:5]] == ["offline:divisibility_hints"] + ["offline:launch_config_sweep"] * 4
     assert all(rw.family == "vectorization" and not rw.description.startswith("fallback") for rw in seen[:5])
-    assert seen[5].description.startswith("fallback: the diagnosed family vectorization has 5 mechanical "
-                                          "candidate(s) (divisibility_hints, launch_config_sweep), all tried; ")
+    assert seen[5].description.startswith(
+        "fallback: the diagnosed family vectorization has 5 mechanical "
+        "candidate(s) (divisibility_hints, launch_config_sweep), all tried; "
+    )
     assert {rw.family for rw in seen[5:]} == {"tuning", "cache-control"}
     assert rw.exhausted and rw.source == "" and rw.attempts[-1].finish_reason == NOTHING_LEFT
-    assert rw.description == "no untried candidate: 8 mechanical candidate(s) for this kernel (family " \
-                             "vectorization), all tried in earlier rounds"
-    assert OfflineRewriter().rewrite(request(GELU, GELU.initial_source(), None, (), tmp_path / "x")).description \
-        .startswith("no diagnosis: launch_config_sweep (card block-size-warps)")
+    assert (
+        rw.description == "no untried candidate: 8 mechanical candidate(s) for this kernel (family "
+        "vectorization), all tried in earlier rounds"
+    )
+    assert (
+        OfflineRewriter()
+        .rewrite(request(GELU, GELU.initial_source(), None, (), tmp_path / "x"))
+        .description.startswith("no diagnosis: launch_config_sweep (card block-size-warps)")
+    )
 
 
 class CorrectUntimed:
@@ -96,8 +103,9 @@ class CorrectUntimed:
 
 def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_path):
     def loop() -> Loop:
-        return Loop(History(tmp_path), tmp_path, OfflineRewriter(), CorrectUntimed(), {}, LoopConfig(rounds=12,
-                    diagnose=False))  # fmt: skip
+        return Loop(
+            History(tmp_path), tmp_path, OfflineRewriter(), CorrectUntimed(), {}, LoopConfig(rounds=12, diagnose=False)
+        )
 
     rounds = loop().run(MOE)
     assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 5 + ["invalid"]
@@ -110,16 +118,33 @@ def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_pa
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "tests.ladder.without_extras", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tests.ladder.without_extras", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_offline_optimize_runs_resumes_after_a_deadline_and_reports_without_tree_sitter_or_openai(tmp_path):
     out = tmp_path / "run"
     r = cli("optimize", "new_gelu", "--offline", "--rounds", "1", "--out", str(out), "--quiet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    r = cli("optimize", "new_gelu", "--offline", "--rounds", "2", "--out", str(out), "--quiet", "--deadline-s",
-            "1e-9", cwd=tmp_path)  # fmt: skip
+    r = cli(
+        "optimize",
+        "new_gelu",
+        "--offline",
+        "--rounds",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+        "--deadline-s",
+        "1e-9",
+        cwd=tmp_path,
+    )
     assert r.returncode == 4 and "not finished: new_gelu. Run the same command again to resume." in r.stderr
     r = cli("suite", "--ops", "new_gelu", "--offline", "--rounds", "2", "--out", str(out), "--quiet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -138,8 +163,20 @@ def test_offline_optimize_runs_resumes_after_a_deadline_and_reports_without_tree
 
 def test_a_suite_with_two_jobs_runs_every_operator_into_one_history(tmp_path):
     out = tmp_path / "run"
-    r = cli("suite", "--ops", "new_gelu,softplus", "--offline", "--rounds", "1", "--jobs", "2", "--out", str(out),
-            "--quiet", cwd=tmp_path)  # fmt: skip
+    r = cli(
+        "suite",
+        "--ops",
+        "new_gelu,softplus",
+        "--offline",
+        "--rounds",
+        "1",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     with History(out) as h:
         rounds = {(x.op, x.round): x for x in h.rounds()}
@@ -155,11 +192,28 @@ def test_kill_9_during_a_two_job_suite_loses_no_finished_round(tmp_path):
     """Two operators in flight, the run killed mid-way: every committed round survives as it was, and the resume
     finishes both without recording any round twice."""
     out = tmp_path / "run"
-    args = ["suite", "--ops", "new_gelu,softplus", "--offline", "--rounds", "3", "--jobs", "2", "--out", str(out),
-            "--quiet"]  # fmt: skip
+    args = [
+        "suite",
+        "--ops",
+        "new_gelu,softplus",
+        "--offline",
+        "--rounds",
+        "3",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "ladder.cli", *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ladder.cli", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
     def committed() -> dict[tuple[str, int], dict]:
         if not (out / "history.sqlite").exists():

@@ -49,8 +49,9 @@ def l2_traffic(cases=h200.CASES) -> LevelResult:
     ev = tuple(Evidence(f"L2.ncu.{c}", "L2", f"{c}: traffic 2.1x the minimum", NCU, (c,)) for c in cases)
     ids = tuple(e.id for e in ev)
     hypothesis = Hypothesis("excess-memory-traffic", "kernel k", cases, ids)
-    return LevelResult("L2", RAN, evidence=ev, hypotheses=(hypothesis,),
-                       families=(RewriteFamily("fuse-passes", "one pass", ids),))  # fmt: skip
+    return LevelResult(
+        "L2", RAN, evidence=ev, hypotheses=(hypothesis,), families=(RewriteFamily("fuse-passes", "one pass", ids),)
+    )
 
 
 def test_case_weights_follow_the_log_gap_to_target():
@@ -123,8 +124,10 @@ def test_a_fails_when_nothing_matters_any_more():
     ("families", "why"),
     [
         ((), "no evidence-backed rewrite family"),
-        ((RewriteFamily("fuse-passes", "d", ("L2.ncu.c1",)), RewriteFamily("more-work", "d", ("L2.ncu.c2",))),
-         "2 families stand: fuse-passes, more-work"),
+        (
+            (RewriteFamily("fuse-passes", "d", ("L2.ncu.c1",)), RewriteFamily("more-work", "d", ("L2.ncu.c2",))),
+            "2 families stand: fuse-passes, more-work",
+        ),
         ((RewriteFamily("fuse-passes", "d", ()),), "fuse-passes cites no evidence"),
         ((RewriteFamily("fuse-passes", "d", ("L9.x",)),), "fuse-passes cites unknown evidence L9.x"),
     ],
@@ -137,8 +140,10 @@ def test_b_needs_exactly_one_backed_family(families, why):
 
 
 def test_b_ignores_ruled_out_families():
-    fams = (RewriteFamily("fuse-passes", "d", ("L2.ncu.c1",)),
-            RewriteFamily("more-work", "d", ("L2.ncu.c2",), ruled_out="grid already fills 8 waves [L2.ncu.c2]"))
+    fams = (
+        RewriteFamily("fuse-passes", "d", ("L2.ncu.c1",)),
+        RewriteFamily("more-work", "d", ("L2.ncu.c2",), ruled_out="grid already fills 8 waves [L2.ncu.c2]"),
+    )
     out = assess(replace(l2_traffic(), families=fams), ctx())
     assert out.tests.single_family.passed
     assert "more-work ruled out: grid already fills 8 waves" in out.tests.single_family.why
@@ -146,14 +151,25 @@ def test_b_ignores_ruled_out_families():
 
 
 def test_c_rejects_a_family_resting_only_on_lower_levels():
-    l2 = assess(replace(l2_traffic(), families=(RewriteFamily("fuse-passes", "d", ("L2.ncu.c1", "L2.ncu.c2")),
-                                                RewriteFamily("more-work", "d", ("L2.ncu.c3",)))), ctx())  # fmt: skip
+    l2 = assess(
+        replace(
+            l2_traffic(),
+            families=(
+                RewriteFamily("fuse-passes", "d", ("L2.ncu.c1", "L2.ncu.c2")),
+                RewriteFamily("more-work", "d", ("L2.ncu.c3",)),
+            ),
+        ),
+        ctx(),
+    )
     assert not l2.stopped  # two families at L2: escalate
-    l3_ev = (Evidence("L3.sync", "L3", "bar.sync from tt.reduce on line 12 in ttgir", SNAP, ("c3",)),
-             Evidence("L3.line", "L3", "reduction at line 12", LINE))
+    l3_ev = (
+        Evidence("L3.sync", "L3", "bar.sync from tt.reduce on line 12 in ttgir", SNAP, ("c3",)),
+        Evidence("L3.line", "L3", "reduction at line 12", LINE),
+    )
     hyp = (Hypothesis("excess-memory-traffic", "line 12", h200.CASES, ("L3.sync", "L3.line")),)
-    inherited = LevelResult("L3", RAN, evidence=l3_ev, hypotheses=hyp,
-                            families=(RewriteFamily("fuse-passes", "d", ("L2.ncu.c1",)),))  # fmt: skip
+    inherited = LevelResult(
+        "L3", RAN, evidence=l3_ev, hypotheses=hyp, families=(RewriteFamily("fuse-passes", "d", ("L2.ncu.c1",)),)
+    )
     out = assess(inherited, ctx(earlier=[l2]))
     assert out.tests.dominant.passed and out.tests.single_family.passed
     assert not out.tests.justified_here.passed
@@ -192,14 +208,24 @@ def test_climb_with_no_levels_is_inconclusive_and_says_why_at_each_level():
 
 
 def test_climb_stops_at_the_first_level_that_passes():
-    l3_ev = (Evidence("L3.sync", "L3", "sync ops from argmax", SNAP, ("c3",)),
-             Evidence("L3.cpp", "L3", "index reduction lowering", CPP))
-    l3 = LevelResult("L3", RAN, evidence=l3_ev,
-                     hypotheses=(Hypothesis("index-reduction-sync", "line 12", (), ("L3.sync",)),),
-                     families=(RewriteFamily("index-reduction", "max + tie-aware second max", ("L3.sync",)),))
+    l3_ev = (
+        Evidence("L3.sync", "L3", "sync ops from argmax", SNAP, ("c3",)),
+        Evidence("L3.cpp", "L3", "index reduction lowering", CPP),
+    )
+    l3 = LevelResult(
+        "L3",
+        RAN,
+        evidence=l3_ev,
+        hypotheses=(Hypothesis("index-reduction-sync", "line 12", (), ("L3.sync",)),),
+        families=(RewriteFamily("index-reduction", "max + tie-aware second max", ("L3.sync",)),),
+    )
     l4 = _Canned("L4", RuntimeError("must not be reached"))
-    levels = {"L1": _Canned("L1", LevelResult("L1", RAN)), "L2": _Canned("L2", l2_traffic(("c1",))),
-              "L3": _Canned("L3", l3), "L4": l4}  # fmt: skip
+    levels = {
+        "L1": _Canned("L1", LevelResult("L1", RAN)),
+        "L2": _Canned("L2", l2_traffic(("c1",))),
+        "L3": _Canned("L3", l3),
+        "L4": l4,
+    }
     d = climb(ctx(), levels)
     assert d.outcome == ACTIONABLE and d.level == "L3" and d.reached == "L3"
     assert d.family.name == "index-reduction" and d.hypothesis.bottleneck == "index-reduction-sync"

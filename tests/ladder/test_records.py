@@ -39,10 +39,23 @@ def moe(times: tuple[float, ...]) -> Validation:
 
 def full_round(tmp_path: Path) -> Round:
     ref = SourceRef(ARTIFACT, str(tmp_path / "round-000" / "validation.json"))
-    ev = (Evidence("L2.ncu.c3", "L2", "c3: 8.4M programs of 32 elements", SourceRef(ARTIFACT, "ncu-c3.ncu-rep"),
-                   ("c3",), {"grid": 8388608}),)  # fmt: skip
-    l2 = LevelResult("L2", RAN, evidence=ev, hypotheses=(Hypothesis("latency-bound", "kernel k", (), ("L2.ncu.c3",)),),
-                     families=(RewriteFamily("more-work-per-program", "block tokens", ("L2.ncu.c3",)),))  # fmt: skip
+    ev = (
+        Evidence(
+            "L2.ncu.c3",
+            "L2",
+            "c3: 8.4M programs of 32 elements",
+            SourceRef(ARTIFACT, "ncu-c3.ncu-rep"),
+            ("c3",),
+            {"grid": 8388608},
+        ),
+    )
+    l2 = LevelResult(
+        "L2",
+        RAN,
+        evidence=ev,
+        hypotheses=(Hypothesis("latency-bound", "kernel k", (), ("L2.ncu.c3",)),),
+        families=(RewriteFamily("more-work-per-program", "block tokens", ("L2.ncu.c3",)),),
+    )
 
     class L2:
         name = "L2"
@@ -53,21 +66,50 @@ def full_round(tmp_path: Path) -> Round:
             return assess(l2, ctx)
 
     diag = climb(Context(OP, OP.kernel_path, tmp_path, 1, moe(h200.MOE_NAIVE), ref), {"L2": L2()})
-    rw = Rewrite("llm:m", "more-work-per-program", "block 8 tokens per program", candidates.VALID, "--- a\n+++ b\n",
-                 (Attempt("no ```python code block", {"total_tokens": 10}, "stop"),
-                  Attempt(None, {"total_tokens": 1200, "prompt_tokens": 900}, "stop")))  # fmt: skip
+    rw = Rewrite(
+        "llm:m",
+        "more-work-per-program",
+        "block 8 tokens per program",
+        candidates.VALID,
+        "--- a\n+++ b\n",
+        (
+            Attempt("no ```python code block", {"total_tokens": 10}, "stop"),
+            Attempt(None, {"total_tokens": 1200, "prompt_tokens": 900}, "stop"),
+        ),
+    )
     v = moe(h200.MOE_BLOCKED)
     gain = speedup(moe(h200.MOE_NAIVE).times(), v.times())
-    return Round("moe_group_top2", 1, 0, ACCEPTED, f"{gain:.3g}x faster than round 0", "re-diagnose",
-                 "80% of speed of light on every case", diag, rw, v, gain, gain,
-                 {"candidate": str(tmp_path / "candidate.py")}, "2026-01-01T00:00:00+00:00",
-                 "2026-01-01T00:01:00+00:00")  # fmt: skip
+    return Round(
+        "moe_group_top2",
+        1,
+        0,
+        ACCEPTED,
+        f"{gain:.3g}x faster than round 0",
+        "re-diagnose",
+        "80% of speed of light on every case",
+        diag,
+        rw,
+        v,
+        gain,
+        gain,
+        {"candidate": str(tmp_path / "candidate.py")},
+        "2026-01-01T00:00:00+00:00",
+        "2026-01-01T00:01:00+00:00",
+    )
 
 
 def baseline(op: str = "moe_group_top2", v: Validation | None = None) -> Round:
     v = v or moe(h200.MOE_NAIVE)
-    return Round(op, 0, 0, BASELINE, "the frozen initial kernel", validation=v, speedup=1.0 if v.timed else None,
-                 speedup_initial=1.0 if v.timed else None)  # fmt: skip
+    return Round(
+        op,
+        0,
+        0,
+        BASELINE,
+        "the frozen initial kernel",
+        validation=v,
+        speedup=1.0 if v.timed else None,
+        speedup_initial=1.0 if v.timed else None,
+    )
 
 
 def test_a_round_survives_json_and_sqlite_intact(tmp_path):
@@ -187,8 +229,12 @@ def test_jsonl_export_carries_what_the_synthesizer_needs_and_every_field_is_docu
     assert line["source"] == candidates.VALID and line["diff"].startswith("--- a")
     assert line["speedup_initial"] == pytest.approx(16.0, rel=0.05) and line["correct"] is True
     assert line["level"] == "L2" and line["hypothesis"]["bottleneck"] == "latency-bound"
-    assert line["evidence"][0] == {"id": "L2.ncu.c3", "level": "L2", "claim": "c3: 8.4M programs of 32 elements",
-                                   "source": "ncu-c3.ncu-rep"}  # fmt: skip
+    assert line["evidence"][0] == {
+        "id": "L2.ncu.c3",
+        "level": "L2",
+        "claim": "c3: 8.4M programs of 32 elements",
+        "source": "ncu-c3.ncu-rep",
+    }
     assert [x["level"] for x in line["escalations"]] == ["L1"]
     assert line["usage"]["total_tokens"] == 1210
     assert lines[0]["decision"] == BASELINE and lines[0]["source"] is None

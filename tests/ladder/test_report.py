@@ -59,11 +59,24 @@ def make_history(tmp_path: Path) -> Path:
     cpu = Validation("interpret", "cpu (TRITON_INTERPRET=1)", True, "ok", (CaseResult("s1", True),))
     with History(tmp_path) as h:
         h.commit(Round("moe_group_top2", 0, 0, BASELINE, "initial", validation=naive, speedup=1.0, speedup_initial=1.0))
-        h.commit(Round("moe_group_top2", 1, 0, ACCEPTED, "faster", diagnosis=diag, rewrite=rw, validation=blocked,
-                       speedup=g, speedup_initial=g))  # fmt: skip
+        h.commit(
+            Round(
+                "moe_group_top2",
+                1,
+                0,
+                ACCEPTED,
+                "faster",
+                diagnosis=diag,
+                rewrite=rw,
+                validation=blocked,
+                speedup=g,
+                speedup_initial=g,
+            )
+        )
         h.commit(Round("new_gelu", 0, 0, BASELINE, "initial", validation=gelu, speedup=1.0, speedup_initial=1.0))
-        h.commit(Round("new_gelu", 1, 0, REJECTED, "slower", rewrite=rw, validation=slower, speedup=s,
-                       speedup_initial=s))  # fmt: skip
+        h.commit(
+            Round("new_gelu", 1, 0, REJECTED, "slower", rewrite=rw, validation=slower, speedup=s, speedup_initial=s)
+        )
         h.commit(Round("softplus", 0, 0, BASELINE, "initial", validation=cpu))
         h.commit(Round("softplus", 1, 0, UNTIMED, "cpu", rewrite=rw, validation=cpu))
     return tmp_path
@@ -132,8 +145,10 @@ def test_diagnose_on_a_cpu_machine_stops_at_l1_and_shows_what_deeper_levels_add(
 def test_diagnose_with_gpu_timings_shows_the_roofline_evidence(tmp_path, capsys):
     vfile = tmp_path / "validation.json"
     vfile.write_text(json.dumps(timed(*zip(*h200.NEW_GELU_EAGER)).to_json()))
-    assert main(["diagnose", "new_gelu", "--validation", str(vfile), "--out", str(tmp_path), "--ncu", "no-ncu",
-                 "--json"]) == 0  # fmt: skip
+    assert (
+        main(["diagnose", "new_gelu", "--validation", str(vfile), "--out", str(tmp_path), "--ncu", "no-ncu", "--json"])
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
     assert d["outcome"] == "actionable" and d["level"] == "L1"
     l1 = {e["id"]: e for e in d["results"][0]["evidence"]}

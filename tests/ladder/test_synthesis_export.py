@@ -29,20 +29,59 @@ def test_rewrite_rounds_become_synthesizer_lines_with_namespaced_facts(tmp_path)
     vfile.write_text(json.dumps(naive.to_json()))
     # the L2 + L3 diagnosis of the paper's example (L1 would settle it from the source alone, before any IR)
     below_l1 = {name: level for name, level in registry().items() if name != "L1"}
-    diag = climb(Context(moe_op.OPERATOR, initial, tmp_path / "r1", 1, naive, SourceRef(ARTIFACT, str(vfile))),
-                 below_l1)  # fmt: skip
+    diag = climb(
+        Context(moe_op.OPERATOR, initial, tmp_path / "r1", 1, naive, SourceRef(ARTIFACT, str(vfile))), below_l1
+    )
     assert diag.level == "L3" and diag.results[1].status == "ran"  # L2 ran on the timings, without counters
-    rw = Rewrite("llm:m", diag.family.name, "max, count of maxima, second max", TIE_AWARE.read_text(), "--- a\n",
-                 (Attempt(None, {"total_tokens": 5}),))  # fmt: skip
+    rw = Rewrite(
+        "llm:m",
+        diag.family.name,
+        "max, count of maxima, second max",
+        TIE_AWARE.read_text(),
+        "--- a\n",
+        (Attempt(None, {"total_tokens": 5}),),
+    )
     g = speedup(naive.times(), blocked.times())
     cpu = Validation("interpret", "cpu", True, "ok", (CaseResult("s1", True),))
     with History(tmp_path) as h:
-        h.commit(Round("moe_group_top2", 0, 0, BASELINE, "initial", validation=naive, speedup=1.0,
-                       speedup_initial=1.0, artifacts={"candidate": str(initial)}))  # fmt: skip
-        h.commit(Round("moe_group_top2", 1, 0, ACCEPTED, "faster", diagnosis=diag, rewrite=rw, validation=blocked,
-                       speedup=g, speedup_initial=g, finished="2026-01-01T00:00:00+00:00"))  # fmt: skip
-        h.commit(Round("moe_group_top2", 2, 1, INVALID, "no usable module: no code",
-                       rewrite=Rewrite("llm:m", None, "no usable module after 3 attempts", "", "")))  # fmt: skip
+        h.commit(
+            Round(
+                "moe_group_top2",
+                0,
+                0,
+                BASELINE,
+                "initial",
+                validation=naive,
+                speedup=1.0,
+                speedup_initial=1.0,
+                artifacts={"candidate": str(initial)},
+            )
+        )
+        h.commit(
+            Round(
+                "moe_group_top2",
+                1,
+                0,
+                ACCEPTED,
+                "faster",
+                diagnosis=diag,
+                rewrite=rw,
+                validation=blocked,
+                speedup=g,
+                speedup_initial=g,
+                finished="2026-01-01T00:00:00+00:00",
+            )
+        )
+        h.commit(
+            Round(
+                "moe_group_top2",
+                2,
+                1,
+                INVALID,
+                "no usable module: no code",
+                rewrite=Rewrite("llm:m", None, "no usable module after 3 attempts", "", ""),
+            )
+        )
         h.commit(Round("moe_group_top2", 3, 1, UNTIMED, "cpu", rewrite=rw, validation=cpu))
     assert main(["export", str(tmp_path), "--format", "synthesis", "-o", str(tmp_path / "s.jsonl")]) == 0
     lines = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]

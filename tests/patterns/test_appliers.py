@@ -50,14 +50,18 @@ def test_new_gelu_candidates_touch_only_their_lines():
             assert removed == ["    BLOCK = 256", launch]
             assert added[0] == "@triton.autotune(" and 'key=["n_elements"],' in [a.strip() for a in added]
             assert added[-1] == '    new_gelu_kernel[lambda META: ((triton.cdiv(n, META["BLOCK"]),))](x, out, n)'
-            assert len(c.params["configs"]) == 8 and c.params["configs"][0] == {"kwargs": {"BLOCK": 256},
-                                                                               "num_warps": 4}  # fmt: skip
+            assert len(c.params["configs"]) == 8 and c.params["configs"][0] == {
+                "kwargs": {"BLOCK": 256},
+                "num_warps": 4,
+            }
         elif c.applier == "divisibility_hints":
             assert removed == [] and added == ["    offs = tl.max_contiguous(tl.multiple_of(offs, BLOCK), BLOCK)"]
         else:
             assert removed == ["    x = tl.load(x_ptr + offs, mask=mask)"]
-            assert added[0] in ('    x = tl.load(x_ptr + offs, mask=mask, eviction_policy="evict_first")',
-                                '    x = tl.load(x_ptr + offs, mask=mask, cache_modifier=".cg")')  # fmt: skip
+            assert added[0] in (
+                '    x = tl.load(x_ptr + offs, mask=mask, eviction_policy="evict_first")',
+                '    x = tl.load(x_ptr + offs, mask=mask, cache_modifier=".cg")',
+            )
         assert "·" in c.source and "−" in c.source  # the non-ASCII docstring survives byte for byte
 
 
@@ -73,11 +77,14 @@ def test_edits_use_byte_offsets_on_non_ascii_lines():
         mod.apply([Edit(0, 0, "(")])
 
 
-@pytest.mark.parametrize("names, expected", [
-    ({"BLOCK"}, "k[g](x, y, num_warps=4)"),
-    ({"num_warps"}, "k[g](x, y, BLOCK=B)"),
-    ({"BLOCK", "num_warps"}, "k[g](x, y)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "names, expected",
+    [
+        ({"BLOCK"}, "k[g](x, y, num_warps=4)"),
+        ({"num_warps"}, "k[g](x, y, BLOCK=B)"),
+        ({"BLOCK", "num_warps"}, "k[g](x, y)"),
+    ],
+)
 def test_remove_keywords_takes_the_separating_commas(names, expected):
     mod = SourceModule("k[g](x, y, BLOCK=B, num_warps=4)\n")
     call = mod.tree.body[0].value
@@ -86,16 +93,31 @@ def test_remove_keywords_takes_the_separating_commas(names, expected):
     assert only.apply(only.remove_keywords(only.tree.body[0].value, {"BLOCK"})) == "k[g](num_warps=4)\n"
 
 
-@pytest.mark.parametrize("change, reason", [
-    (("x = tl.load(x_ptr + offs, mask=mask)", "x = tl.load(x_ptr + offs, mask=mask)\n    tl.atomic_add(out_ptr, 1.0)"),
-     "atomics"),
-    (("out = torch.empty_like(x)", "out = torch.empty(triton.cdiv(n, 256) * 256, device=x.device)\n    print(BLOCK)"),
-     "used outside the grid"),
-    (("    return out", "    new_gelu_kernel[(1,)](x, out, 1, BLOCK=BLOCK)\n    return out"),
-     "launched more than once"),
-    (("BLOCK=BLOCK)", "BLOCK=BLOCK, num_warps=x.shape[0] // 4)"), "computed at run time"),
-    (("@triton.jit", "@triton.heuristics({})\n@triton.jit"), "already autotuned or heuristics"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (
+            (
+                "x = tl.load(x_ptr + offs, mask=mask)",
+                "x = tl.load(x_ptr + offs, mask=mask)\n    tl.atomic_add(out_ptr, 1.0)",
+            ),
+            "atomics",
+        ),
+        (
+            (
+                "out = torch.empty_like(x)",
+                "out = torch.empty(triton.cdiv(n, 256) * 256, device=x.device)\n    print(BLOCK)",
+            ),
+            "used outside the grid",
+        ),
+        (
+            ("    return out", "    new_gelu_kernel[(1,)](x, out, 1, BLOCK=BLOCK)\n    return out"),
+            "launched more than once",
+        ),
+        (("BLOCK=BLOCK)", "BLOCK=BLOCK, num_warps=x.shape[0] // 4)"), "computed at run time"),
+        (("@triton.jit", "@triton.heuristics({})\n@triton.jit"), "already autotuned or heuristics"),
+    ],
+)
 def test_autotune_declines_kernels_it_would_break(change, reason):
     src = NEW_GELU.replace(*change)
     mod = SourceModule(src)
@@ -124,8 +146,9 @@ else:
 """
 
 
-@pytest.mark.parametrize("fixture, applier, kind", [("matmul_2d", "grouped_order", "matmul"),
-                                                    ("group_sum", "static_range", "group")])  # fmt: skip
+@pytest.mark.parametrize(
+    "fixture, applier, kind", [("matmul_2d", "grouped_order", "matmul"), ("group_sum", "static_range", "group")]
+)
 def test_kernel_rewrites_keep_results_and_compile(tmp_path, fixture, applier, kind):
     src = (KERNELS / f"{fixture}.py").read_text()
     assert APPLIERS[applier] in applicable(src)
@@ -133,19 +156,22 @@ def test_kernel_rewrites_keep_results_and_compile(tmp_path, fixture, applier, ki
     path = tmp_path / f"{fixture}_{applier}.py"
     path.write_text(cand.source)
     env = {"PATH": os.environ["PATH"], "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
-    run = subprocess.run([sys.executable, "-c", INTERPRET_CHECK, str(path), kind], env=env, capture_output=True,
-                         text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", INTERPRET_CHECK, str(path), kind], env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.stdout.strip() == "True", run.stderr[-2000:]
     mod = import_file(path, f"cand_{fixture}")
     if kind == "matmul":
         assert "_g_group_id" in cand.source and "pid_n = tl.program_id(1)" not in cand.source
         args = ["*fp16", "*fp16", "*fp32", 4096, 4096, 4096, 4096, 4096, 4096]
-        req = build_request(mod.matmul_kernel, args, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64,
-                                                      "num_stages": 3}, "cuda:90")  # fmt: skip
+        req = build_request(
+            mod.matmul_kernel, args, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 3}, "cuda:90"
+        )
     else:
         assert "for g in tl.static_range(G):" in cand.source
-        req = build_request(mod.group_max_sum_kernel, [TensorSpec("fp32"), TensorSpec("fp32"), 20],
-                            {"G": 8, "BLOCK": 32}, "cuda:90")  # fmt: skip
+        req = build_request(
+            mod.group_max_sum_kernel, [TensorSpec("fp32"), TensorSpec("fp32"), 20], {"G": 8, "BLOCK": 32}, "cuda:90"
+        )
     compiled = triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
     assert "ptx" in compiled.asm
 
@@ -164,8 +190,9 @@ SUITE = [op for op in all_operators().values() if op.kernel_path.exists()]
 
 def test_every_new_gelu_candidate_is_correct_and_compiles_for_cuda90(tmp_path):
     cands = generate(NEW_GELU, "new_gelu.py")
-    results = check_candidates("new_gelu", [(f"{c.applier}.{i}", c.source) for i, c in enumerate(cands)],
-                               cache_dir=tmp_path / "triton-cache")  # fmt: skip
+    results = check_candidates(
+        "new_gelu", [(f"{c.applier}.{i}", c.source) for i, c in enumerate(cands)], cache_dir=tmp_path / "triton-cache"
+    )
     assert {cid: r.failures()[:1] for cid, r in results.items() if not r.ok} == {}
     autotuned = next(r for cid, r in results.items() if cid.startswith("autotune"))
     assert len(autotuned.compiled) == 8  # every config compiled, not only the first

@@ -56,18 +56,21 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return p
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda t: t.replace("---\n", "", 1), "must start with a YAML front matter"),
-    (lambda t: t.replace("family: index-reduction", "family: [unclosed"), "not valid YAML"),
-    (lambda t: t.replace("status: curated", "status: curated\ncolour: red"), "Additional properties"),
-    (lambda t: t.replace("ttir.compute.reduce_index >= 1", "ttir.compute.reduce_index >="), "column"),
-    (lambda t: t.replace("ttir.compute.reduce_index >= 1", "ttir.sync.shuffle >= 1"), "not measured on ttir"),
-    (lambda t: t.replace("src.mask_from_index", "src.mask_from_idx"), "unknown src fact"),
-    (lambda t: t.replace("## After\n\n```python\n", "## After\n\n"), "fenced code"),
-    (lambda t: t.replace("## Notes", "## Remarks"), "unknown section"),
-    (lambda t: t.replace("schema_version: 1", "schema_version: 2"), "schema_version"),
-    (lambda t: t.replace("  - before.src.index_reductions", "  - src.index_reductions"), "recognizers read"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda t: t.replace("---\n", "", 1), "must start with a YAML front matter"),
+        (lambda t: t.replace("family: index-reduction", "family: [unclosed"), "not valid YAML"),
+        (lambda t: t.replace("status: curated", "status: curated\ncolour: red"), "Additional properties"),
+        (lambda t: t.replace("ttir.compute.reduce_index >= 1", "ttir.compute.reduce_index >="), "column"),
+        (lambda t: t.replace("ttir.compute.reduce_index >= 1", "ttir.sync.shuffle >= 1"), "not measured on ttir"),
+        (lambda t: t.replace("src.mask_from_index", "src.mask_from_idx"), "unknown src fact"),
+        (lambda t: t.replace("## After\n\n```python\n", "## After\n\n"), "fenced code"),
+        (lambda t: t.replace("## Notes", "## Remarks"), "unknown section"),
+        (lambda t: t.replace("schema_version: 1", "schema_version: 2"), "schema_version"),
+        (lambda t: t.replace("  - before.src.index_reductions", "  - src.index_reductions"), "recognizers read"),
+    ],
+)
 def test_broken_cards_are_rejected_with_the_reason(tmp_path, mutate, message):
     text = mutate(GOOD.read_text())
     path = write(tmp_path, "index-free-top2.md", text)

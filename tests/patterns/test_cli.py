@@ -79,6 +79,5 @@ def test_synthesize(capsys, tmp_path):
 
 def test_console_script():
     exe = Path(sys.executable).parent / "patterns"
-    out = subprocess.run([str(exe), "list", "--family", "index-reduction"], capture_output=True, text=True,
-                         timeout=120)  # fmt: skip
+    out = subprocess.run([str(exe), "list", "--family", "index-reduction"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "index-free-top2" in out.stdout and "value-mask-ties" in out.stdout

@@ -71,7 +71,7 @@ def test_scan_and_chain_features():
     assert kl["launch_grid_one"] and kl["num_kernels"] == 3
 
 
-ZOO = '''
+ZOO = """
 import torch
 import triton
 import triton.language as tl
@@ -108,15 +108,30 @@ def forward(a, b):
                                                                   a.stride(0), G=4, BLOCK_N=64, BLOCK_K=32,
                                                                   GROUP_M=8, num_stages=3)
     return c
-'''
+"""
 
 
 def test_feature_zoo():
     v = extract(ZOO, filename="zoo.py").values
-    expected_true = ["has_autotune", "int64_offsets", "has_hints", "uses_block_ptr", "uses_eviction_policy",
-                     "uses_cache_modifier", "has_dot", "dot_precision_explicit", "constexpr_trip_loop",
-                     "uses_static_range", "stores_index", "has_atomic", "has_scan", "has_grouped_order",
-                     "scalar_loads_in_loop", "has_loop", "has_reduce"]  # fmt: skip
+    expected_true = [
+        "has_autotune",
+        "int64_offsets",
+        "has_hints",
+        "uses_block_ptr",
+        "uses_eviction_policy",
+        "uses_cache_modifier",
+        "has_dot",
+        "dot_precision_explicit",
+        "constexpr_trip_loop",
+        "uses_static_range",
+        "stores_index",
+        "has_atomic",
+        "has_scan",
+        "has_grouped_order",
+        "scalar_loads_in_loop",
+        "has_loop",
+        "has_reduce",
+    ]
     assert [k for k in expected_true if not v[k]] == []
     assert v["index_reductions"] == 1 and not v["uses_argmax"]
     assert v["tile_rank"] == 2 and v["loops"] == 3 and v["launch_num_stages"] == 3

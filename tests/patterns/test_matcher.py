@@ -16,8 +16,9 @@ from patterns.matcher import CardIndex
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES_FILE = REPO / "irscope" / "examples" / "kernels.py"
-ARGMAX_LINE = next(i for i, ln in enumerate(EXAMPLES_FILE.read_text().splitlines(), 1)
-                   if "i1 = tl.argmax(x, axis=0)" in ln)  # fmt: skip
+ARGMAX_LINE = next(
+    i for i, ln in enumerate(EXAMPLES_FILE.read_text().splitlines(), 1) if "i1 = tl.argmax(x, axis=0)" in ln
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +66,10 @@ def test_source_only_evidence_leaves_ir_facts_unknown(index):
     ev = Evidence.from_source_file(EXAMPLES_FILE, kernel="moe_group_top2_argmax")
     results = match(ev, index)
     assert results[0].card.id == "index-free-top2"
-    assert [r.predicate for r in results[0].unknown] == ["ttir.compute.reduce_index >= 1",
-                                                         "ptx.sync.shuffle > 0 and ttgir.compute.reduce_index >= 1"]
+    assert [r.predicate for r in results[0].unknown] == [
+        "ttir.compute.reduce_index >= 1",
+        "ptx.sync.shuffle > 0 and ttgir.compute.reduce_index >= 1",
+    ]
 
 
 def test_a_false_precondition_blocks_the_card(index):
@@ -81,8 +84,9 @@ def test_a_false_precondition_blocks_the_card(index):
 def test_profile_facts_drive_l2_cards(tmp_path, index):
     src = REPO / "tests" / "patterns" / "data" / "kernels" / "softmax_3pass.py"
     prof = tmp_path / "profile.json"
-    prof.write_text(json.dumps({"l2": {"num_rows": 64, "sm_count": 132, "sol_fraction": 0.05,
-                                       "bottleneck": "latency"}}))  # fmt: skip
+    prof.write_text(
+        json.dumps({"l2": {"num_rows": 64, "sm_count": 132, "sol_fraction": 0.05, "bottleneck": "latency"}})
+    )
     without = [m.card.id for m in match(Evidence.from_source_file(src), index)]
     ev = Evidence.from_source_file(src).merge(Evidence.from_profile(prof))
     results = {m.card.id: m for m in match(ev, index)}
@@ -94,8 +98,15 @@ def test_profile_facts_drive_l2_cards(tmp_path, index):
 
 
 def test_target_and_family_filters(index):
-    ev = Evidence(source_features={"has_dot": True, "uses_tensor_descriptor": False, "uses_block_ptr": False,
-                                   "has_autotune": False}, target={"backend": "hip", "arch": "gfx942"})  # fmt: skip
+    ev = Evidence(
+        source_features={
+            "has_dot": True,
+            "uses_tensor_descriptor": False,
+            "uses_block_ptr": False,
+            "has_autotune": False,
+        },
+        target={"backend": "hip", "arch": "gfx942"},
+    )
     ids = [m.card.id for m in match(ev, index)]
     assert "tma-tensor-descriptors" not in ids and "amd-tuning-knobs" in ids
     assert {m.card.family for m in match(ev, index, family="tuning")} == {"tuning"}
@@ -121,12 +132,18 @@ def test_evidence_round_trips_through_json(argmax_trajectory):
 
 
 def test_cli_match_on_a_stored_trajectory(argmax_trajectory):
-    out = subprocess.run([sys.executable, "-m", "patterns.cli", "match", "--trajectory", str(argmax_trajectory),
-                          "--json"], capture_output=True, text=True, timeout=300, cwd=REPO)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "patterns.cli", "match", "--trajectory", str(argmax_trajectory), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     first = data["matches"][0]
     assert first["card"] == "index-free-top2"
     reduce_index = next(m for m in first["matched"] if m["predicate"] == "ttir.compute.reduce_index >= 1")
-    assert {"stage": "ttir", "line": ARGMAX_LINE} .items() <= next(
-        loc for loc in reduce_index["locations"]["ttir.compute.reduce_index"] if "line" in loc).items()
+    assert {"stage": "ttir", "line": ARGMAX_LINE}.items() <= next(
+        loc for loc in reduce_index["locations"]["ttir.compute.reduce_index"] if "line" in loc
+    ).items()

@@ -29,7 +29,7 @@ EXPECTED = {  # (op, round) → (card, how it was recognized)
     ("cumsum_reverse", 1): ("scan-primitives", "recognizer"),
     ("kl_div", 1): ("fuse-kernel-chain", "recognizer"),
     ("softmax", 3): ("cache-hints", "declared-card"),
-}  # fmt: skip
+}
 
 
 @pytest.fixture
@@ -60,8 +60,9 @@ def test_every_round_gets_a_family_and_known_patterns_are_recognized():
     assert set(proposed) == {"matmul_irregular", "rms_norm_ch"}
     ws = result.proposals[proposed["matmul_irregular"].proposal]
     assert ws["status"] == "proposed" and ws["family"] == "warp-specialize"
-    assert {"when": 'l2.bottleneck == "compute"', "why": "recorded before round 3 of matmul_irregular"} \
-        in ws["symptoms"]
+    assert {"when": 'l2.bottleneck == "compute"', "why": "recorded before round 3 of matmul_irregular"} in ws[
+        "symptoms"
+    ]
     assert "warp_specialize=True" in ws["example"]["after"] and ws["evidence_log"][0]["speedup"] == 1.12
 
 
@@ -74,8 +75,17 @@ def test_outputs_index_and_proposals_without_touching_curated_cards(cards_copy):
     assert index["format"] == "irscope-pattern-index" and index["format_version"] == 1
     assert "warp-specialize" in index["families"] and "index-reduction" in index["families"]
     hist = index["cards"]["index-free-top2"]["history"]
-    assert hist == [{"op": "moe_group_top2", "round": 1, "outcome": "accepted", "speedup": 1.42,
-                     "change": hist[0]["change"], "source": f"{HISTORY}:1", "method": "recognizer"}]  # fmt: skip
+    assert hist == [
+        {
+            "op": "moe_group_top2",
+            "round": 1,
+            "outcome": "accepted",
+            "speedup": 1.42,
+            "change": hist[0]["change"],
+            "source": f"{HISTORY}:1",
+            "method": "recognizer",
+        }
+    ]
     assert len(index["rounds"]) == 12
     proposals = sorted((cards_copy / "proposed").glob("*.md"))
     assert len(proposals) == 2 and all(load_card(p).status == "proposed" for p in proposals)
@@ -131,10 +141,14 @@ class ScriptedChat(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         content = type(self).replies.pop(0)
-        reply = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": content}}],
-                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}  # fmt: skip
+        reply = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -164,18 +178,30 @@ def test_llm_assisted_synthesis(chat_server, monkeypatch):
     ScriptedChat.replies = [
         '{"card": "cache-hints", "family": "cache-control", "confidence": 0.9, '
         '"interpretation": "An L2 residency hint on the first pass; no gain because the rows exceed L2."}',
-        "```json\n" + json.dumps({"card": None, "family": "warp-specialization", "confidence": 0.8,
-                                  "interpretation": "Producer/consumer warp specialization of the K loop.",
-                                  "new_card": {"title": "Warp-specialize TMA-fed dot loops",
-                                               "family": "warp-specialization",
-                                               "summary": "Split the K loop into producer and consumer warps.",
-                                               "rewrite": "for k in tl.range(0, n, warp_specialize=True): …",
-                                               "symptoms": [{"when": "ttgir.mem.tma >= 1 and "
-                                                             "ttgir.control.warp_specialize == 0",
-                                                             "why": "TMA loads without warp specialization"}]}})
+        "```json\n"
+        + json.dumps(
+            {
+                "card": None,
+                "family": "warp-specialization",
+                "confidence": 0.8,
+                "interpretation": "Producer/consumer warp specialization of the K loop.",
+                "new_card": {
+                    "title": "Warp-specialize TMA-fed dot loops",
+                    "family": "warp-specialization",
+                    "summary": "Split the K loop into producer and consumer warps.",
+                    "rewrite": "for k in tl.range(0, n, warp_specialize=True): …",
+                    "symptoms": [
+                        {
+                            "when": "ttgir.mem.tma >= 1 and ttgir.control.warp_specialize == 0",
+                            "why": "TMA loads without warp specialization",
+                        }
+                    ],
+                },
+            }
+        )
         + "\n```",
         "I think this is about rsqrt.",  # not JSON: the rule-based proposal stands
-    ]  # fmt: skip
+    ]
     llm = LLMConfig.from_args("scripted-model", chat_server)
     result = synthesize(weak, load_cards(CARDS_DIR), llm)
     a_cache, a_ws, a_rms = result.assignments
@@ -200,10 +226,19 @@ def test_llm_answers_are_validated(chat_server, monkeypatch):
     rounds = read_history(HISTORY)
     ScriptedChat.replies = [
         '{"card": "no-such-card", "family": "x", "confidence": 1}',
-        json.dumps({"card": None, "family": "f", "new_card": {"title": "T1 title", "family": "bad family!",
-                                                              "summary": "s", "symptoms": [{"when": "gpu.x > 1",
-                                                                                           "why": "made up"}]}}),
-    ]  # fmt: skip
+        json.dumps(
+            {
+                "card": None,
+                "family": "f",
+                "new_card": {
+                    "title": "T1 title",
+                    "family": "bad family!",
+                    "summary": "s",
+                    "symptoms": [{"when": "gpu.x > 1", "why": "made up"}],
+                },
+            }
+        ),
+    ]
     result = synthesize([rounds[9], rounds[10]], load_cards(CARDS_DIR), LLMConfig.from_args("m", chat_server))
     first, second = result.assignments
     assert any("not in the catalog" in n for n in first.notes) and first.families[0].method == "proposed"
@@ -219,18 +254,23 @@ def test_llm_answers_are_validated(chat_server, monkeypatch):
 # --- history format errors ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("line, message", [
-    ("{not json", "not JSON"),
-    ('["a list"]', "must be a JSON object"),
-    ('{"op": "x", "round": 1, "description": "d"}', "missing required field(s) decision"),
-    ('{"op": "x", "round": 1, "description": "d", "decision": "maybe"}', "'decision' must be one of"),
-    ('{"op": "x", "round": "1", "description": "d", "decision": "accepted"}', "'round' must be an integer"),
-    ('{"op": "x", "round": 1, "description": "d", "decision": "accepted", "speed": 2}', "unknown field(s) speed"),
-    ('{"op": "x", "round": 1, "description": "d", "decision": "accepted", "speedup": -1}', "positive number"),
-    ('{"op": "x", "round": 1, "description": "d", "decision": "accepted", "evidence": {"gpu.x": 1}}',
-     "no known namespace"),
-    ('{"format": "other", "op": "x", "round": 1, "description": "d", "decision": "accepted"}', "this reader takes"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "not JSON"),
+        ('["a list"]', "must be a JSON object"),
+        ('{"op": "x", "round": 1, "description": "d"}', "missing required field(s) decision"),
+        ('{"op": "x", "round": 1, "description": "d", "decision": "maybe"}', "'decision' must be one of"),
+        ('{"op": "x", "round": "1", "description": "d", "decision": "accepted"}', "'round' must be an integer"),
+        ('{"op": "x", "round": 1, "description": "d", "decision": "accepted", "speed": 2}', "unknown field(s) speed"),
+        ('{"op": "x", "round": 1, "description": "d", "decision": "accepted", "speedup": -1}', "positive number"),
+        (
+            '{"op": "x", "round": 1, "description": "d", "decision": "accepted", "evidence": {"gpu.x": 1}}',
+            "no known namespace",
+        ),
+        ('{"format": "other", "op": "x", "round": 1, "description": "d", "decision": "accepted"}', "this reader takes"),
+    ],
+)
 def test_history_errors_name_file_and_line(tmp_path, line, message):
     good = HISTORY.read_text().splitlines()[0]
     path = tmp_path / "h.jsonl"
@@ -251,7 +291,8 @@ def test_the_ladders_family_names_are_aliases_of_card_families():
     result = synthesize([layer_norm], load_cards(CARDS_DIR))
     (fam,) = result.assignments[0].families
     assert (fam.family, fam.card, fam.method) == ("parallel-reduction", "split-row-reduction", "declared-family")
-    vague = layer_norm.__class__(op="x", round=1, description="made it faster", decision="accepted",
-                                 family="fuse-passes")  # fmt: skip
+    vague = layer_norm.__class__(
+        op="x", round=1, description="made it faster", decision="accepted", family="fuse-passes"
+    )
     a = synthesize([vague], load_cards(CARDS_DIR)).assignments[0]
     assert any("spans" in n for n in a.notes) and a.families[0].method == "proposed"

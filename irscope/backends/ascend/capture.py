@@ -45,9 +45,18 @@ class AscendTrajectoryBuilder(TrajectoryBuilder):
     """A TrajectoryBuilder fed by the worker's events instead of in-process stage and pass hooks."""
 
     def add_worker_snapshot(self, event: dict[str, Any]) -> Snapshot:
-        snap = self._add(event["stage"], event["stage_index"], event["pass_arg"], event["pass_name"],
-                         event["adder"], event["pipeline"], MLIR, event["text"], event["wall_ms"],
-                         event["diagnostics"])
+        snap = self._add(
+            event["stage"],
+            event["stage_index"],
+            event["pass_arg"],
+            event["pass_name"],
+            event["adder"],
+            event["pipeline"],
+            MLIR,
+            event["text"],
+            event["wall_ms"],
+            event["diagnostics"],
+        )
         snap.error = event["error"]
         return snap
 
@@ -73,8 +82,13 @@ class WorkerRun:
             src = Path(event["source_file"])
             self.kernel = KernelInfo(**event, source=src.read_text() if src.is_file() else "")
         elif kind == "specialization":
-            self.spec = Specialization(signature=event["signature"], constexprs=event["constants"],
-                                       attrs=event["attrs"], options=event["options"], triton=event["triton"])
+            self.spec = Specialization(
+                signature=event["signature"],
+                constexprs=event["constants"],
+                attrs=event["attrs"],
+                options=event["options"],
+                triton=event["triton"],
+            )
             if self.out_dir is not None and self.kernel is not None:
                 self.writer = DirectoryWriter(self.out_dir)
                 self.builder.listener = self.writer
@@ -97,10 +111,17 @@ class WorkerRun:
             self.done = event
 
 
-def capture_ascend(kernel: Any, args: dict[str, Any], options: dict[str, Any] | None = None,
-                   target: str | Target = "ascend", out_dir: str | Path | None = None, config: int = 0,
-                   line_info: bool = True, replay: bool = True,
-                   timeout_s: float = DEFAULT_TIMEOUT_S) -> Trajectory:
+def capture_ascend(
+    kernel: Any,
+    args: dict[str, Any],
+    options: dict[str, Any] | None = None,
+    target: str | Target = "ascend",
+    out_dir: str | Path | None = None,
+    config: int = 0,
+    line_info: bool = True,
+    replay: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Trajectory:
     """Compile `kernel` with triton-ascend as `kernel[grid](**args, **options)` would, recording every pass.
 
     `kernel` is `FILE.py:KERNEL` or a kernel object (its file and name are passed on; the worker imports the
@@ -115,9 +136,14 @@ def capture_ascend(kernel: Any, args: dict[str, Any], options: dict[str, Any] | 
         raise SpecError(f"target {tgt} is not an Ascend NPU target; use ascend or npu:<arch>")
     kernel_file, kernel_name = _kernel_reference(kernel)
     request = {
-        "kernel_file": str(kernel_file), "kernel_name": kernel_name, "arch": tgt.arch, "config": config,
+        "kernel_file": str(kernel_file),
+        "kernel_name": kernel_name,
+        "arch": tgt.arch,
+        "config": config,
         "args": {name: _encode_arg(name, v) for name, v in args.items()},
-        "options": _options(tgt, options or {}), "line_info": line_info, "replay": replay,
+        "options": _options(tgt, options or {}),
+        "line_info": line_info,
+        "replay": replay,
     }
     run = WorkerRun(tgt, Path(out_dir) if out_dir is not None else None, AscendTrajectoryBuilder(tgt))
     t0 = time.perf_counter()
@@ -141,9 +167,16 @@ def _run_worker(request: dict[str, Any], run: WorkerRun, timeout_s: float) -> No
     python = ascend_python()
     with tempfile.TemporaryFile(mode="w+") as err:
         # Its own process group: a timeout also ends the triton-adapter-opt or bishengir-compile it runs.
-        proc = subprocess.Popen([str(python), str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                text=True, env=worker_environment(), cwd=Path(request["kernel_file"]).parent,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [str(python), str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=worker_environment(),
+            cwd=Path(request["kernel_file"]).parent,
+            start_new_session=True,
+        )
         timed_out = threading.Event()
 
         def kill() -> None:
@@ -175,8 +208,9 @@ def _run_worker(request: dict[str, Any], run: WorkerRun, timeout_s: float) -> No
     if rc != 0 and run.request_error is None and not run.done and run.builder.failure is None:
         why = f"timed out after {timeout_s:g} s" if timed_out.is_set() else f"exited with {rc}"
         last = run.builder.snapshots[-1] if run.builder.snapshots else None
-        run.builder.failure = CompileFailure(last.stage if last else None, None,
-                                             f"the Ascend worker {why}:\n{stderr[-4000:]}".strip())
+        run.builder.failure = CompileFailure(
+            last.stage if last else None, None, f"the Ascend worker {why}:\n{stderr[-4000:]}".strip()
+        )
 
 
 def _finish(run: WorkerRun, capture_s: float) -> Trajectory:
@@ -192,14 +226,27 @@ def _finish(run: WorkerRun, capture_s: float) -> Trajectory:
     if "compile_s" in run.done:
         times["compile_s"] = run.done["compile_s"]
     versions = {"irscope": __version__, **run.done.get("versions", {})}
-    return run.builder.build(run.kernel, run.spec, resources=resources, times=times, versions=versions,
-                             created=datetime.now(UTC).isoformat(timespec="seconds"))
+    return run.builder.build(
+        run.kernel,
+        run.spec,
+        resources=resources,
+        times=times,
+        versions=versions,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
 
 
 def _header(kernel: KernelInfo, target: Target, spec: Specialization) -> dict:
-    return {"format": "irscope-trajectory", "format_version": FORMAT_VERSION, "kernel": kernel.to_json(),
-            "target": target.to_json(), "specialization": spec.to_json(), "resources": {}, "times": {},
-            "versions": {"irscope": __version__}}
+    return {
+        "format": "irscope-trajectory",
+        "format_version": FORMAT_VERSION,
+        "kernel": kernel.to_json(),
+        "target": target.to_json(),
+        "specialization": spec.to_json(),
+        "resources": {},
+        "times": {},
+        "versions": {"irscope": __version__},
+    }
 
 
 def _kernel_reference(kernel: Any) -> tuple[Path, str]:
@@ -232,8 +279,10 @@ def _encode_arg(name: str, value: Any) -> dict[str, Any]:
         return {"ptr": str(value.dtype).split(".")[-1], "align": 16 if ptr % 16 == 0 else ptr & -ptr}
     if value is None or isinstance(value, bool | int | float):
         return {"value": value}
-    raise SpecError(f"argument {name}: cannot pass a {type(value).__name__} to the Ascend worker; use a number, "
-                    f"a pointer spec such as *fp16, or a tensor")
+    raise SpecError(
+        f"argument {name}: cannot pass a {type(value).__name__} to the Ascend worker; use a number, "
+        f"a pointer spec such as *fp16, or a tensor"
+    )
 
 
 def _options(target: Target, options: dict[str, Any]) -> dict[str, Any]:

@@ -17,18 +17,67 @@ from irscope.signatures.types import tensor_types
 STAGE = ("ttadapter",)
 PAYLOAD_OWNERS = ("linalg.", "hfusion.", "hivm.hir.", "tt.reduce", "tt.scan")
 VECTOR_DIALECTS = ("arith.", "math.")
-NOT_VECTOR_COMPUTE = {"linalg.yield", "linalg.index", "linalg.reduce", "linalg.matmul", "linalg.batch_matmul",
-                      "linalg.matmul_transpose_a", "linalg.matmul_transpose_b", "linalg.copy"}
-MATMULS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_a", "linalg.matmul_transpose_b",
-           "hivm.hir.matmul", "hivm.hir.mix_matmul", "hivm.hir.mix_group_matmul")
-HIVM_VECTOR = ("hivm.hir.vabs", "hivm.hir.vadd", "hivm.hir.vand", "hivm.hir.varange", "hivm.hir.vbrc",
-               "hivm.hir.vcast", "hivm.hir.vcmp", "hivm.hir.vconcat", "hivm.hir.vcos", "hivm.hir.vdeinterleave",
-               "hivm.hir.vdiv", "hivm.hir.verf", "hivm.hir.vexp", "hivm.hir.vflip", "hivm.hir.vgather",
-               "hivm.hir.vinterleave", "hivm.hir.vln", "hivm.hir.vmax", "hivm.hir.vmin", "hivm.hir.vmod",
-               "hivm.hir.vmul", "hivm.hir.vmulext", "hivm.hir.vmulextended", "hivm.hir.vnot", "hivm.hir.vor",
-               "hivm.hir.vpad", "hivm.hir.vpow", "hivm.hir.vrec", "hivm.hir.vrelu", "hivm.hir.vrsqrt",
-               "hivm.hir.vsel", "hivm.hir.vshl", "hivm.hir.vshr", "hivm.hir.vsin", "hivm.hir.vsort",
-               "hivm.hir.vsqrt", "hivm.hir.vsub", "hivm.hir.vtanh", "hivm.hir.vtranspose", "hivm.hir.vxor")
+NOT_VECTOR_COMPUTE = {
+    "linalg.yield",
+    "linalg.index",
+    "linalg.reduce",
+    "linalg.matmul",
+    "linalg.batch_matmul",
+    "linalg.matmul_transpose_a",
+    "linalg.matmul_transpose_b",
+    "linalg.copy",
+}
+MATMULS = (
+    "linalg.matmul",
+    "linalg.batch_matmul",
+    "linalg.matmul_transpose_a",
+    "linalg.matmul_transpose_b",
+    "hivm.hir.matmul",
+    "hivm.hir.mix_matmul",
+    "hivm.hir.mix_group_matmul",
+)
+HIVM_VECTOR = (
+    "hivm.hir.vabs",
+    "hivm.hir.vadd",
+    "hivm.hir.vand",
+    "hivm.hir.varange",
+    "hivm.hir.vbrc",
+    "hivm.hir.vcast",
+    "hivm.hir.vcmp",
+    "hivm.hir.vconcat",
+    "hivm.hir.vcos",
+    "hivm.hir.vdeinterleave",
+    "hivm.hir.vdiv",
+    "hivm.hir.verf",
+    "hivm.hir.vexp",
+    "hivm.hir.vflip",
+    "hivm.hir.vgather",
+    "hivm.hir.vinterleave",
+    "hivm.hir.vln",
+    "hivm.hir.vmax",
+    "hivm.hir.vmin",
+    "hivm.hir.vmod",
+    "hivm.hir.vmul",
+    "hivm.hir.vmulext",
+    "hivm.hir.vmulextended",
+    "hivm.hir.vnot",
+    "hivm.hir.vor",
+    "hivm.hir.vpad",
+    "hivm.hir.vpow",
+    "hivm.hir.vrec",
+    "hivm.hir.vrelu",
+    "hivm.hir.vrsqrt",
+    "hivm.hir.vsel",
+    "hivm.hir.vshl",
+    "hivm.hir.vshr",
+    "hivm.hir.vsin",
+    "hivm.hir.vsort",
+    "hivm.hir.vsqrt",
+    "hivm.hir.vsub",
+    "hivm.hir.vtanh",
+    "hivm.hir.vtranspose",
+    "hivm.hir.vxor",
+)
 _INDEX_MODE = re.compile(r'reduce_mode = "\w+_with_index"')
 _INS = re.compile(r"\bins\(([^)]*)\)")
 _STATIC_MEMREF = re.compile(r"memref<((?:\d+x)*)(f16|bf16|f32|f64|i1|i8|i16|i32|i64)\b")
@@ -55,8 +104,7 @@ def vector_op(op: Op, aliases: dict[str, str]) -> int:
         return 0
     if op.name.startswith(("linalg.", "hfusion.")) or op.name in HIVM_VECTOR:
         return 1
-    return int(op.name.startswith(VECTOR_DIALECTS) and op.name != "arith.constant"
-               and "tensor<" in _result_text(op))
+    return int(op.name.startswith(VECTOR_DIALECTS) and op.name != "arith.constant" and "tensor<" in _result_text(op))
 
 
 def scalar_op(op: Op, aliases: dict[str, str]) -> int:
@@ -110,10 +158,30 @@ def alloc_bytes(op: Op, aliases: dict[str, str]) -> int:
 ASCEND_RULES: list[OpRule] = [
     OpRule("sync.barrier", ("hivm.hir.pipe_barrier",), stages=STAGE),
     OpRule("sync.flag", ("hivm.hir.set_flag", "hivm.hir.wait_flag"), stages=STAGE),
-    OpRule("sync.block", ("hivm.hir.sync_block", "hivm.hir.sync_block_set", "hivm.hir.sync_block_wait",
-                          "hivm.hir.sync_block_lock", "hivm.hir.sync_block_unlock"), stages=STAGE),
-    OpRule("mem.copy", ("memref.copy", "hivm.hir.copy", "hivm.hir.load", "hivm.hir.store", "hivm.hir.nd2nz",
-                        "hivm.hir.nz2nd", "hivm.hir.fixpipe"), stages=STAGE),
+    OpRule(
+        "sync.block",
+        (
+            "hivm.hir.sync_block",
+            "hivm.hir.sync_block_set",
+            "hivm.hir.sync_block_wait",
+            "hivm.hir.sync_block_lock",
+            "hivm.hir.sync_block_unlock",
+        ),
+        stages=STAGE,
+    ),
+    OpRule(
+        "mem.copy",
+        (
+            "memref.copy",
+            "hivm.hir.copy",
+            "hivm.hir.load",
+            "hivm.hir.store",
+            "hivm.hir.nd2nz",
+            "hivm.hir.nz2nd",
+            "hivm.hir.fixpipe",
+        ),
+        stages=STAGE,
+    ),
     OpRule("mem.materialize", ("bufferization.materialize_in_destination",), stages=STAGE),
     OpRule("mem.to_tensor", ("bufferization.to_tensor",), stages=STAGE),
     OpRule("mem.alloc", ("memref.alloc", "memref.alloca"), stages=STAGE),
@@ -125,12 +193,12 @@ ASCEND_RULES: list[OpRule] = [
     OpRule("compute.reduce_index", ("linalg.reduce", "hfusion.reduce_with_index"), index_reduce, stages=STAGE),
     OpRule("compute.reduce_body_ops", ("*",), payload_op, stages=STAGE),
     OpRule("compute.dot", MATMULS, stages=STAGE),
-    OpRule("compute.scan", ("hfusion.cumsum", "hfusion.cumprod", "hivm.hir.vcumsum", "hivm.hir.vcumprod"),
-           stages=STAGE),
+    OpRule(
+        "compute.scan", ("hfusion.cumsum", "hfusion.cumprod", "hivm.hir.vcumsum", "hivm.hir.vcumprod"), stages=STAGE
+    ),
     OpRule("compute.atomic", ("linalg.generic",), atomic_generic, stages=STAGE),
     OpRule("compute.atomic", ("hivm.hir.atomic_cas", "hivm.hir.atomic_xchg"), stages=STAGE),
     OpRule("compute.vector_ops", ("*",), vector_op, stages=STAGE),
     OpRule("compute.scalar_ops", ("*",), scalar_op, stages=STAGE),
     OpRule("compute.element_access", ("tensor.extract", "tensor.insert"), outside_payload, stages=STAGE),
 ]
-

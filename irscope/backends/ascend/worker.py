@@ -44,15 +44,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-DUMP_HEADER = re.compile(r"^// -----// IR Dump (Before|After) (\S+)( Failed)? \((.*?)\)"
-                         r"(?: \('(.*?)' operation(?:: @(\S+))?\))? //----- //$")
+DUMP_HEADER = re.compile(
+    r"^// -----// IR Dump (Before|After) (\S+)( Failed)? \((.*?)\)"
+    r"(?: \('(.*?)' operation(?:: @(\S+))?\))? //----- //$"
+)
 TIMING_REPORT = re.compile(r"^===-+===\n\s+\.\.\. Execution time report \.\.\.", re.M)
 TIMING_ROW = re.compile(r"^\s+([\d.]+) \(\s*[\d.]+%\)\s+(\S.*?)\s*$")
 CACHE_NOTE = re.compile(r"^\[INFO\]: The compiled kernel cache is in .*$", re.M)
-METADATA_KEYS = ("mix_mode", "parallel_mode", "kernel_name", "required_ub_bits", "workspace_size", "lock_num",
-                 "lock_init_val", "bs_task_type", "tensor_kinds")
-PRINT_PASSES = ["--mlir-print-ir-before-all", "--mlir-print-ir-after-all", "--mlir-print-ir-module-scope",
-                "--mlir-disable-threading"]
+METADATA_KEYS = (
+    "mix_mode",
+    "parallel_mode",
+    "kernel_name",
+    "required_ub_bits",
+    "workspace_size",
+    "lock_num",
+    "lock_init_val",
+    "bs_task_type",
+    "tensor_kinds",
+)
+PRINT_PASSES = [
+    "--mlir-print-ir-before-all",
+    "--mlir-print-ir-after-all",
+    "--mlir-print-ir-module-scope",
+    "--mlir-disable-threading",
+]
 EMPTY_MODULE = "module {\n}\n"
 
 
@@ -131,8 +146,9 @@ def split_dumps(text: str) -> tuple[str, list[tuple[re.Match[str], str, str]]]:
             blocks[-1][2].append(line)
         else:
             blocks[-1][1].append(line)
-    return "\n".join(lead).strip(), [(m, "\n".join(ir).strip("\n") + "\n", "\n".join(diag).strip())
-                                     for m, ir, diag in blocks]
+    return "\n".join(lead).strip(), [
+        (m, "\n".join(ir).strip("\n") + "\n", "\n".join(diag).strip()) for m, ir, diag in blocks
+    ]
 
 
 _IR_TOP_LEVEL = ("#", "!", "}", "{", '"', "module")
@@ -215,20 +231,43 @@ class Capture:
         self.pass_output = FdCapture()
         self.identities: dict[tuple[str, str, str], tuple[str, str | None]] = {}
 
-    def snapshot(self, stage: str, stage_index: int, pass_arg: str, pass_name: str | None, text: str,
-                 wall_ms: float = 0.0, adder: str | None = None, pipeline: str | None = None,
-                 diagnostics: str = "", error: str | None = None) -> None:
-        self.events.emit("snapshot", stage=stage, stage_index=stage_index, pass_arg=pass_arg, pass_name=pass_name,
-                         adder=adder, pipeline=pipeline, text=text, wall_ms=round(wall_ms, 4),
-                         diagnostics=diagnostics, error=error)
+    def snapshot(
+        self,
+        stage: str,
+        stage_index: int,
+        pass_arg: str,
+        pass_name: str | None,
+        text: str,
+        wall_ms: float = 0.0,
+        adder: str | None = None,
+        pipeline: str | None = None,
+        diagnostics: str = "",
+        error: str | None = None,
+    ) -> None:
+        self.events.emit(
+            "snapshot",
+            stage=stage,
+            stage_index=stage_index,
+            pass_arg=pass_arg,
+            pass_name=pass_name,
+            adder=adder,
+            pipeline=pipeline,
+            text=text,
+            wall_ms=round(wall_ms, 4),
+            diagnostics=diagnostics,
+            error=error,
+        )
 
     def fail(self, stage: str | None, pass_arg: str | None, message: str) -> None:
         if self.failed:
             return
         self.failed = True
         message = CACHE_NOTE.sub("", message).strip()
-        missing = stage == "npubin" and not shutil.which("bishengir-compile") and \
-            not os.environ.get("TRITON_NPU_COMPILER_PATH")
+        missing = (
+            stage == "npubin"
+            and not shutil.which("bishengir-compile")
+            and not os.environ.get("TRITON_NPU_COMPILER_PATH")
+        )
         self.events.emit("failure", stage=stage, pass_arg=pass_arg, message=message, toolkit_missing=missing)
 
     # stages ----------------------------------------------------------------------------------------------------
@@ -273,8 +312,9 @@ class Capture:
 
     def emit_commands(self, key: str, log: CommandLog) -> None:
         if log.commands:
-            self.events.emit("artifact", name=f"{key}-command",
-                             text="".join(shlex.join(c) + "\n" for c in log.commands))
+            self.events.emit(
+                "artifact", name=f"{key}-command", text="".join(shlex.join(c) + "\n" for c in log.commands)
+            )
 
     def adapter_passes(self, command: list[str], source: str, output: str | None) -> str | None:
         """Rerun the stage's triton-adapter-opt command on the same input, printing the IR around every pass.
@@ -293,28 +333,48 @@ class Capture:
             timed = subprocess.run([*cmd, "--mlir-timing"], capture_output=True, text=True)
         passes = top_level_passes(proc.stderr)
         m = TIMING_REPORT.search(timed.stderr)
-        times = timing_ms(timed.stderr[m.start():] if m else "")
+        times = timing_ms(timed.stderr[m.start() :] if m else "")
         flags = {f.split("=", 1)[0].removeprefix("--"): f for f in command if f.startswith("--")}
         for i, p in enumerate(passes):
             same_name = [q for q in passes if q.name == p.name]
             ms = sum(times.get(p.name, [])) / len(same_name)  # MLIR's timer merges rows of one name
             pipeline = flags.get(p.arg, p.arg) + (f" (runs inside: {', '.join(p.nested)})" if p.nested else "")
             last = i == len(passes) - 1
-            error = (f"{p.name} failed" if proc.returncode == 1 else
-                     f"triton-adapter-opt died in {p.name} (exit {proc.returncode})") if p.failed else None
-            self.snapshot("ttadapter", i, p.arg, p.name, output if last and output is not None else p.ir, ms,
-                          adder=f"triton-adapter-opt --{p.arg}" if p.arg in flags else None, pipeline=pipeline,
-                          diagnostics="\n".join(p.diagnostics), error=error)
+            error = (
+                (
+                    f"{p.name} failed"
+                    if proc.returncode == 1
+                    else f"triton-adapter-opt died in {p.name} (exit {proc.returncode})"
+                )
+                if p.failed
+                else None
+            )
+            self.snapshot(
+                "ttadapter",
+                i,
+                p.arg,
+                p.name,
+                output if last and output is not None else p.ir,
+                ms,
+                adder=f"triton-adapter-opt --{p.arg}" if p.arg in flags else None,
+                pipeline=pipeline,
+                diagnostics="\n".join(p.diagnostics),
+                error=error,
+            )
         if output is None:
             return next((p.arg for p in passes if p.failed), None)
         if not passes or passes[-1].ir.rstrip() != output.rstrip() or rerun_output != output:
-            self.events.emit("warning", message="the rerun of triton-adapter-opt with IR printing did not reproduce "
-                             f"the stage output (exit {proc.returncode}); per-pass IR may differ from the compile")
+            self.events.emit(
+                "warning",
+                message="the rerun of triton-adapter-opt with IR printing did not reproduce "
+                f"the stage output (exit {proc.returncode}); per-pass IR may differ from the compile",
+            )
         return None
 
     # passes (ttir) ---------------------------------------------------------------------------------------------
-    def pass_identity(self, adder: str, fn: Callable, args: tuple, kwargs: dict, context: Any,
-                      real_pass_manager: type) -> tuple[str, str | None]:
+    def pass_identity(
+        self, adder: str, fn: Callable, args: tuple, kwargs: dict, context: Any, real_pass_manager: type
+    ) -> tuple[str, str | None]:
         """(argument, name) of the pass(es) an adder adds, as MLIR names them: run a one-pass manager with
         MLIR_ENABLE_DUMP=1 on an empty module and read its "IR Dump Before NAME (ARG)" header. Kept apart from
         the real run, whose time would otherwise be mostly the printing of the module."""
@@ -331,12 +391,16 @@ class Capture:
                 pm.run(ir.parse_mlir_module(str(empty), context))
             _, blocks = split_dumps(self.pass_output.text())
             top = [b[0] for b in blocks if module_level(b[0])]
-            self.identities[key] = ((",".join(h.group(4) for h in top), ",".join(h.group(2) for h in top)) if top
-                                    else (adder.rsplit(".add_", 1)[-1], None))
+            self.identities[key] = (
+                (",".join(h.group(4) for h in top), ",".join(h.group(2) for h in top))
+                if top
+                else (adder.rsplit(".add_", 1)[-1], None)
+            )
         return self.identities[key]
 
-    def run_passes(self, module: Any, adders: list[tuple[str, Callable, tuple, dict]], context: Any,
-                   real_pass_manager: type) -> None:
+    def run_passes(
+        self, module: Any, adders: list[tuple[str, Callable, tuple, dict]], context: Any, real_pass_manager: type
+    ) -> None:
         for name, fn, args, kwargs in adders:
             arg, pass_name = self.pass_identity(name, fn, args, kwargs, context, real_pass_manager)
             pm = real_pass_manager(context)
@@ -354,8 +418,17 @@ class Capture:
                 text = module.str()
             except Exception as e:
                 text = f"// irscope: module could not be printed after the failure: {e}\n"
-            self.snapshot(self.stage or "ttir", self.position, arg, pass_name, text, wall, adder=name,
-                          diagnostics=diagnostics, error=error)
+            self.snapshot(
+                self.stage or "ttir",
+                self.position,
+                arg,
+                pass_name,
+                text,
+                wall,
+                adder=name,
+                diagnostics=diagnostics,
+                error=error,
+            )
             self.position += 1
             if error is not None:
                 self.fail(self.stage, arg, f"{error}\n{diagnostics}".strip())
@@ -408,6 +481,7 @@ def install_pass_recorder(capture: Capture) -> None:
             if type(value).__name__ == "module":
                 wrap(value, f"{qual}.{attr}")
             elif attr.startswith("add_") and type(value).__name__ == "builtin_function_or_method":
+
                 def adder(pm: Any, *args: Any, _fn: Any = value, _name: str = f"{qual}.{attr}", **kw: Any) -> Any:
                     if isinstance(pm, RecordingPassManager):
                         pm.adders.append((_name, _fn, args, kw))
@@ -472,8 +546,14 @@ def install_specialization_hook(events: Events, capture: Capture) -> None:
         attrs: dict[str, list] = {}
         for num, props in compile["configs"][0].get_fn_attrs().items():
             attrs[names[num]] = [list(p) for p in props]
-        events.emit("specialization", signature=data["signature"], constants=data["constants"], attrs=attrs,
-                    options=data["options"], triton=compile["specialization_data"])
+        events.emit(
+            "specialization",
+            signature=data["signature"],
+            constants=data["constants"],
+            attrs=attrs,
+            options=data["options"],
+            triton=compile["specialization_data"],
+        )
         capture.specialized = True
         return False
 
@@ -555,8 +635,12 @@ def kernel_info(fn: Any) -> dict[str, Any]:
     py = fn.fn
     lines, first = inspect.getsourcelines(py)
     def_offset = next((i for i, line in enumerate(lines) if line.lstrip().startswith("def ")), 0)
-    return {"name": py.__name__, "source_file": str(Path(inspect.getsourcefile(py) or "").resolve()),
-            "first_line": first + def_offset, "last_line": first + len(lines) - 1}
+    return {
+        "name": py.__name__,
+        "source_file": str(Path(inspect.getsourcefile(py) or "").resolve()),
+        "first_line": first + def_offset,
+        "last_line": first + len(lines) - 1,
+    }
 
 
 def versions() -> dict[str, str]:
@@ -594,8 +678,12 @@ def main() -> int:
         from triton.backends import backends
 
         if "ascend" not in backends:
-            events.emit("error", kind="environment", message=f"{sys.executable} has triton {triton.__version__} "
-                        f"without an ascend backend; it needs triton-ascend 3.2.0 (make ascend-env)")
+            events.emit(
+                "error",
+                kind="environment",
+                message=f"{sys.executable} has triton {triton.__version__} "
+                f"without an ascend backend; it needs triton-ascend 3.2.0 (make ascend-env)",
+            )
             return 2
         try:
             kernel = load_kernel(request["kernel_file"], request["kernel_name"])
@@ -614,8 +702,9 @@ def main() -> int:
             fn.warmup(grid=(1,), **named)
         except Exception as e:
             if not capture.specialized:  # the JIT's binder or option check refused the arguments
-                events.emit("error", kind="spec", message=f"arguments do not bind to {fn.__name__}: "
-                                                          f"{type(e).__name__}: {e}")
+                events.emit(
+                    "error", kind="spec", message=f"arguments do not bind to {fn.__name__}: {type(e).__name__}: {e}"
+                )
                 return 2
             capture.fail(capture.stage, None, f"{type(e).__name__}: {_stderr_of(e) or e}")
         metadata = {k: capture.metadata[k] for k in METADATA_KEYS if k in capture.metadata}

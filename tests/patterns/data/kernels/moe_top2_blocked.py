@@ -6,8 +6,7 @@ import triton.language as tl
 
 
 @triton.jit
-def group_top2_kernel(s_ptr, out_ptr, T, group_size, G: tl.constexpr, BLOCK_T: tl.constexpr,
-                      BLOCK_E: tl.constexpr):
+def group_top2_kernel(s_ptr, out_ptr, T, group_size, G: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_E: tl.constexpr):
     pid = tl.program_id(0)
     t = pid * BLOCK_T + tl.arange(0, BLOCK_T)
     g = tl.arange(0, G)
@@ -27,6 +26,7 @@ def forward(scores: torch.Tensor, n_groups: int) -> torch.Tensor:
     gs = E // n_groups
     out = torch.empty((T, n_groups), device=scores.device, dtype=scores.dtype)
     BLOCK_T = 8
-    group_top2_kernel[(triton.cdiv(T, BLOCK_T),)](scores, out, T, gs, G=n_groups, BLOCK_T=BLOCK_T,
-                                                   BLOCK_E=triton.next_power_of_2(gs), num_warps=4)
+    group_top2_kernel[(triton.cdiv(T, BLOCK_T),)](
+        scores, out, T, gs, G=n_groups, BLOCK_T=BLOCK_T, BLOCK_E=triton.next_power_of_2(gs), num_warps=4
+    )
     return out
