@@ -34,7 +34,7 @@ test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
 bench-capture: $(STAMP)
-	$(BIN)/python bench/tools/capture_overhead.py
+	$(BIN)/python tools/capture_overhead.py
 
 # triton-ascend (Triton 3.2 for Ascend NPUs) replaces `triton`, so it lives in its own environment.
 ascend-env:

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.operator import Operator
 from ladder.evidence import LevelResult, SourceRef
 from ladder.validation import Validation
+from suite.operator import Operator
 
 # A case has reached its target once it runs within this fraction of speed of light (SUITE.md §3 uses 80 %).
 DEFAULT_SOL_TARGET = 0.8

@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.operator import Operator
 from ladder.context import DEFAULT_SOL_TARGET, Context, PastRound, digest
 from ladder.evidence import ARTIFACT, SourceRef
 from ladder.facts import diagnosis_facts
@@ -43,6 +42,7 @@ from ladder.records import AT_TARGET as AT_TARGET_DECISION
 from ladder.rewriters.base import Rewriter, RewriteRequest
 from ladder.validation import Validation, speedup
 from ladder.validators import Validator
+from suite.operator import Operator
 
 
 class LoopError(RuntimeError):

@@ -227,8 +227,8 @@ def _child(kernel: str, op_name: str, case_name: str, lock: str | None) -> int:
     """Runs inside ncu: warm up, then exactly one profiled forward call (alone on the GPU when given its lock)."""
     import torch
 
-    from bench.operator import get_operator
     from ladder.harness.gpu_lock import exclusive, shared
+    from suite.operator import get_operator
 
     op = get_operator(op_name)
     case = next((c for c in op.cases if c.name == case_name), None)

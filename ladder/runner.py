@@ -16,7 +16,6 @@ import threading
 from contextlib import nullcontext
 from pathlib import Path
 
-from bench.operator import Operator
 from ladder import rewriters, validators
 from ladder.context import DEFAULT_SOL_TARGET
 from ladder.harness.gpu_lock import GpuSlot, gpu_slots
@@ -26,6 +25,7 @@ from ladder.progress import RichProgress
 from ladder.records import History, HistoryError
 from ladder.rewriters.base import Rewriter, RewriterUnavailable
 from ladder.validators import Validator
+from suite.operator import Operator
 
 EXIT_BAD_INPUT, EXIT_REWRITER_DOWN, EXIT_DEADLINE = 2, 3, 4
 

@@ -1,7 +1,7 @@
 """patterns: pattern cards (data), matcher, mechanical appliers and retrospective synthesis.
 
 from patterns import Evidence, match
-ev = Evidence.from_trajectory("dump/")            # or Evidence.from_source_file("bench/kernels/x.py")
+ev = Evidence.from_trajectory("dump/")            # or Evidence.from_source_file("suite/kernels/x.py")
 for m in match(ev):
     print(m.card.id, m.score, [r.predicate for r in m.matched])
 """

@@ -1,8 +1,8 @@
 """`patterns`: pattern cards, matching, mechanical appliers, retrospective synthesis.
 
-patterns match --source bench/kernels/softmax.py [--trajectory DIR] [--profile prof.json] [--json]
+patterns match --source suite/kernels/softmax.py [--trajectory DIR] [--profile prof.json] [--json]
 patterns list | show CARD | validate
-patterns apply bench/kernels/new_gelu.py --out cands/ [--check new_gelu]
+patterns apply suite/kernels/new_gelu.py --out cands/ [--check new_gelu]
 patterns synthesize history.jsonl [--out DIR] [--llm-model MODEL]
 """
 
@@ -163,7 +163,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
             print(f"{a.name:<22} card {a.card:<24} {a.summary}")
         return 0
     if not args.kernel:
-        raise UsageError("give a kernel module: patterns apply bench/kernels/<op>.py")
+        raise UsageError("give a kernel module: patterns apply suite/kernels/<op>.py")
     path = Path(args.kernel)
     try:
         source = path.read_text()
@@ -205,9 +205,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
 def cmd_check_suite(args: argparse.Namespace) -> int:
     import time
 
-    from bench.operator import all_operators
     from patterns.appliers import generate
     from patterns.appliers.check import check_many
+    from suite.operator import all_operators
 
     ops = [op for op in all_operators().values() if op.kernel_path.exists() and (not args.op or op.name in args.op)]
     if args.op and len(ops) != len(set(args.op)):
@@ -318,7 +318,7 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_validate)
 
     p = sub.add_parser("apply", help="generate candidate modules with the mechanical appliers")
-    p.add_argument("kernel", nargs="?", help="a kernel module with forward(*inputs), e.g. bench/kernels/<op>.py")
+    p.add_argument("kernel", nargs="?", help="a kernel module with forward(*inputs), e.g. suite/kernels/<op>.py")
     p.add_argument("--applier", action="append", help="only this applier (repeatable)")
     p.add_argument("--max", type=int, help="at most this many candidates per applier")
     p.add_argument("--out", help="write the candidate modules and candidates.json here")

@@ -1,7 +1,7 @@
 """MLIR text (as Triton prints it: pretty form, one op per line, `loc(...)` at line ends) → operations.
 
 Our own line parser, chosen by measurement over tree-sitter-mlir and libtriton's API (docs/capture.md,
-`bench/tools/parser_choice.py`): it is the fastest of the three on 15 MB dumps, needs no grammar or MLIR
+`tools/parser_choice.py`): it is the fastest of the three on 15 MB dumps, needs no grammar or MLIR
 context, and unlike libtriton's API sees the location of result-less ops (`tt.store`, `scf.yield`).
 """
 

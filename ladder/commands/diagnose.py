@@ -7,17 +7,17 @@ import json
 import sys
 from pathlib import Path
 
-from bench.operator import get_operator
 from ladder.commands.base import Command
 from ladder.context import DEFAULT_SOL_TARGET, Context
 from ladder.evidence import ARTIFACT, LEVEL_TITLES, RAN, LevelResult, SourceRef
 from ladder.levels import registry
 from ladder.policy import Diagnosis, beyond, climb
 from ladder.validation import Validation
+from suite.operator import get_operator
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("op", help="operator name (bench/ops)")
+    p.add_argument("op", help="operator name (suite/ops)")
     p.add_argument("--kernel", type=Path, help="kernel module to diagnose (default: the frozen initial kernel)")
     p.add_argument(
         "--validation",

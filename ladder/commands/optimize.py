@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench.operator import get_operator
 from ladder.commands.base import Command
 from ladder.runner import EXIT_BAD_INPUT, add_run_arguments, run_ops
+from suite.operator import get_operator
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("op", help="operator name (bench/ops)")
+    p.add_argument("op", help="operator name (suite/ops)")
     add_run_arguments(p)
 
 

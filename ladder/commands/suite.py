@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bench.operator import all_operators
 from ladder.commands.base import Command
 from ladder.runner import EXIT_BAD_INPUT, add_run_arguments, run_ops
+from suite.operator import all_operators
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.operator import Case, Operator
 from ladder.harness.ceilings import Ceilings
+from suite.operator import Case, Operator
 
 SOL_FLAG = 0.9  # a candidate above 0.9 of speed of light is flagged for review
 SPEEDUP_FLAG = 10.0  # so is a speedup above 10x over a reference (KernelBench's threshold)

@@ -20,13 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.operator import all_operators, get_operator
 from ladder.harness.aggregate import CaseSpeed, aggregate
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.metrics import case_metrics
 from ladder.harness.timing import TimingSettings
 from ladder.sandbox import REPO_ROOT, run_sandboxed
+from suite.operator import all_operators, get_operator
 
 SCHEMA = "irscope.ladder.bench/1"
 JSON_NAME, PLOT_NAME = "bench.json", "bench.png"
@@ -36,7 +36,7 @@ JSON_NAME, PLOT_NAME = "bench.json", "bench.png"
 class SuiteSettings:
     out: Path
     device: str  # cuda | cpu
-    ops: list[str] = field(default_factory=list)  # empty: every operator in bench/ops
+    ops: list[str] = field(default_factory=list)  # empty: every operator in suite/ops
     cases: list[str] | None = None  # None: c1..c5 on a GPU, the small cases on CPU
     candidate_dir: Path | None = None  # DIR/<op>.py replaces the initial kernel as the candidate where present
     seeds: int = 3

@@ -4,7 +4,7 @@ One run = fresh inputs from the operator's generator (seed, input kind) → the 
 poisoned allocation and the anti-cheat monitor → checks: the monitor's findings (≥ 1 Triton launch, no torch
 compute, no foreign stream, no new thread), outputs exactly `torch.Tensor` on the inputs' device with real
 storage and not aliasing an input, inputs bit-for-bit unmodified, and every element checked afterwards on
-pristine copies of the inputs by the operator's correctness rule (bench.compare.verify: the oracle comparison with
+pristine copies of the inputs by the operator's correctness rule (suite.compare.verify: the oracle comparison with
 its per-dtype tolerance, or the operator's own verify hook; NaN never passes).
 
 Poisoning: `torch.use_deterministic_algorithms(True, warn_only=True)` with
@@ -29,9 +29,9 @@ from typing import Any
 
 import torch
 
-from bench.compare import verify
-from bench.operator import Case, Operator
 from ladder.harness.anticheat import ForwardMonitor
+from suite.compare import verify
+from suite.operator import Case, Operator
 
 
 @dataclass

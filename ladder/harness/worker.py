@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from bench.operator import RANDOM, Case, Operator, get_operator
+from suite.operator import RANDOM, Case, Operator, get_operator
 
 TIMING_SEED = 0  # SUITE.md §1: inputs generated with seed 0 per case
 RECHECK_SEED = 1_000_003  # never one of the validation seeds
@@ -34,7 +34,7 @@ Emit = Callable[[dict], None]
 
 @dataclass
 class Job:
-    operator: str  # a bench.ops name, or "package.module:ATTR" for an Operator defined elsewhere (tests)
+    operator: str  # a suite.ops name, or "package.module:ATTR" for an Operator defined elsewhere (tests)
     candidate: str | None = None  # path of the candidate module; None: the operator's frozen initial kernel
     cases: list[str] | None = None  # case names; None: the five cases on a GPU, the small cases on CPU
     device: str = "cuda"
@@ -57,7 +57,7 @@ def resolve_operator(spec: str) -> Operator:
         module, attr = spec.split(":", 1)
         op = getattr(importlib.import_module(module), attr)
         if not isinstance(op, Operator):
-            raise TypeError(f"{spec} is {type(op).__name__}, not bench.operator.Operator")
+            raise TypeError(f"{spec} is {type(op).__name__}, not suite.operator.Operator")
         return op
     return get_operator(spec)
 

@@ -11,11 +11,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.operator import Operator
 from ladder.context import PastRound
 from ladder.policy import Diagnosis
 from ladder.records import Rewrite
 from ladder.validation import Validation
+from suite.operator import Operator
 
 
 class RewriterUnavailable(RuntimeError):

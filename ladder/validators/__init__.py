@@ -10,11 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from bench.operator import Operator
 from ladder.harness.gpu_lock import GpuSlot
 from ladder.validation import Validation
 from ladder.validators.harness import HarnessValidator
 from ladder.validators.interpret import InterpretValidator
+from suite.operator import Operator
 
 
 class Validator(Protocol):

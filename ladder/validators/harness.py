@@ -16,7 +16,6 @@ import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from bench.operator import Operator
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.gpu_lock import GpuSlot
@@ -24,6 +23,7 @@ from ladder.harness.metrics import case_metrics
 from ladder.harness.timing import TimingSettings
 from ladder.sandbox import run_sandboxed
 from ladder.validation import CaseResult, Validation
+from suite.operator import Operator
 
 
 def _cuda() -> bool:

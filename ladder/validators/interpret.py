@@ -1,5 +1,5 @@
 """CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked by
-the operator's correctness rule (bench.compare.verify), in a child process with a timeout, a temporary working
+the operator's correctness rule (suite.compare.verify), in a child process with a timeout, a temporary working
 directory and a clean environment. It checks correctness only: interpreter times say nothing about a GPU, so none
 are kept.
 
@@ -18,9 +18,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.operator import Operator
 from ladder.sandbox import python_path
 from ladder.validation import CaseResult, Validation
+from suite.operator import Operator
 
 DEVICE = "cpu (TRITON_INTERPRET=1)"
 
@@ -43,7 +43,7 @@ class InterpretValidator:
                 "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
                 "PYTHONPATH": python_path(),
             }
-            # The child finds the operator through the module that defines it (bench/ops/<name>.py: OPERATOR).
+            # The child finds the operator through the module that defines it (suite/ops/<name>.py: OPERATOR).
             cmd = [
                 sys.executable,
                 "-m",
@@ -86,7 +86,7 @@ def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
     import importlib.util
     import traceback
 
-    from bench.compare import verify
+    from suite.compare import verify
 
     op = importlib.import_module(op_module).OPERATOR
     spec = importlib.util.spec_from_file_location("candidate", candidate)

@@ -1,7 +1,7 @@
 """Mechanical appliers: source transforms for the tunable pattern families, in a registry.
 
     from patterns.appliers import applicable, generate
-    for cand in generate(open("bench/kernels/new_gelu.py").read()):
+    for cand in generate(open("suite/kernels/new_gelu.py").read()):
         print(cand.applier, cand.description)
 
 Each applier detects its pattern in the module's syntax tree and edits only the bytes it must.

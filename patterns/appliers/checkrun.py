@@ -85,7 +85,7 @@ def _autotuners(mod: ModuleType) -> list[Autotuner]:
 def _correctness(mod: ModuleType, op: Any, kinds: list[str]) -> list[dict]:
     import torch
 
-    from bench.compare import compare
+    from suite.compare import compare
 
     tuners = _autotuners(mod)
     all_configs = [list(t.configs) for t in tuners]
@@ -226,7 +226,7 @@ def main(argv: list[str]) -> int:
     request = json.loads(Path(request_path).read_text())
     if mode == "interpret":
         InterpretedFunction.run = _recording_run  # record what forward launches; the interpreter still runs it
-        from bench.operator import get_operator
+        from suite.operator import get_operator
 
         results = [interpret_one(item, get_operator(item["op"])) for item in request["candidates"]]
     elif mode == "compile":
@@ -234,7 +234,7 @@ def main(argv: list[str]) -> int:
     elif mode == "record":
         JITFunction.run = _record_only
         Autotuner.run = _record_every_config
-        from bench.operator import get_operator
+        from suite.operator import get_operator
 
         results = [record_one(item, get_operator(item["op"]), request["target"]) for item in request["candidates"]]
     else:

@@ -4,9 +4,9 @@ interpreted only if the variable is set when triton is first imported."""
 
 import torch
 
-from bench.operator import KERNELS_DIR
 from ladder.harness.anticheat import ForwardMonitor
 from ladder.harness.worker import load_module
+from suite.operator import KERNELS_DIR
 
 
 def monitor_scenarios(payload, emit):

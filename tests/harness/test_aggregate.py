@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from bench.operator import get_operator
 from ladder.harness.aggregate import CaseSpeed, aggregate, geomean
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.metrics import case_metrics
+from suite.operator import get_operator
 
 
 def speeds(op, pairs, correct=True):

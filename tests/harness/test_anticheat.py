@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.operator import KERNELS_DIR
 from ladder.harness.anticheat import static_check
 from ladder.harness.validate import poisoned_allocations
 from ladder.sandbox import run_sandboxed
+from suite.operator import KERNELS_DIR
 
 CANDIDATES = Path(__file__).parent / "candidates"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from bench.operator import get_operator
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.metrics import case_metrics
 from ladder.harness.report import print_table, save_plot
 from ladder.harness.suite_run import suite_aggregates
+from suite.operator import get_operator
 
 CANDIDATES = Path(__file__).parent / "candidates"
 

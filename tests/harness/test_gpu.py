@@ -7,10 +7,10 @@ import sys
 import pytest
 import torch
 
-from bench.operator import KERNELS_DIR
 from ladder.harness.anticheat import ForwardMonitor
 from ladder.harness.validate import poisoned_allocations
 from ladder.harness.worker import load_module
+from suite.operator import KERNELS_DIR
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from bench.operator import RANDOM, TIES, Case, Operator, Tolerance
+from suite.operator import RANDOM, TIES, Case, Operator, Tolerance
 
 
 def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Tensor]:

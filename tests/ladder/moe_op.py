@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from bench.operator import RANDOM, TIES, Case, Operator, Tolerance
+from suite.operator import RANDOM, TIES, Case, Operator, Tolerance
 
 KERNEL = Path(__file__).resolve().parent / "kernels" / "moe_top2_naive.py"
 

@@ -1,7 +1,7 @@
 """The harness as the ladder's validator, on this CPU: small cases under the interpreter, in the sandbox."""
 
-from bench.operator import get_operator
 from ladder.validators import create
+from suite.operator import get_operator
 
 
 def test_initial_kernel_is_correct_and_untimed_on_cpu(tmp_path):

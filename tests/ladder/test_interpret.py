@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from bench.operator import get_operator
 from ladder.validators import create
 from ladder.validators.interpret import DEVICE, InterpretValidator
+from suite.operator import get_operator
 from tests.ladder import candidates
 
 OP = get_operator("new_gelu")

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.operator import get_operator
 from ladder.context import Context, PastRound, digest
 from ladder.evidence import ARTIFACT, SOURCE_LINE, SourceRef
 from ladder.facts import LAUNCH_BOUND_MS, diagnosis_facts, validation_facts
@@ -18,6 +17,7 @@ from ladder.levels.ir import SPILLS, SYMPTOMS, IRLevel
 from ladder.levels.patterns import PatternLevel
 from ladder.policy import INCONCLUSIVE, Diagnosis, climb
 from patterns.matcher import default_index
+from suite.operator import get_operator
 from tests.ladder import h200
 
 MOE = get_operator("moe_group_top2")

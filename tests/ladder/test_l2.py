@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.operator import get_operator
 from ladder import ncu
 from ladder.context import Context, PastRound, digest
 from ladder.evidence import ARTIFACT, RAN, UNAVAILABLE, SourceRef
@@ -28,6 +27,7 @@ from ladder.levels.profile import (
     classify,
 )
 from ladder.validation import CaseResult, Validation
+from suite.operator import get_operator
 from tests.ladder import h200
 
 OP = get_operator("new_gelu")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import irscope
-from bench.operator import get_operator
 from ladder.context import Context
 from ladder.evidence import FAILED, SNAPSHOT, SOURCE_LINE
 from ladder.levels import registry
@@ -13,6 +12,7 @@ from ladder.levels.ir import IRLevel
 from ladder.policy import beyond, climb
 from ladder.validators.interpret import InterpretValidator
 from patterns.appliers import generate
+from suite.operator import get_operator
 from tests.ladder import h200, moe_op
 
 KERNELS = Path(__file__).resolve().parent / "kernels"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.operator import get_operator
 from compiler_index.build import build, resolve_roots
 from ladder.context import Context
 from ladder.evidence import (
@@ -22,6 +21,7 @@ from ladder.evidence import (
     SourceRef,
 )
 from ladder.levels.source import LEVEL as L4
+from suite.operator import get_operator
 
 CORPUS = Path(__file__).resolve().parents[1] / "compiler_index" / "corpus"
 TRITON = Path(__file__).resolve().parents[2] / "third_party" / "triton"

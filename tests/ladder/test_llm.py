@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.operator import get_operator
 from ladder.context import Context, PastRound
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.levels.base import Level
 from ladder.policy import Diagnosis, climb
 from ladder.rewriters import RewriteRequest, RewriterUnavailable
 from ladder.rewriters.llm import LLMRewriter
+from suite.operator import get_operator
 from tests.ladder import candidates, h200
 from tests.ladder.chat_server import ChatServer, Reply, Status
 

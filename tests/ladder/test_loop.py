@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.operator import get_operator
 from ladder.context import Context
 from ladder.evidence import FAILED, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily
 from ladder.levels.base import Level
@@ -20,6 +19,7 @@ from ladder.loop import Loop, LoopConfig, LoopError
 from ladder.records import History
 from ladder.rewriters.llm import LLMRewriter
 from ladder.validation import Validation
+from suite.operator import get_operator
 from tests.ladder import candidates, h200
 from tests.ladder.chat_server import ChatServer, Reply, Status
 

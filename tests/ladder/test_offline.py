@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.operator import get_operator
 from compiler_index.build import build, resolve_roots
 from ladder.context import Context, PastRound, digest
 from ladder.levels import registry
@@ -25,6 +24,7 @@ from ladder.rewriters.base import RewriteRequest
 from ladder.rewriters.offline import OfflineRewriter, family_appliers
 from ladder.validation import CaseResult, Validation
 from patterns.appliers.check import check_candidates
+from suite.operator import get_operator
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "compiler_index" / "corpus"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.operator import get_operator
 from ladder.context import Context
 from ladder.evidence import (
     ARTIFACT,
@@ -26,6 +25,7 @@ from ladder.evidence import (
 )
 from ladder.levels.base import Level
 from ladder.policy import ACTIONABLE, AT_TARGET, DOMINANCE, INCONCLUSIVE, Diagnosis, assess, beyond, climb
+from suite.operator import get_operator
 from tests.ladder import h200
 
 OP = get_operator("new_gelu")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.operator import get_operator
 from ladder.context import Context
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.policy import climb
@@ -27,6 +26,7 @@ from ladder.records import (
     Round,
 )
 from ladder.validation import CaseResult, Validation, speedup
+from suite.operator import get_operator
 from tests.ladder import candidates, h200
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "ladder.md"

@@ -10,7 +10,6 @@ import matplotlib.image
 import pytest
 import torch
 
-from bench.operator import get_operator
 from ladder.cli import main
 from ladder.context import Context
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
@@ -18,6 +17,7 @@ from ladder.policy import assess, climb
 from ladder.records import ACCEPTED, BASELINE, REJECTED, UNTIMED, History, Rewrite, Round
 from ladder.report import render, summarize
 from ladder.validation import CaseResult, Validation, speedup
+from suite.operator import get_operator
 from tests.ladder import candidates, h200
 
 OP = get_operator("new_gelu")

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 import triton
 
-from bench.operator import all_operators
 from irscope.capture import TensorSpec, build_request
 from patterns.appliers import APPLIERS, applicable, generate
 from patterns.appliers.autotune import AddAutotune, _Plan
 from patterns.appliers.check import check_candidates, check_many
 from patterns.appliers.source import Edit, EditError, SourceModule
+from suite.operator import all_operators
 
 REPO = Path(__file__).resolve().parents[2]
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
-NEW_GELU = (REPO / "bench" / "kernels" / "new_gelu.py").read_text()
+NEW_GELU = (REPO / "suite" / "kernels" / "new_gelu.py").read_text()
 
 
 def touched(before: str, after: str) -> tuple[list[str], list[str]]:

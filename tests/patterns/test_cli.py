@@ -9,7 +9,7 @@ from patterns.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES_FILE = REPO / "irscope" / "examples" / "kernels.py"
-NEW_GELU = REPO / "bench" / "kernels" / "new_gelu.py"
+NEW_GELU = REPO / "suite" / "kernels" / "new_gelu.py"
 HISTORY = Path(__file__).resolve().parent / "data" / "history.jsonl"
 
 

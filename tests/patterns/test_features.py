@@ -37,7 +37,7 @@ def test_without_a_kernel_name_the_whole_module_is_read():
 
 
 def test_new_gelu_host_code():
-    f = extract((REPO / "bench" / "kernels" / "new_gelu.py").read_text())
+    f = extract((REPO / "suite" / "kernels" / "new_gelu.py").read_text())
     v = f.values
     assert (v["num_kernels"], v["num_launches"], v["host_allocations"]) == (1, 1, 1)
     assert v["host_block_literal"] and v["tile_elements"] == 256 and v["input_passes"] == 1
@@ -55,10 +55,10 @@ def test_multi_pass_row_kernels_count_their_passes():
 
 
 def test_strided_loads_are_told_from_tiles_with_a_contiguous_axis():
-    assert extract((REPO / "bench" / "kernels" / "sum_dim1.py").read_text()).values["strided_loads"] == 1
+    assert extract((REPO / "suite" / "kernels" / "sum_dim1.py").read_text()).values["strided_loads"] == 1
     matmul = extract((KERNELS / "matmul_2d.py").read_text()).values
     assert matmul["strided_loads"] == 0 and matmul["tile_rank"] == 2  # rows strided, columns contiguous
-    assert extract((REPO / "bench" / "kernels" / "new_gelu.py").read_text()).values["strided_loads"] == 0
+    assert extract((REPO / "suite" / "kernels" / "new_gelu.py").read_text()).values["strided_loads"] == 0
 
 
 def test_scan_and_chain_features():

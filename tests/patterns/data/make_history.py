@@ -26,7 +26,7 @@ SOFTMAX_3PASS, SOFTMAX_ONLINE = kernel("softmax_3pass"), kernel("softmax_online"
 CUMREV_NAIVE, CUMREV_FUSED = kernel("cumsum_reverse_naive"), kernel("cumsum_reverse_fused")
 KL_TWO, KL_FUSED = kernel("kl_div_naive"), kernel("kl_div_fused")
 RMS_DIV, RMS_RSQRT = kernel("rms_norm_div"), kernel("rms_norm_rsqrt")
-NEW_GELU = (REPO / "bench" / "kernels" / "new_gelu.py").read_text()
+NEW_GELU = (REPO / "suite" / "kernels" / "new_gelu.py").read_text()
 
 
 def diff(a, b, name):

@@ -1,1 +1,0 @@
-"""One module per suite operator, each defining OPERATOR (bench.operator.Operator)."""

@@ -1,0 +1,1 @@
+"""One module per suite operator, each defining OPERATOR (suite.operator.Operator)."""
