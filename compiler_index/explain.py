@@ -120,7 +120,7 @@ def explain(
                 result.notes.append("no op count changed at this edge (types, attributes or order may have)")
         for d in result.deltas:
             result.ops.append(_explain_op(con, d, args, files, depth, filtered=bool(defs)))
-        result.remarks = _diagnostics(con, snap.diagnostics)
+        result.remarks = trace_diagnostics(con, snap.diagnostics)
         return result
 
 
@@ -184,7 +184,13 @@ def _restrict(site: Site, args: set[str], files: set[str]) -> Site | None:
     return replace(site, paths=paths, passes=sorted(args & set(site.passes)) or site.passes)
 
 
-def _diagnostics(con: sqlite3.Connection, text: str) -> list[RemarkMatch]:
+def trace_diagnostics(db: str | Path | sqlite3.Connection, text: str) -> list[RemarkMatch]:
+    """Each remark, warning or error line of a compile's diagnostics, traced to the code that emits it."""
+    with connection(db) as con:
+        return _trace(con, text)
+
+
+def _trace(con: sqlite3.Connection, text: str) -> list[RemarkMatch]:
     out: list[RemarkMatch] = []
     seen: set[tuple[str, int]] = set()
     for line in text.splitlines():

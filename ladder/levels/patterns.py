@@ -122,7 +122,14 @@ class PatternLevel(Level):
             )
             hypotheses.append(Hypothesis(family, hotspot, (), ids))
             best = cards[0].card
-            families.append(RewriteFamily(family, f"{best.title} (card {best.id}): {_one_line(best.rewrite)}", ids))
+            families.append(
+                RewriteFamily(
+                    family,
+                    f"{best.title} (card {best.id}): {_one_line(best.rewrite)}",
+                    ids,
+                    cards=tuple(m.card.id for m in cards),
+                )
+            )
         return LevelResult(
             self.name,
             RAN,

@@ -1,0 +1,444 @@
+"""The hazard detectors: one per symptom, each a general mechanism read from the signatures (docs/hazards.md).
+
+A detector receives a KernelView and returns the hazards it sees, each on kernel lines, with the pass that
+introduced it (or declined to remove it) and a cost from irscope/hazards/cost.py. Register one with
+`@detector(name, description)`; `DETECTORS` lists them in registration order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from irscope.hazards import cost
+from irscope.hazards.model import Hazard, PassRef
+from irscope.hazards.view import KernelView, Reached
+
+Detect = Callable[[KernelView], list[Hazard]]
+
+
+@dataclass(frozen=True)
+class Detector:
+    name: str
+    description: str
+    detect: Detect
+
+
+DETECTORS: dict[str, Detector] = {}
+
+
+def detector(name: str, description: str) -> Callable[[Detect], Detect]:
+    def register(fn: Detect) -> Detect:
+        if name in DETECTORS:
+            raise ValueError(f"two detectors for symptom {name!r}")
+        DETECTORS[name] = Detector(name, description, fn)
+        return fn
+
+    return register
+
+
+def _lines_where(view: KernelView, stage: str, test: Callable[[dict[str, int]], bool]) -> list[int]:
+    return sorted(n for n, c in view.lines(stage).items() if test(c))
+
+
+def _machine(view: KernelView, lines: list[int]) -> dict[str, float]:
+    """Machine-code counters on `lines`, each weighted by the loops around its line."""
+    stage = view.machine_stage
+    at = view.lines(stage)
+    out: dict[str, float] = {}
+    for n in lines:
+        factor = cost.loop_factor(view.loop_depth(n))
+        for k, v in at.get(n, {}).items():
+            out[k] = out.get(k, 0.0) + v * factor
+    return out
+
+
+def _fmt(lines: list[int] | tuple[int, ...]) -> str:
+    return ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, lines))
+
+
+def _remarks(view: KernelView, at: PassRef | None, needle: str = "remark") -> tuple[str, ...]:
+    return tuple(text for snap, text in view.remarks(needle) if at is None or snap.index == at.snapshot)
+
+
+@detector(
+    "cross-warp-reduction",
+    "a reduction whose reduced axis spans several warps: partial results go through shared memory with a "
+    "barrier before and after (ReduceOpConversion), instead of staying in one warp's registers and shuffles",
+)
+def cross_warp_reduction(view: KernelView) -> list[Hazard]:
+    own, dependent = _index_reductions(view)
+    index_lines = {*own, *dependent}
+    reduce_lines = [
+        n for n in _lines_where(view, "ttgir", lambda c: c.get("compute.reduce", 0) > 0) if n not in index_lines
+    ]
+    found = []
+    stage = view.machine_stage
+    for n in reduce_lines:
+        at = view.lines(stage).get(n, {})
+        if not at.get("sync.barrier") or not (at.get("mem.shared_store") or at.get("mem.shared_load")):
+            continue
+        counts = _machine(view, [n])
+        found.append(
+            Hazard(
+                "cross-warp-reduction",
+                view.kernel,
+                (n,),
+                f"line {n}: the reduction crosses warps: {at.get('sync.barrier', 0)} barriers, "
+                f"{at.get('mem.shared_store', 0)} shared stores, {at.get('mem.shared_load', 0)} shared loads and "
+                f"{at.get('sync.shuffle', 0)} shuffles in {stage}",
+                cost.weighted(counts, ("sync.barrier", "mem.shared_load", "mem.shared_store")),
+                {k: at.get(k, 0) for k in ("sync.barrier", "mem.shared_store", "mem.shared_load", "sync.shuffle")},
+                introduced_by=view.introducing("sync.barrier", [n]),
+            )
+        )
+    return found
+
+
+def _index_reductions(view: KernelView) -> tuple[list[int], list[int]]:
+    """Lines of index-producing reductions, and lines of the reductions that consume their index (the
+    argmax-then-mask idiom: the index selects what the next reduction excludes, so that reduction exists
+    only because of the index)."""
+    lines = _lines_where(view, "ttgir", lambda c: c.get("compute.reduce_index", 0) > 0)
+    users: dict[str, list[Reached]] = {}
+    for r in view.ttgir_ops:
+        for v in r.op.operands:
+            users.setdefault(v, []).append(r)
+    pending = [
+        f"{r.op.results[0].split(':')[0]}#1"
+        for r in view.ttgir_ops
+        if r.op.name == "tt.reduce" and r.line in lines and r.op.results and ":" in r.op.results[0]
+    ]
+    seen: set[str] = set()
+    dependent: set[int] = set()
+    while pending:
+        value = pending.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        for r in users.get(value, []):
+            if r.op.name == "tt.reduce":
+                dependent.add(r.line)
+            pending += [res.split(":")[0] for res in r.op.results]
+    return lines, sorted(n for n in dependent if n and n not in lines)
+
+
+@detector(
+    "index-reduction-sync",
+    "an index-producing reduction (argmax/argmin): value and index travel together through every shuffle "
+    "step, and across warps through shared memory; reductions that consume the index (masking the winner "
+    "out) are part of it",
+)
+def index_reduction(view: KernelView) -> list[Hazard]:
+    own, dependent = _index_reductions(view)
+    if not own:
+        return []
+    lines = sorted(own + dependent)
+    stage = view.machine_stage
+    counts = _machine(view, lines)
+    raw = {k: view.on_lines(stage, lines, k) for k in ("sync.shuffle", "sync.barrier", "mem.shared_store")}
+    also = f" (with the reduction{'s' if len(dependent) > 1 else ''} on {_fmt(dependent)} that consume its index)"
+    return [
+        Hazard(
+            "index-reduction-sync",
+            view.kernel,
+            tuple(lines),
+            f"{_fmt(own)}: index-producing reduction{also if dependent else ''}; {raw['sync.shuffle']} shuffles, "
+            f"{raw['sync.barrier']} barriers, {raw['mem.shared_store']} shared stores in {stage}",
+            cost.weighted(counts, ("sync.shuffle", "sync.barrier", "mem.shared_load", "mem.shared_store")),
+            raw,
+            introduced_by=view.introducing("sync.shuffle", own),
+        )
+    ]
+
+
+@detector(
+    "register-spills",
+    "ptxas ran out of registers under the per-thread cap that num_warps implies and spilled to local memory "
+    "(SASS local loads/stores; PTX has none)",
+)
+def register_spills(view: KernelView) -> list[Hazard]:
+    spilled = view.resources.get("res.spill_bytes", 0)
+    sass = view.lines("sass")
+    lines = sorted(n for n, c in sass.items() if c.get("mem.local_load") or c.get("mem.local_store"))
+    if not spilled and not lines:
+        return []
+    counts = _machine(view, lines) if lines else {}
+    if lines:
+        value = cost.weighted(counts, ("mem.local_load", "mem.local_store"))
+    else:  # no SASS: the ptxas report's bytes, one 4-byte access each
+        value = cost.WEIGHTS["mem.local_store"] * spilled / 4
+    local = {k: view.total("sass", k) for k in ("mem.local_load", "mem.local_store")}
+    return [
+        Hazard(
+            "register-spills",
+            view.kernel,
+            tuple(lines),
+            f"ptxas spills {spilled:g} bytes with {view.resources.get('res.registers', 0):g} registers per thread "
+            f"({view.num_warps} warps); SASS has {local['mem.local_load']} local loads and "
+            f"{local['mem.local_store']} local stores" + (f" on {_fmt(lines)}" if lines else ""),
+            value,
+            {"res.spill_bytes": spilled, "res.registers": view.resources.get("res.registers", 0), **local},
+        )
+    ]
+
+
+def _async(view: KernelView, ops: list) -> bool:
+    return any(r.op.name in ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local") for r in ops)
+
+
+def _sync_dot_loops(ops) -> list[tuple[object, list]]:
+    """Loops of `ops` that hold a dot and global loads but no asynchronous copy: (loop op, its loads)."""
+    out = []
+    for loop in (r for r in ops if r.op.name == "scf.for"):
+        inside = [r for r in ops if _within(r.op, loop.op)]
+        names = {r.op.name for r in inside}
+        if not names & {"tt.dot", "ttng.warp_group_dot"}:
+            continue
+        if names & {"ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local", "tt.descriptor_load"}:
+            continue
+        loads = [r for r in inside if r.op.name == "tt.load" and r.op.parent is loop.op]
+        if loads:
+            out.append((loop, loads))
+    return out
+
+
+def _within(op, ancestor) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent is ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+@detector(
+    "not-pipelined",
+    "a loop that feeds a dot from global loads the software pipeliner left synchronous: every iteration waits "
+    "for its loads instead of overlapping them with the previous iteration's math (cp.async / TMA)",
+)
+def not_pipelined(view: KernelView) -> list[Hazard]:
+    found = []
+    stages = int(view.traj.specialization.options.get("num_stages", 3) or 3)
+    for loop, loads in _sync_dot_loops(view.ttgir_ops):
+        lines = sorted({r.line for r in loads if r.line})
+        declined = None
+        for pass_arg in ("tritongpu-assign-latencies", "tritongpu-pipeline"):
+            declined = view.declined(pass_arg, test=lambda ops: bool(_sync_dot_loops(ops)))
+            if declined:
+                break
+        why = "num_stages ≤ 1 turns the pipeliner off" if stages <= 1 else f"num_stages={stages}"
+        found.append(
+            Hazard(
+                "not-pipelined",
+                view.kernel,
+                tuple(lines),
+                f"{_fmt(lines)}: {len(loads)} global load(s) in the dot loop at line {loop.line} stay synchronous "
+                f"(no cp.async/TMA; {why})",
+                len(loads) * cost.EXPOSED_LOAD_LATENCY * cost.loop_factor(loop.loop_depth + 1),
+                {"loads_in_loop": len(loads), "num_stages": stages},
+                declined_by=declined,
+                remarks=_remarks(view, declined, "ipelin"),
+            )
+        )
+    return found
+
+
+@detector(
+    "dot-on-fma",
+    "tl.dot left on the FMA path: AccelerateMatmul found no MMA instruction for the operand types, input "
+    "precision or tile shape, so the product runs as scalar fused multiply-adds",
+)
+def dot_on_fma(view: KernelView) -> list[Hazard]:
+    lines = _lines_where(view, "ttgir", lambda c: c.get("compute.dot_fma", 0) > 0)
+    if not lines:
+        return []
+    counts = _machine(view, lines)
+    declined = view.declined("tritongpu-accelerate-matmul", counter="compute.dot_fma")
+    return [
+        Hazard(
+            "dot-on-fma",
+            view.kernel,
+            tuple(lines),
+            f"{_fmt(lines)}: tl.dot stays on the FMA path "
+            f"({view.on_lines(view.machine_stage, lines, 'compute.fp_ops')} FP instructions in {view.machine_stage})",
+            # MMA does the same work in about 1/16 of the issue slots
+            cost.weighted(counts, ("compute.fp_ops",)) * 15 / 16,
+            {"compute.dot_fma": view.on_lines("ttgir", lines, "compute.dot_fma")},
+            declined_by=declined,
+            remarks=_remarks(view, declined),
+        )
+    ]
+
+
+@detector(
+    "mma-downgrade",
+    "on Hopper, tl.dot lowered to mma.sync (MMA v2) although the target has wgmma (MMA v3): the shape, warp "
+    "count or operand layout did not meet wgmma's conditions",
+)
+def mma_downgrade(view: KernelView) -> list[Hazard]:
+    if not view.nvidia or view.capability < 90:
+        return []
+    lines = _lines_where(view, "ttgir", lambda c: c.get("compute.mma_sync", 0) > 0)
+    if not lines:
+        return []
+    counts = _machine(view, lines)
+    at = view.introducing("compute.mma_sync", lines)
+    return [
+        Hazard(
+            "mma-downgrade",
+            view.kernel,
+            tuple(lines),
+            f"{_fmt(lines)}: tl.dot uses mma.sync (v2) on sm_{view.capability}, "
+            f"{view.on_lines(view.machine_stage, lines, 'compute.mma_sync')} mma.sync in {view.machine_stage}",
+            cost.weighted(counts, ("compute.mma_sync",)),
+            {"compute.mma_sync": view.on_lines("ttgir", lines, "compute.mma_sync")},
+            introduced_by=at,
+            remarks=_remarks(view, at),
+        )
+    ]
+
+
+@detector(
+    "layout-conversion",
+    "a ttg.convert_layout that survived tritongpu-remove-layout-conversions and lowers through shared memory "
+    "(stores, a barrier, loads) because producer and consumer want different layouts",
+)
+def layout_conversion(view: KernelView) -> list[Hazard]:
+    stage = view.machine_stage
+    found = []
+    for n in _lines_where(view, "ttgir", lambda c: c.get("layout.convert_layout", 0) > 0):
+        at = view.lines(stage).get(n, {})
+        if not (at.get("mem.shared_store") and at.get("mem.shared_load")):
+            continue  # a conversion within registers (or a no-op): cheap
+        if all(_epilogue(r) for r in view.ttgir_ops if r.op.name == "ttg.convert_layout" and r.line == n):
+            continue
+        counts = _machine(view, [n])
+        declined = view.declined(
+            "tritongpu-remove-layout-conversions",
+            test=lambda ops, n=n: any(r.op.name == "ttg.convert_layout" and r.line == n for r in ops),
+        )
+        found.append(
+            Hazard(
+                "layout-conversion",
+                view.kernel,
+                (n,),
+                f"line {n}: {view.on_lines('ttgir', [n], 'layout.convert_layout')} layout conversion(s) through "
+                f"shared memory ({at.get('mem.shared_store', 0)} shared stores, {at.get('mem.shared_load', 0)} "
+                f"shared loads, {at.get('sync.barrier', 0)} barriers in {stage})",
+                cost.weighted(counts, ("sync.barrier", "mem.shared_load", "mem.shared_store")),
+                {"layout.convert_layout": view.on_lines("ttgir", [n], "layout.convert_layout")},
+                introduced_by=view.introducing("layout.convert_layout", [n]),
+                declined_by=declined,
+            )
+        )
+    return found
+
+
+def _epilogue(r: Reached) -> bool:
+    """A conversion of an MMA accumulator outside any loop: the one per-tile shuffle an MMA result needs to be
+    stored coalesced, which the compiler inserts on purpose and no source layout avoids."""
+    source_type = r.op.text.split(":", 1)[-1].split("->")[0]
+    return r.loop_depth == 0 and re.search(r"#mma\d*\b", source_type) is not None
+
+
+@detector(
+    "global-atomics",
+    "an atomic read-modify-write per element to global memory: every thread's update serializes at L2 "
+    "instead of being combined in registers first",
+)
+def global_atomics(view: KernelView) -> list[Hazard]:
+    per_element = sorted(
+        {
+            r.line
+            for r in view.ttgir_ops
+            if r.op.name in ("tt.atomic_rmw", "tt.atomic_cas") and "tensor<" in r.op.text and r.line
+        }
+    )
+    if not per_element:
+        return []
+    counts = _machine(view, per_element)
+    n_atomics = view.on_lines(view.machine_stage, per_element, "compute.atomic")
+    return [
+        Hazard(
+            "global-atomics",
+            view.kernel,
+            tuple(per_element),
+            f"{_fmt(per_element)}: per-element atomics on a tensor, {n_atomics} atomic instructions per thread in "
+            f"{view.machine_stage}",
+            cost.weighted(counts, ("compute.atomic",)),
+            {"compute.atomic": n_atomics},
+            introduced_by=view.introducing("compute.atomic", per_element),
+        )
+    ]
+
+
+@detector(
+    "occupancy-limit",
+    "registers or shared memory per CTA leave few warps resident per SM, and the kernel's loads are "
+    "synchronous, so neither other warps nor pipelining hide memory latency",
+)
+def occupancy_limit(view: KernelView) -> list[Hazard]:
+    if not view.nvidia:
+        return []
+    regs = int(view.resources.get("res.registers", 0))
+    shared = int(view.resources.get("res.shared_bytes", 0))
+    warps, limiter = cost.resident_warps(regs, shared, view.num_warps)
+    stage = view.machine_stage
+    hidden = view.total(stage, "mem.cp_async") or view.total(stage, "mem.tma") or view.total(stage, "compute.mma_wgmma")
+    if warps >= MIN_RESIDENT_WARPS or limiter not in ("registers", "shared memory") or hidden:
+        return []
+    return [
+        Hazard(
+            "occupancy-limit",
+            view.kernel,
+            (),
+            f"{warps} warps resident per SM (of {cost.SM90['max_warps']}), limited by {limiter}: {regs} registers "
+            f"per thread, {shared} bytes of shared memory per CTA, {view.num_warps} warps per CTA",
+            0.0,  # set from the kernel's total cost by find(): occupancy scales everything
+            {"resident_warps": warps, "res.registers": regs, "res.shared_bytes": shared},
+            introduced_by=view.introducing("layout.shared_bytes") if limiter == "shared memory" else None,
+        )
+    ]
+
+
+MIN_RESIDENT_WARPS = 16  # a quarter of Hopper's 64: below it, synchronous loads leave the SM mostly idle
+
+
+@detector(
+    "narrow-memory-access",
+    "global loads or stores of a tensor issued narrower than 128 bits although each thread moves several "
+    "elements: the compiler could not prove the addresses contiguous and aligned enough for vector accesses",
+)
+def narrow_access(view: KernelView) -> list[Hazard]:
+    tensor_lines = {
+        r.line
+        for r in view.ttgir_ops
+        if r.op.name in ("tt.load", "tt.store") and r.line and "tensor<" in r.op.text.split(":")[-1]
+    }
+    stage = view.machine_stage
+    found = []
+    for n in sorted(tensor_lines):
+        at = view.lines(stage).get(n, {})
+        narrow = sum(at.get(f"mem.{k}_vec{w}", 0) for k in ("load", "store") for w in (1, 2))
+        wide = sum(at.get(f"mem.{k}_vec{w}", 0) for k in ("load", "store") for w in (4, 8))
+        if narrow < 2 or wide:
+            continue
+        counts = _machine(view, [n])
+        found.append(
+            Hazard(
+                "narrow-memory-access",
+                view.kernel,
+                (n,),
+                f"line {n}: {narrow} global accesses narrower than 128 bits in {stage}, none wider",
+                (
+                    counts.get("mem.load", 0) * cost.WEIGHTS["mem.load"]
+                    + counts.get("mem.store", 0) * cost.WEIGHTS["mem.store"]
+                )
+                * 0.75,
+                {k: at.get(k, 0) for k in ("mem.load_vec1", "mem.load_vec2", "mem.store_vec1", "mem.store_vec2")},
+                introduced_by=view.introducing("mem.load", [n]),
+            )
+        )
+    return found
