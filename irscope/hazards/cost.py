@@ -25,6 +25,7 @@ WEIGHTS = {
     "compute.fp_ops": 1.0,
     "compute.mma_sync": 8.0,
 }
+MAX_VECTOR_BITS = 128  # the widest global access one thread issues
 UNCOALESCED_FACTOR = 4.0  # a scalar access per thread touches its own sector: ~4x the traffic of a coalesced one
 EXPOSED_LOAD_LATENCY = 100.0  # a synchronous global load the loop waits on, in ALU-op slots
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from irscope.access import Access
 from irscope.hazards import cost
 from irscope.hazards.model import Hazard, PassRef
 from irscope.hazards.view import KernelView, Reached
@@ -406,39 +407,76 @@ def occupancy_limit(view: KernelView) -> list[Hazard]:
 MIN_RESIDENT_WARPS = 16  # a quarter of Hopper's 64: below it, synchronous loads leave the SM mostly idle
 
 
+def _accesses_by_line(view: KernelView, verdict: str) -> dict[int, list[Access]]:
+    out: dict[int, list[Access]] = {}
+    for a in view.accesses:
+        if a.verdict == verdict and a.line and a.shape:
+            out.setdefault(a.line, []).append(a)
+    return out
+
+
+def _access_cost(view: KernelView, line: int, factor: float) -> float:
+    counts = _machine(view, [line])
+    issued = (
+        counts.get("mem.load", 0) * cost.WEIGHTS["mem.load"] + counts.get("mem.store", 0) * cost.WEIGHTS["mem.store"]
+    )
+    return issued * factor
+
+
+@detector(
+    "uncoalesced-access",
+    "neighbouring threads access addresses a stride apart (the index of the thread-fast axis is multiplied by a "
+    "stride), so every thread issues its own scalar transaction instead of a warp sharing 128-byte lines",
+)
+def uncoalesced_access(view: KernelView) -> list[Hazard]:
+    found = []
+    for n, accs in sorted(_accesses_by_line(view, "uncoalesced").items()):
+        a = accs[0]
+        found.append(
+            Hazard(
+                "uncoalesced-access",
+                view.kernel,
+                (n,),
+                f"line {n}: {a.kind} of {'x'.join(map(str, a.shape))} elements with contiguity {a.contiguity} along "
+                f"the thread-fast axis: {a.why}",
+                _access_cost(view, n, cost.UNCOALESCED_FACTOR),
+                {
+                    "contiguity": a.contiguity,
+                    "elements_per_thread": a.elements_per_thread,
+                    "vector_bits": a.vector_bits or 0,
+                },
+                introduced_by=view.introducing("mem.load", [n])
+                if a.kind == "load"
+                else view.introducing("mem.store", [n]),
+            )
+        )
+    return found
+
+
 @detector(
     "narrow-memory-access",
-    "global loads or stores of a tensor issued narrower than 128 bits although each thread moves several "
-    "elements: the compiler could not prove the addresses contiguous and aligned enough for vector accesses",
+    "global accesses whose addresses are contiguous but issued narrower than 128 bits: the compiler could not "
+    "prove the alignment (divisibility) or the mask's constancy that wider vectors need",
 )
 def narrow_access(view: KernelView) -> list[Hazard]:
-    tensor_lines = {
-        r.line
-        for r in view.ttgir_ops
-        if r.op.name in ("tt.load", "tt.store") and r.line and "tensor<" in r.op.text.split(":")[-1]
-    }
-    stage = view.machine_stage
     found = []
-    for n in sorted(tensor_lines):
-        at = view.lines(stage).get(n, {})
-        narrow = sum(at.get(f"mem.{k}_vec{w}", 0) for k in ("load", "store") for w in (1, 2))
-        wide = sum(at.get(f"mem.{k}_vec{w}", 0) for k in ("load", "store") for w in (4, 8))
-        if narrow < 2 or wide:
-            continue
-        counts = _machine(view, [n])
+    for n, accs in sorted(_accesses_by_line(view, "narrow").items()):
+        a = min(accs, key=lambda x: x.vector_bits or 0)
+        width = a.vector_bits or a.element_bits
         found.append(
             Hazard(
                 "narrow-memory-access",
                 view.kernel,
                 (n,),
-                f"line {n}: {narrow} global accesses narrower than 128 bits in {stage}, none wider",
-                (
-                    counts.get("mem.load", 0) * cost.WEIGHTS["mem.load"]
-                    + counts.get("mem.store", 0) * cost.WEIGHTS["mem.store"]
-                )
-                * 0.75,
-                {k: at.get(k, 0) for k in ("mem.load_vec1", "mem.load_vec2", "mem.store_vec1", "mem.store_vec2")},
-                introduced_by=view.introducing("mem.load", [n]),
+                f"line {n}: {a.kind} of contiguous elements issued {width} bits wide (128 possible): {a.why}",
+                _access_cost(view, n, 1 - width / cost.MAX_VECTOR_BITS),
+                {
+                    "vector_bits": width,
+                    "contiguity": a.contiguity,
+                    "divisibility": a.divisibility,
+                    "mask_alignment": a.mask_alignment or 0,
+                },
+                introduced_by=view.introducing(f"mem.{a.kind}", [n]) if a.kind in ("load", "store") else None,
             )
         )
     return found

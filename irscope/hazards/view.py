@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from irscope import signatures
+from irscope.access import Access, AccessError, accesses
 from irscope.graph import StageDiffGraph
 from irscope.hazards.model import PassRef
 from irscope.parse.mlir import Op, parse_mlir
@@ -101,6 +102,14 @@ class KernelView:
 
     def loop_depth(self, line: int) -> int:
         return max((r.loop_depth for r in self.ttgir_ops if r.line == line), default=0)
+
+    @cached_property
+    def accesses(self) -> list[Access]:
+        """Every global load, store and atomic, with why it is as wide as it is (irscope.access)."""
+        try:
+            return accesses(self.traj)
+        except AccessError:
+            return []
 
     # -- passes ------------------------------------------------------------------------------------------------
     @cached_property

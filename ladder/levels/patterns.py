@@ -53,8 +53,14 @@ class PatternLevel(Level):
     def gather(self, ctx: Context) -> LevelResult:
         kernel = Path(ctx.kernel_path)
         source = kernel.read_text()
-        target = parse_target(ctx.option("target", "cuda:90"))
-        facts = Facts.from_source(source, str(kernel)).merge(Facts(target=target.to_json()))
+        target = parse_target(ctx.spec.target if ctx.spec else ctx.option("target", "cuda:90"))
+        spec = ctx.spec
+        if spec is not None:  # the named kernel and its helpers only; its constexprs as specialized
+            constexprs = {k: v for k, v in spec.options.items() if isinstance(v, int) and not isinstance(v, bool)}
+            facts = Facts.from_source(source, str(kernel), spec.name, constexprs)
+        else:
+            facts = Facts.from_source(source, str(kernel))
+        facts = facts.merge(Facts(target=target.to_json()))
         cited: list[Evidence] = []  # where the non-source facts came from
         notes: list[str] = []
         same = [p for p in ctx.history if p.kernel == digest(source) and p.facts and p.facts_ref]
