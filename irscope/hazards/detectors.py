@@ -15,6 +15,7 @@ from irscope.access import Access
 from irscope.hazards import cost
 from irscope.hazards.model import Hazard, PassRef
 from irscope.hazards.view import KernelView, Reached
+from irscope.parse.layouts import blocked, tensor_encodings
 
 Detect = Callable[[KernelView], list[Hazard]]
 
@@ -71,30 +72,53 @@ def _remarks(view: KernelView, at: PassRef | None, needle: str = "remark") -> tu
 def cross_warp_reduction(view: KernelView) -> list[Hazard]:
     own, dependent = _index_reductions(view)
     index_lines = {*own, *dependent}
-    reduce_lines = [
-        n for n in _lines_where(view, "ttgir", lambda c: c.get("compute.reduce", 0) > 0) if n not in index_lines
-    ]
     found = []
     stage = view.machine_stage
-    for n in reduce_lines:
-        at = view.lines(stage).get(n, {})
-        if not at.get("sync.barrier") or not (at.get("mem.shared_store") or at.get("mem.shared_load")):
+    for n in _lines_where(view, "ttgir", lambda c: c.get("compute.reduce", 0) > 0):
+        if n in index_lines:
             continue
+        spans = _spans_warps(view, n)
+        at = view.lines(stage).get(n, {})
+        shows = at.get("sync.barrier") and (at.get("mem.shared_store") or at.get("mem.shared_load"))
+        if spans is False or not shows:
+            continue  # warp-local by layout (barriers on the line belong to something else), or none to see
         counts = _machine(view, [n])
+        why = f" (the reduced axis has {spans} warps)" if isinstance(spans, int) and spans > 1 else ""
         found.append(
             Hazard(
                 "cross-warp-reduction",
                 view.kernel,
                 (n,),
-                f"line {n}: the reduction crosses warps: {at.get('sync.barrier', 0)} barriers, "
+                f"line {n}: the reduction crosses warps{why}: {at.get('sync.barrier', 0)} barriers, "
                 f"{at.get('mem.shared_store', 0)} shared stores, {at.get('mem.shared_load', 0)} shared loads and "
                 f"{at.get('sync.shuffle', 0)} shuffles in {stage}",
                 cost.weighted(counts, ("sync.barrier", "mem.shared_load", "mem.shared_store")),
                 {k: at.get(k, 0) for k in ("sync.barrier", "mem.shared_store", "mem.shared_load", "sync.shuffle")},
                 introduced_by=view.introducing("sync.barrier", [n]),
+                cause="warps",
             )
         )
     return found
+
+
+def _spans_warps(view: KernelView, line: int) -> int | bool | None:
+    """How many warps the reduced axis of the line's reductions spans (False: one, so warp-synchronous), from
+    the operand's blocked layout (warpsPerCTA along `axis`, what ReduceOpHelper::isWarpSynchronous reads);
+    None when no reduction on the line has a blocked operand layout to read."""
+    most: int | None = None
+    for r in view.ttgir_ops:
+        if r.op.name != "tt.reduce" or r.line != line:
+            continue
+        axis = re.search(r"axis = (\d+)", r.op.text)
+        operands = tensor_encodings(r.op.tail.split("->")[0] if r.op.tail else "")
+        fields = blocked(operands[0][1], view.ttgir_aliases) if operands and operands[0][1] else None
+        if axis is None or fields is None or "warpsPerCTA" not in fields:
+            continue
+        warps = fields["warpsPerCTA"][int(axis.group(1))]
+        most = max(most or 0, warps)
+    if most is None:
+        return None
+    return most if most > 1 else False
 
 
 def _index_reductions(view: KernelView) -> tuple[list[int], list[int]]:

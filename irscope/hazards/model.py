@@ -42,6 +42,7 @@ class Hazard:
     introduced_by: PassRef | None = None
     declined_by: PassRef | None = None
     remarks: tuple[str, ...] = ()
+    cause: str = ""  # the fact that decided it, in a word (warps, divisibility, mask, num_stages, …): L4 ranks by it
 
     @property
     def pass_ref(self) -> PassRef | None:
@@ -59,6 +60,7 @@ class Hazard:
             "introduced_by": self.introduced_by.to_json() if self.introduced_by else None,
             "declined_by": self.declined_by.to_json() if self.declined_by else None,
             "remarks": list(self.remarks),
+            "cause": self.cause,
         }
 
     @classmethod
@@ -73,4 +75,5 @@ class Hazard:
             introduced_by=PassRef.from_json(d["introduced_by"]) if d.get("introduced_by") else None,
             declined_by=PassRef.from_json(d["declined_by"]) if d.get("declined_by") else None,
             remarks=tuple(d.get("remarks", ())),
+            cause=d.get("cause", ""),
         )

@@ -77,11 +77,19 @@ class KernelView:
     # -- the final TTGIR -----------------------------------------------------------------------------------------
     @cached_property
     def ttgir_ops(self) -> list[Reached]:
+        return self._reached(self._ttgir) if self._ttgir is not None else []
+
+    @cached_property
+    def ttgir_aliases(self) -> dict[str, str]:
+        """The final TTGIR's attribute aliases (`#blocked = #ttg.blocked<{…}>`), to read layouts with."""
+        return parse_mlir(self._ttgir.text).aliases if self._ttgir is not None and self._ttgir.kind == MLIR else {}
+
+    @cached_property
+    def _ttgir(self) -> Snapshot | None:
         try:
-            snap = self.traj.stage_output("ttgir")
+            return self.traj.stage_output("ttgir")
         except KeyError:
-            return []
-        return self._reached(snap)
+            return None
 
     def _reached(self, snap: Snapshot) -> list[Reached]:
         if snap.kind != MLIR:
