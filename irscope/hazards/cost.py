@@ -49,13 +49,13 @@ def resident_warps(registers: int, shared_bytes: int, num_warps: int, limits: di
     1 KB the driver reserves.
     """
     per_thread = max(8, -(-registers // 8) * 8) if registers else 8
-    by = {
+    by = {  # the architectural limits first: on a tie they are what binds
+        "warps per SM": limits["max_warps"] // num_warps,
+        "CTAs per SM": limits["max_ctas"],
         "registers": limits["registers"] // (per_thread * 32 * num_warps),
         "shared memory": limits["shared_bytes"] // (shared_bytes + limits["cta_shared_reserved"])
         if shared_bytes
         else limits["max_ctas"],
-        "warps per SM": limits["max_warps"] // num_warps,
-        "CTAs per SM": limits["max_ctas"],
     }
     limiter = min(by, key=lambda k: by[k])
     return by[limiter] * num_warps, limiter

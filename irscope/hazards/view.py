@@ -125,26 +125,26 @@ class KernelView:
         return StageDiffGraph(self.traj, self.analyzer)
 
     def introducing(self, counter: str, lines: Iterable[int] = ()) -> PassRef | None:
-        """The pass that created `counter`'s instructions: the last IR-to-IR edge that raised it (on `lines`, when
-        given and the per-line counts show it), else the edge into the next language that did."""
+        """The pass that created `counter`'s instructions: the last IR-to-IR edge that took it from none to some
+        (on `lines`, when given and the per-line counts show it); later growth is the same thing lowered further.
+        When it appears only in the next language (PTX, SASS), the pass that lowered the ops to LLVM."""
         wanted = set(lines)
+
+        def value(index: int) -> int:
+            sig = self.graph.signature(index)
+            if wanted:
+                return sum(sig.lines.get(n, {}).get(counter, 0) for n in wanted)
+            return sig.counters.get(counter, 0)
+
         within, across = [], []
         for e in self.graph.edges():
-            before, after = self.graph.signature(e.source), self.graph.signature(e.target)
-            if wanted:
-                delta = sum(
-                    after.lines.get(n, {}).get(counter, 0) - before.lines.get(n, {}).get(counter, 0) for n in wanted
-                )
-            else:
-                delta = e.counter_deltas.get(counter, 0)
-            if delta > 0:
+            before, after = value(e.source), value(e.target)
+            if before == 0 < after:
                 (across if e.kind_change else within).append(e)
         if within:
             return PassRef(within[-1].target, within[-1].stage, within[-1].pass_arg)
         if wanted:
             return self.introducing(counter)
-        # The counter appears only in the next language (PTX, SASS): its instructions were created when the ops
-        # were lowered to the LLVM dialect, not by the code generator that printed them.
         return self.lowering if across else None
 
     @cached_property
