@@ -89,9 +89,11 @@ def cross_warp_reduction(view: KernelView) -> list[Hazard]:
                 "cross-warp-reduction",
                 view.kernel,
                 (n,),
-                f"line {n}: the reduction crosses warps{why}: {at.get('sync.barrier', 0)} barriers, "
-                f"{at.get('mem.shared_store', 0)} shared stores, {at.get('mem.shared_load', 0)} shared loads and "
-                f"{at.get('sync.shuffle', 0)} shuffles in {stage}",
+                f"line {n}: the reduction crosses warps{why}; in {stage}: "
+                + ", ".join(
+                    f"{k} {at.get(k, 0)}"
+                    for k in ("sync.barrier", "mem.shared_store", "mem.shared_load", "sync.shuffle")
+                ),
                 cost.weighted(counts, ("sync.barrier", "mem.shared_load", "mem.shared_store")),
                 {k: at.get(k, 0) for k in ("sync.barrier", "mem.shared_store", "mem.shared_load", "sync.shuffle")},
                 introduced_by=view.introducing("sync.barrier", [n]),
@@ -163,14 +165,18 @@ def index_reduction(view: KernelView) -> list[Hazard]:
     stage = view.machine_stage
     counts = _machine(view, lines)
     raw = {k: view.on_lines(stage, lines, k) for k in ("sync.shuffle", "sync.barrier", "mem.shared_store")}
-    also = f" (with the reduction{'s' if len(dependent) > 1 else ''} on {_fmt(dependent)} that consume its index)"
+    also = (
+        f" (with the reductions on {_fmt(dependent)} that consume its index)"
+        if len(dependent) > 1
+        else f" (with the reduction on {_fmt(dependent)} that consumes its index)"
+    )
     return [
         Hazard(
             "index-reduction-sync",
             view.kernel,
             tuple(lines),
-            f"{_fmt(own)}: index-producing reduction{also if dependent else ''}; {raw['sync.shuffle']} shuffles, "
-            f"{raw['sync.barrier']} barriers, {raw['mem.shared_store']} shared stores in {stage}",
+            f"{_fmt(own)}: index-producing reduction{also if dependent else ''}; in {stage}: "
+            + ", ".join(f"{k} {v}" for k, v in raw.items()),
             cost.weighted(counts, ("sync.shuffle", "sync.barrier", "mem.shared_load", "mem.shared_store")),
             raw,
             introduced_by=view.introducing("sync.shuffle", own),

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from irscope.capture import SpecError
-from irscope.capture.arguments import specialization
+from irscope.capture.arguments import add_specialization_arguments, specialization
 from irscope.capture.loader import KernelLoadError
 from irscope.targets import TargetError
 from ladder import api
@@ -28,8 +28,11 @@ from suite.operator import get_operator
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("op", help="operator name (suite/ops)")
-    p.add_argument("--kernel", type=Path, help="kernel module to diagnose (default: the frozen initial kernel)")
+    p.add_argument("op", metavar="OP|FILE.py:KERNEL", help="an operator name (suite/ops) or a kernel of your own")
+    p.add_argument(
+        "--kernel", type=Path, help="with OP: the kernel module to diagnose (default: the frozen initial kernel)"
+    )
+    add_specialization_arguments(p)
     p.add_argument(
         "--validation",
         type=Path,

@@ -270,7 +270,10 @@ class SourceLevel(Level):
         notes += [f"invariants vs index: {m}" for m in check(invariants, db)]
         for n, h in enumerate(findings):
             assert h.finding is not None
-            inv = invariants[h.bottleneck]
+            inv = invariants.get(h.bottleneck)
+            if inv is None:
+                notes.append(f"no invariant for {h.bottleneck} in {inv_path}: nothing to narrow it with")
+                continue
             tag = f"{n}.{h.bottleneck}"
             ctx.say(f"L4: narrowing {h.bottleneck} with the compiler index …")
             found, missing = narrow(db, inv, h.finding, tag, target)
