@@ -44,10 +44,10 @@ def _lines_where(view: KernelView, stage: str, test: Callable[[dict[str, int]], 
     return sorted(n for n, c in view.lines(stage).items() if test(c))
 
 
-def _machine(view: KernelView, lines: list[int]) -> dict[str, float]:
-    """Machine-code counters on `lines`, each weighted by the loops around its line."""
-    stage = view.machine_stage
-    at = view.lines(stage)
+def _machine(view: KernelView, lines: list[int], stage: str | None = None) -> dict[str, float]:
+    """Machine-code counters on `lines` (of `stage`, default the view's machine stage), each weighted by the
+    loops around its line."""
+    at = view.lines(stage or view.machine_stage)
     out: dict[str, float] = {}
     for n in lines:
         factor = cost.loop_factor(view.loop_depth(n))
@@ -195,7 +195,7 @@ def register_spills(view: KernelView) -> list[Hazard]:
     lines = sorted(n for n, c in sass.items() if c.get("mem.local_load") or c.get("mem.local_store"))
     if not spilled and not lines:
         return []
-    counts = _machine(view, lines) if lines else {}
+    counts = _machine(view, lines, "sass") if lines else {}
     if lines:
         value = cost.weighted(counts, ("mem.local_load", "mem.local_store"))
     else:  # no SASS: the ptxas report's bytes, one 4-byte access each

@@ -54,8 +54,10 @@ class KernelView:
 
     @property
     def machine_stage(self) -> str:
-        """The most concrete instruction text captured: SASS when disassembled, else PTX (or AMDGCN)."""
-        return next(s for s in ("sass", "ptx", "amdgcn", "llir") if s in self.stages or s == "llir")
+        """The instruction text whose per-line counts hazards are costed on: PTX (or AMDGCN), whose line tables
+        name the kernel's lines exactly; SASS only when nothing else was captured (its lines inside inlined
+        `tl.*` helpers are mapped back by a heuristic). Local memory, which only SASS shows, is read there."""
+        return next((s for s in ("ptx", "amdgcn", "sass") if s in self.stages), "llir")
 
     @cached_property
     def resources(self) -> dict[str, float]:

@@ -69,7 +69,7 @@ def summarize(traj: Trajectory, tag: str) -> tuple[Evidence, dict[str, float]]:
     ), facts
 
 
-def cite(h: hazards.Hazard, traj: Trajectory, tag: str) -> list[Evidence]:
+def cite(h: hazards.Hazard, traj: Trajectory, tag: str, machine: dict[int, dict[str, int]]) -> list[Evidence]:
     """A hazard's evidence: each of its source lines (with the machine-code counts there) and its pass."""
     assert traj.root is not None
     prefix = f"L3.{tag}.{h.symptom}"
@@ -79,7 +79,7 @@ def cite(h: hazards.Hazard, traj: Trajectory, tag: str) -> list[Evidence]:
             "L3",
             f"{h.kernel}: {h.claim}" if str(n) in h.claim else f"{h.kernel} line {n}: {h.claim}",
             SourceRef(SOURCE_LINE, traj.kernel.source_file, line=n),
-            data=dict(h.counters),
+            data=dict(machine.get(n, {})),
         )
         for n in h.lines
     ]
@@ -135,14 +135,21 @@ class IRLevel(Level):
         evidence: list[Evidence] = []
         facts: dict[str, float] = {}
         ranked: list[tuple[hazards.Hazard, Findings, Trajectory, str]] = []
+        machine: dict[str, dict[int, dict[str, int]]] = {}
+        notes = [f"captured {len(dirs)} kernel(s) for {target} {what}"]
         for i, d in enumerate(dirs):
             traj = irscope.load(d)
             overview, kernel_facts = summarize(traj, str(i))
             evidence.append(overview)
             facts = facts or kernel_facts  # the first kernel's counters stand for the module (ladder.facts)
             found = hazards.find(traj)
+            view = hazards.KernelView(traj)
+            machine[str(i)] = view.lines(view.machine_stage)
             ranked += [(h, found, traj, str(i)) for h in found.hazards]
-        notes = [f"captured {len(dirs)} kernel(s) for {target} {what}"]
+            notes += [
+                f"minor: {h.symptom} at {h.kernel} {_where(h)} ({found.share(h):.1%} of the kernel's cost)"
+                for h in found.minor
+            ]
         if not ranked:
             notes.append("no hazard above the cost model's threshold in any captured kernel")
             return LevelResult(
@@ -164,7 +171,7 @@ class IRLevel(Level):
                     f"minor: {h.symptom} at {h.kernel} {_where(h)} ({share:.0%} of the kernel's cost vs {top:.0%})"
                 )
                 continue
-            items = cite(h, traj, tag)
+            items = cite(h, traj, tag, machine[tag])
             evidence += items
             ids = tuple(e.id for e in items)
             finding = Finding(h, str(traj.root), share)
