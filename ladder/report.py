@@ -19,7 +19,7 @@ from ladder.records import BASELINE, History
 from ladder.validation import Validation, geomean
 
 INITIAL = "initial"  # the evidence level of a best round that is the initial kernel
-MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (SUITE.md §3, §7)
+MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
 
 
 def _ratio(v: Validation, num: str, den: str) -> float | None:

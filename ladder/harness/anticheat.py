@@ -1,5 +1,6 @@
-"""Anti-cheat checks for candidate kernels (SUITE.md §6.1.5–6, §8): static rules on the source, and a runtime
-monitor of the forward call (Triton launches, aten ops, streams, threads, timer patching).
+"""Anti-cheat checks for candidate kernels (docs/suite-protocol.md: correctness rules 5–6, failure modes): static
+rules on the source, and a runtime monitor of the forward call (Triton launches, aten ops, streams, threads, timer
+patching).
 
 Static (`static_check`): imports only from an allowlist (torch, triton, triton.language[.*], math, functools,
 typing); no dynamic-code builtins (eval, exec, __import__, open, getattr, …); no dunder attribute access; no

@@ -1,5 +1,5 @@
 """One run of the benchmark suite: environment and ceilings, then every operator's candidate (default: its frozen
-initial kernel) evaluated in its own sandboxed worker, case metrics, SUITE.md §7 aggregates, one JSON document.
+initial kernel) evaluated in its own sandboxed worker, case metrics, the suite's aggregates, one JSON document.
 
 The document is rewritten after every operator, so a run cut short keeps what it measured. Nothing an operator
 does (a crash, a hang, a CUDA fault, a wrong result) stops the run: it is recorded and the run goes on. A
@@ -165,9 +165,9 @@ def _run_operator(
 
 
 def suite_aggregates(operators: list[dict]) -> dict:
-    """SUITE.md §7 for each baseline the run timed: the candidate against initial, eager and compile. An operator
-    is correct only if it was accepted on every case (so a failure on c1 counts against its c3-only compile
-    figure too)."""
+    """The aggregates of docs/suite-protocol.md#aggregation for each baseline the run timed: the candidate against
+    initial, eager and compile. An operator is correct only if it was accepted on every case (so a failure on c1
+    counts against its c3-only compile figure too)."""
     out: dict = {}
     for ref in ("initial", "eager", "compile"):
         speeds = []

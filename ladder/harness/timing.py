@@ -1,4 +1,5 @@
-"""Device-side timing of several implementations of one case, interleaved, on identical inputs (SUITE.md §6.2).
+"""Device-side timing of several implementations of one case, interleaved, on identical inputs
+(docs/suite-protocol.md#timing).
 
 1. Warm-up outside the measurement: each implementation is called twice and the device synchronized, so JIT
    compilation, autotuning and torch.compile's compilation never land in a timed call.

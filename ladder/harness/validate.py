@@ -1,4 +1,5 @@
-"""Correctness of one candidate forward on fresh inputs (SUITE.md §6.1), run inside the sandboxed worker.
+"""Correctness of one candidate forward on fresh inputs (docs/suite-protocol.md#correctness), run inside the
+sandboxed worker.
 
 One run = fresh inputs from the operator's generator (seed, input kind) → the candidate's forward under
 poisoned allocation and the anti-cheat monitor → checks: the monitor's findings (≥ 1 Triton launch, no torch
