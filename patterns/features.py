@@ -175,7 +175,10 @@ class KernelAnalysis:
         self.extreme = {
             n
             for n, vals in self.defs.items()
-            if any(mod.tl_call(v) in ("max", "min") and not _kw(v, "return_indices") for v in vals)
+            if any(
+                isinstance(v, ast.Call) and mod.tl_call(v) in ("max", "min") and not _kw(v, "return_indices")
+                for v in vals
+            )
         }
 
     def _bind(self, target: ast.AST, value: ast.expr) -> None:
@@ -296,8 +299,8 @@ class KernelAnalysis:
             and expr.args
         ):
             return self.pointer_root(expr.args[0], depth - 1)
-        if isinstance(expr, ast.Call) and _kw(expr, "base") is not None:
-            return self.pointer_root(_kw(expr, "base"), depth - 1)  # type: ignore[arg-type]
+        if isinstance(expr, ast.Call) and (base := _kw(expr, "base")) is not None:
+            return self.pointer_root(base, depth - 1)
         return None
 
     def additive_terms(self, expr: ast.expr, depth: int = 3) -> list[ast.expr]:
@@ -335,7 +338,7 @@ class KernelAnalysis:
                 return False
         return True
 
-    def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
+    def enclosing_loops(self, node: ast.AST) -> list[ast.For | ast.While]:
         return [lp for lp in self.loops if any(n is node for n in ast.walk(lp))]
 
 
@@ -606,8 +609,8 @@ def _kernel_features(
                     add("strided_loads", call)
                 root = k.pointer_root(ptr)
                 if root:
-                    for lp in k.enclosing_loops(call)[:1] or [None]:
-                        reads.setdefault(root, set()).add(id(lp) if lp is not None else 0)
+                    loops = k.enclosing_loops(call)
+                    reads.setdefault(root, set()).add(id(loops[0]) if loops else 0)
             value = call.args[1] if len(call.args) > 1 else _kw(call, "value")
             if name == "store" and value is not None and k.value_mentions(value, k.argidx):
                 add("stores_index", call)
@@ -659,7 +662,7 @@ def _kernel_features(
                 )
             ):
                 add("constexpr_trip_loop", lp)
-        grouped = [a for a in k.fn.args.args if "GROUP" in a.arg.upper() and _is_constexpr(a)]
+        grouped: list[ast.arg | ast.Name] = [a for a in k.fn.args.args if "GROUP" in a.arg.upper() and _is_constexpr(a)]
         grouped += [n for n in ast.walk(k.fn) if isinstance(n, ast.Name) and n.id.endswith(("group_id", "first_pid_m"))]
         for g in grouped:
             add("has_grouped_order", g)
@@ -714,9 +717,9 @@ def _kernel_features(
     out.lines["has_loop"] = list(out.lines.get("loops", []))
     axes = sorted(k for k in by if k.startswith("program_id_axis_"))
     v["program_id_axes"] = len(axes)
-    for a in axes:
-        for n in by[a]:
-            out.note("program_id_axes", n.lineno)
+    for axis_key in axes:
+        for n in by[axis_key]:
+            out.note("program_id_axes", getattr(n, "lineno", None))
     v["input_passes"] = passes
     v["tile_rank"] = max(max_rank, 1 if extents else 0)
     known = sorted((e for e in extents if e is not None), reverse=True)
