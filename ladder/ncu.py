@@ -259,4 +259,5 @@ if __name__ == "__main__":
     ap.add_argument("--child", nargs=3, metavar=("KERNEL", "OP", "CASE"), required=True)
     ap.add_argument("--lock", help="the GPU's GpuLock file")
     a = ap.parse_args()
-    sys.exit(_child(*a.child, a.lock))
+    kernel, op_name, case_name = a.child
+    sys.exit(_child(kernel, op_name, case_name, a.lock))

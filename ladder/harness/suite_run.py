@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ladder.harness.aggregate import CaseSpeed, aggregate
 from ladder.harness.ceilings import Ceilings
@@ -78,7 +79,9 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
             timeout_s=300,
             extra_env=env_vars,
         )
-        env = probe.value if probe.ok else {"error": probe.summary(), "stderr": probe.stderr_tail[-3000:]}
+        env: dict[str, Any] = (
+            probe.value if probe.ok else {"error": probe.summary(), "stderr": probe.stderr_tail[-3000:]}
+        )
         doc["environment"] = env
         ceilings = Ceilings.from_json(env["ceilings"]) if "ceilings" in env else None
         progress(_environment_line(env))
