@@ -177,7 +177,7 @@ def _caller_paths(ctx: Context, start: FnRow, depth: int) -> tuple[list[CallPath
     done: list[list[tuple[FnRow, Loc | None]]] = []
     frontier: list[list[tuple[FnRow, Loc | None]]] = [[(start, None)]]
     for level in range(depth + 1):
-        nxt = []
+        nxt: list[list[tuple[FnRow, Loc | None]]] = []
         for chain in frontier:
             fn = chain[-1][0]
             if level == depth or (level > 0 and ctx.owners(fn)):

@@ -107,7 +107,10 @@ class KernelAnalysis:
         self.extreme = {
             n
             for n, vals in self.defs.items()
-            if any(mod.tl_call(v) in ("max", "min") and not keyword_arg(v, "return_indices") for v in vals)
+            if any(
+                isinstance(v, ast.Call) and mod.tl_call(v) in ("max", "min") and not keyword_arg(v, "return_indices")
+                for v in vals
+            )
         }
 
     def _bind(self, target: ast.AST, value: ast.expr) -> None:
@@ -167,7 +170,7 @@ class KernelAnalysis:
 
     @cached_property
     def _calls(self) -> list[tuple[str, ast.Call]]:  # the feature table asks for them once per feature
-        return [(name, node) for node in ast.walk(self.fn) if (name := self.mod.tl_call(node))]
+        return [(name, n) for n in ast.walk(self.fn) if isinstance(n, ast.Call) and (name := self.mod.tl_call(n))]
 
     def expand(self, expr: ast.expr, depth: int = 3) -> list[ast.expr]:
         """`expr` plus the definitions of the local names it reads, `depth` levels deep."""
@@ -277,7 +280,7 @@ class KernelAnalysis:
                 return False
         return True
 
-    def enclosing_loops(self, node: ast.AST) -> list[ast.AST]:
+    def enclosing_loops(self, node: ast.AST) -> list[ast.For | ast.While]:
         return [lp for lp in self.loops if any(n is node for n in ast.walk(lp))]
 
 

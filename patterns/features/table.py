@@ -288,8 +288,8 @@ def _input_passes(m: KernelModule) -> Finding:
         reads: dict[str, set[int]] = {}
         for name, call in k.calls():
             if name == "load" and call.args and (root := k.pointer_root(call.args[0])):
-                for lp in k.enclosing_loops(call)[:1] or [None]:
-                    reads.setdefault(root, set()).add(id(lp) if lp is not None else 0)
+                outermost = k.enclosing_loops(call)[:1]
+                reads.setdefault(root, set()).add(id(outermost[0]) if outermost else 0)
         passes = max([passes] + [len(loops) for loops in reads.values()])
     return Finding(passes)
 
