@@ -506,7 +506,7 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
 def _scattered(ctx: _Context, address: str, d: int) -> tuple[str, str]:
     """Contiguity 1 along the fastest dimension: a gather when loaded values vary there, else uncoalesced."""
     breaker = _breaker(ctx.a, address, d)
-    if breaker is not None and breaker.name in _LOADS and breaker.result_shape():
+    if breaker is not None and breaker.name in _LOADS and breaker.result_shape:
         line = ctx.line(breaker)
         where = f" on line {line}" if line else ""
         return "gather", f"dim {d} offsets are values loaded{where}: their contiguity cannot be known"
@@ -555,10 +555,19 @@ def _threads(traj: Trajectory, text: str) -> int:
 
 def accesses(traj: Trajectory) -> list[Access]:
     """Every global load, store and atomic of the kernel, once per source location, in IR order. Copies of
-    one access (the pipeliner's prologue and loop copies of a load) merge; the least favourable is kept."""
+    one access (the pipeliner's prologue and loop copies of a load) merge; the least favourable is kept.
+
+    From the final TTGIR and the LLVM-dialect module after it; a compile that stopped before them is read
+    from its TTIR, with the width predicted (`vector_bits` None) and the layout Coalesce would pick.
+    Raises AccessError for a trajectory without either, or of a backend without GPU threads (Ascend)."""
+    if traj.target.backend not in ("cuda", "hip"):
+        raise AccessError(
+            f"{traj.kernel.name}: the access analysis models GPU threads (cuda, hip), not {traj.target.backend}"
+        )
     stage = next((s for s in ("ttgir", "ttir") if s in traj.stages), None)
     if stage is None:
-        raise AccessError(f"{traj.kernel.name}: no TTIR or TTGIR snapshot; stages: {', '.join(traj.stages)}")
+        stages = ", ".join(traj.stages) or "none"
+        raise AccessError(f"{traj.kernel.name}: no TTIR or TTGIR was captured (stages: {stages})")
     text = traj.stage_output(stage).text
     lowered = _lowered_module(traj) if stage == "ttgir" else None
     widths = emitted_widths(lowered) if lowered else None

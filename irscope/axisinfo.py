@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from irscope.parse.mlir import Op, ParsedModule, parse_mlir
 
@@ -172,23 +173,23 @@ class OpView:
         """The key a name on this op's line refers to (the name itself when nothing defined it)."""
         return self.defined.get(name) or self.scope.get(name) or name
 
-    @property
+    @cached_property
     def results(self) -> list[str]:
         return [self.defined[n] for n in _result_names(self.op)]
 
-    @property
+    @cached_property
     def body(self) -> str:
         """The line without its location, with hint attributes removed (their `tensor<1xi32>` is no type)."""
         return _HINT_ATTR.sub("", self.line.split(" loc(", 1)[0])
 
-    @property
+    @cached_property
     def operands(self) -> list[str]:
         text = self.body
         text = text.split("=", 1)[1] if self.op.results else text
         text = text.split(self.op.name, 1)[-1]
         return [self.key(v) for v in _VALUE.findall(text.split(" : ", 1)[0] if " : " in text else text)]
 
-    @property
+    @cached_property
     def types(self) -> str:
         """The text after the op's last top-level ` : ` (its type signature). Generic-form ops with regions
         (`"tt.scan"(%x) ({ … }) : (T) -> T`) print it on their closing line."""
@@ -198,14 +199,18 @@ class OpView:
             found = _HINT_ATTR.sub("", tail.split(" : ", 1)[1])
         return found
 
+    @cached_property
     def result_shape(self) -> tuple[int, ...]:
         types = self.types
         result = types.rsplit("->", 1)[-1] if "->" in types else types.rsplit(" to ", 1)[-1]
         found = tensor_types(result)
         return found[-1].shape if found else ()
 
+    @cached_property
     def result_is_pointer(self) -> bool:
         types = self.types
+        if self.name == "tt.load":  # printed with its pointer type: the result is the pointee
+            return "!tt.ptr<!tt.ptr" in types
         result = types.rsplit("->", 1)[-1] if "->" in types else types.split(", ")[0]
         return "!tt.ptr" in result
 
@@ -215,6 +220,7 @@ class OpView:
                 return int(m.group(2))
         return None
 
+    @cached_property
     def hints(self) -> dict[str, tuple[int, ...]]:
         """tl.multiple_of / max_contiguous / max_constancy: `tt.divisibility = dense<16> : tensor<1xi32>`."""
         out = {}
@@ -772,14 +778,14 @@ def _sweep(a: Analysis) -> None:
         if op.name in _REGION_BRANCH:
             _region_results(a, view, yields.get(op.line_no, []))
             continue
-        shape = view.result_shape()
+        shape = view.result_shape
         fn = RULES.get(op.name)
         info = fn(RuleInput(view, [a.fact(v) for v in view.operands], shape)) if fn else None
         rank = max(len(shape), 1)
         if info is None or info.rank != rank:
             info = AxisInfo.pessimistic(rank)
-        info = _with_hints(info, view.hints())
-        pointer = view.result_is_pointer()
+        info = _with_hints(info, view.hints)
+        pointer = view.result_is_pointer
         for key in view.results:
             a.facts[key] = Fact(info, shape, pointer)
 
