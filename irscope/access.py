@@ -324,20 +324,28 @@ def _scattered_along(f: Fact, d: int | None) -> bool:
     return d is not None and f.info.contiguity[d] == 1 and f.info.constancy[d] < f.shape[d]
 
 
-def _breaker(a: Analysis, value: str, d: int, depth: int = 0) -> OpView | None:
-    """Where the address stops being contiguous along d: descending into the operand that varies there
-    without being contiguous, down to the op whose varying operands are all contiguous (the `offs * stride`,
-    the `offs // n`) or that AxisInfo does not model (a load of indices, a scan). None: a block argument."""
+def _breakers(a: Analysis, value: str, d: int, seen: set[str] | None = None) -> list[OpView | None]:
+    """Where the address stops being contiguous along d: descending into every operand that varies there
+    without being contiguous (through loops and branches, into the values that flow in), down to the ops whose
+    varying operands are all contiguous (the `offs * stride`, the `offs // n`, the `n - 1 - offs`) or that
+    AxisInfo does not model (a load of indices, a scan). None stands for a block argument nothing flows into."""
+    seen = seen if seen is not None else set()
+    seen.add(value)
     view = a.defs.get(value)
-    if view is None or depth > 64 or view.name not in _DERIVED:
-        return view
-    operands = view.operands[1:] if view.name == "arith.select" else view.operands
+    flow = value in a.flows
+    if flow:
+        operands = a.flows[value]
+    elif view is not None and view.name in _DERIVED:
+        operands = view.operands[1:] if view.name == "arith.select" else view.operands
+    else:
+        return [view]
+    found: list[OpView | None] = []
     for operand in operands:
         f = a.fact(operand)
-        od = _operand_dim(view, d, len(f.shape))
-        if _scattered_along(f, od):
-            return _breaker(a, operand, od, depth + 1)
-    return view
+        od = (d if d < len(f.shape) else None) if flow else _operand_dim(view, d, len(f.shape))
+        if operand not in seen and _scattered_along(f, od):
+            found += [b for b in _breakers(a, operand, od, seen) if b not in found]
+    return found or [view]
 
 
 def _stride(ctx: _Context, view: OpView, d: int) -> str:
@@ -358,25 +366,36 @@ _RANGE, _PROGRAM_ID = "a range", "the program id"
 _INCIDENTAL = (_RANGE, _PROGRAM_ID)
 
 
-def _weak(ctx: _Context, value: str, d: int, need: int, elem_bytes: int, depth: int = 0) -> list[str]:
-    """The leaves that cost an address its divisibility along d: descending through sums and products into
-    the terms divisible by fewer than `need` elements, down to arguments, loads and constants."""
+def _weak(ctx: _Context, value: str, d: int, need: int, elem_bytes: int, seen: set[str] | None = None) -> list[str]:
+    """The leaves that cost an address its divisibility along d: descending through sums, products, loops and
+    branches into the terms divisible by fewer than `need` elements, down to arguments, loads and constants."""
+    seen = seen if seen is not None else set()
+    seen.add(value)
     f = ctx.a.fact(value)
     if f.info.divisibility[d if f.shape else 0] >= need * (elem_bytes if f.pointer else 1):
         return []
     view = ctx.a.defs.get(value)
-    if view is None or depth > 64 or view.name not in _PASS_THROUGH | {"arith.muli"}:
+    if value in ctx.a.flows:
+        operands = ctx.a.flows[value]
+    elif view is not None and view.name in _PASS_THROUGH | {"arith.muli"}:
+        operands = view.operands
+    else:
         return [ctx.describe(value)]
     out: list[str] = []
-    for operand in view.operands:
+    for operand in operands:
+        if operand in seen:
+            continue
         g = ctx.a.fact(operand)
-        od = _operand_dim(view, d, len(g.shape)) if g.shape else 0
+        if not g.shape:
+            od = 0
+        else:
+            od = d if value in ctx.a.flows else _operand_dim(view, d, len(g.shape))
         if od is None and max(g.info.contiguity) > 1:  # expand_dims of a range: its starts count as odd
             found = [_RANGE]
         elif od is None:  # expand_dims: the new axis is as divisible as the least divisible source dimension
-            found = _weak(ctx, operand, g.info.divisibility.index(min(g.info.divisibility)), need, elem_bytes)
+            found = _weak(ctx, operand, g.info.divisibility.index(min(g.info.divisibility)), need, elem_bytes, seen)
         else:
-            found = _weak(ctx, operand, od, need, elem_bytes, depth + 1)
+            found = _weak(ctx, operand, od, need, elem_bytes, seen)
         out += [s for s in found if s not in out]
     # a range or a program id is weak only until multiplied by something divisible: name that instead
     named = [s for s in out if s not in _INCIDENTAL]
@@ -458,6 +477,8 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
     fact = _address_fact(a, view, spec, address, elem_bytes) if address else None
     if fact is None:
         return None
+    if len(fact.shape) != len(shape):  # an address the analysis could not follow (a while loop's argument)
+        fact = Fact(AxisInfo.pessimistic(max(len(shape), 1)), shape, pointer=True)
     layout = layout_of(encoding, shape, a.module.aliases, ctx.threads)
     emitted = ctx.emitted(view, spec.kind)
     common = dict(
@@ -505,19 +526,25 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
 
 def _scattered(ctx: _Context, address: str, d: int) -> tuple[str, str]:
     """Contiguity 1 along the fastest dimension: a gather when loaded values vary there, else uncoalesced."""
-    breaker = _breaker(ctx.a, address, d)
-    if breaker is not None and breaker.name in _LOADS and breaker.result_shape:
-        line = ctx.line(breaker)
-        where = f" on line {line}" if line else ""
+    breakers = _breakers(ctx.a, address, d)
+    loads = [b for b in breakers if b is not None and b.name in _LOADS and b.result_shape]
+    if loads:
+        lines = sorted({ctx.line(b) for b in loads} - {0})
+        where = f" on line {', '.join(map(str, lines))}" if lines else ""
         return "gather", f"dim {d} offsets are values loaded{where}: their contiguity cannot be known"
-    if breaker is not None and breaker.name in ("arith.muli", "arith.shli"):
-        stride = _stride(ctx, breaker, d)
-        by = f"shifted left by {stride}" if breaker.name == "arith.shli" else f"multiplied by {stride}"
-        return "uncoalesced", f"contiguity 1 along dim {d}: the contiguous offsets are {by}, a stride apart"
-    what = breaker.name if breaker is not None else "a block argument"
-    line = ctx.line(breaker) if breaker is not None else 0
-    where = f" (line {line})" if line else ""
-    return "uncoalesced", f"contiguity 1 along dim {d}: the offsets pass through {what}{where}, not provably contiguous"
+    causes, opaque = [], []
+    for b in breakers:
+        if b is not None and b.name in ("arith.muli", "arith.shli"):
+            by = "shifted left" if b.name == "arith.shli" else "multiplied"
+            causes.append(f"the contiguous offsets are {by} by {_stride(ctx, b, d)}, a stride apart")
+        elif b is not None:
+            line = ctx.line(b)
+            opaque.append(f"{b.name}{f' (line {line})' if line else ''}")
+        else:
+            opaque.append("a block argument")
+    if opaque:
+        causes.append(f"offsets through {', '.join(dict.fromkeys(opaque))} are not provably contiguous")
+    return "uncoalesced", f"contiguity 1 along dim {d}: " + "; ".join(dict.fromkeys(causes))
 
 
 def _caps(

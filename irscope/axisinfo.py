@@ -93,13 +93,6 @@ class Fact:
     shape: tuple[int, ...]
     pointer: bool = False  # a pointer (divisibility in bytes) rather than an integer (in units)
 
-    @property
-    def rank(self) -> int:
-        return max(len(self.shape), 1)
-
-    def size(self, d: int) -> int:
-        return self.shape[d] if d < len(self.shape) else 1
-
 
 # ---------------------------------------------------------------------------------------------- op text
 
@@ -402,13 +395,19 @@ def _div(x: RuleInput) -> AxisInfo | None:
         return 1
 
     def constant(a: AxisInfo, b: AxisInfo) -> int | None:
-        return int(a.constant / b.constant) if _both(a, b) and b.constant else None
+        return _trunc_div(a.constant, b.constant) if _both(a, b) and b.constant else None
 
     return _binary(x, contiguity, divisibility, constant, constancy)
 
 
 def _is_pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """Integer division rounding toward zero, as arith.divsi (and C++) do."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 @rule("arith.remsi", "arith.remui")
@@ -428,7 +427,7 @@ def _rem(x: RuleInput) -> AxisInfo | None:
 
     def constant(a: AxisInfo, b: AxisInfo) -> int | None:
         if _both(a, b) and b.constant:
-            return int(math.fmod(a.constant, b.constant))
+            return a.constant - b.constant * _trunc_div(a.constant, b.constant)
         return 0 if b.constant == 1 else None
 
     return _binary(x, contiguity, divisibility, constant, constancy)
@@ -493,7 +492,7 @@ _COMPARE = {
 def _cmpi(x: RuleInput) -> AxisInfo | None:
     """A mask's constancy is what caps the vector width of a masked access (getMaskAlignment)."""
     if not x.shape or len(x.args) < 2:
-        return AxisInfo.pessimistic(1) if not x.shape else None
+        return None  # a scalar comparison: Triton does not track it
     m = _PREDICATE.search(x.view.body)
     pred = m.group(1) if m else "eq"
     a, b = x.args[0].info, x.args[1].info
@@ -656,7 +655,7 @@ _FUNC_ARG = re.compile(r"%([\w$.-]+): ")
 _FOR = re.compile(r"scf\.for (%[\w$.-]+) = (%[\w$.#-]+) to (%[\w$.#-]+) step (%[\w$.#-]+)")
 _ASSIGNED = re.compile(r"(%[\w$.-]+) = (%[\w$.#-]+)")
 _BLOCK_ARG = re.compile(r"(%[\w$.-]+):")
-_REGION_BRANCH = {"scf.if", "scf.execute_region", "scf.index_switch"}  # scf.while: pessimistic, unmodeled
+_REGION_OPS = {"scf.for", "scf.while", "scf.if", "scf.execute_region", "scf.index_switch"}
 
 
 @dataclass
@@ -668,9 +667,13 @@ class Analysis:
     facts: dict[str, Fact] = field(default_factory=dict)
     defs: dict[str, OpView] = field(default_factory=dict)  # key → defining op
     args: dict[str, OpView] = field(default_factory=dict)  # function argument key → the tt.func op
+    # a region's block argument or result → the values that flow into it (initial values, yields, the
+    # values scf.condition forwards): it holds what holds for all of them
+    flows: dict[str, list[str]] = field(default_factory=dict)
+    entries: dict[int, list[str]] = field(default_factory=dict)  # op line → the flow targets it sets
 
     def fact(self, key: str) -> Fact:
-        """A value's fact; values the analysis never derived (region block arguments) are pessimistic."""
+        """A value's fact; values the analysis never derived (unmodelled block arguments) are pessimistic."""
         return self.facts.get(key) or Fact(AxisInfo.pessimistic(1), ())
 
 
@@ -688,34 +691,39 @@ def _result_names(op: Op) -> list[str]:
     return out
 
 
-def _bind(module: ParsedModule, lines: list[str]) -> list[OpView]:
+def _bind(module: ParsedModule, lines: list[str]) -> tuple[list[OpView], dict[int, list[list[str]]]]:
     """Views of every op with each name resolved to the definition visible there. In text order the latest
-    definition of a name is the visible one: the printer never lets a region shadow a name it can see."""
+    definition of a name is the visible one: the printer never lets a region shadow a name it can see.
+    Also: each region op's labelled blocks (`^bb0(%a: …)`, as in scf.while's `do` region) → argument keys."""
     ops = {op.line_no: op for op in module.ops}
     current: dict[str, str] = {}
-    views = []
+    views, labels = [], {}
+    pending: list[str] | None = None  # a label's arguments, waiting for the op that shows whose region it is
     for i, raw in enumerate(lines, start=1):
         text = raw.strip()
         if text.startswith("^"):  # a block label binds its arguments
-            current.update({n: f"{n}@{i}" for n in _BLOCK_ARG.findall(text)})
+            pending = [f"{n}@{i}" for n in _BLOCK_ARG.findall(text)]
+            current.update({k.split("@")[0]: k for k in pending})
             continue
         op = ops.get(i)
         if op is None:
             continue
+        if pending is not None and op.parent is not None:
+            labels.setdefault(op.parent.line_no, []).append(pending)
+        pending = None
         used = _VALUE.findall(text.split(" loc(", 1)[0])
         view = OpView(op, text, {n: current[n] for n in used if n in current})
         names = _result_names(op)
         if op.name == "tt.func":
             names += [f"%{n}" for n in _FUNC_ARG.findall(text.split(") attributes", 1)[0])]
         elif op.name == "scf.for" and (m := _FOR.search(text)):
-            names.append(m.group(1))
-            names += [arg for arg, _ in _iter_args(text)]
-        elif op.name == "scf.while" and "(" in text:
-            names += [arg for arg, _ in _ASSIGNED.findall(text.split("(", 1)[1].split(")", 1)[0])]
+            names += [m.group(1), *(arg for arg, _ in _iter_args(text))]
+        elif op.name == "scf.while":
+            names += [arg for arg, _ in _while_args(text)]
         view.defined = {n: f"{n}@{i}" for n in names}
         current.update(view.defined)
         views.append(view)
-    return views
+    return views, labels
 
 
 def _iter_args(line: str) -> list[tuple[str, str]]:
@@ -725,14 +733,61 @@ def _iter_args(line: str) -> list[tuple[str, str]]:
     return _ASSIGNED.findall(line.split("iter_args(", 1)[1].split(") ->", 1)[0])
 
 
+def _while_args(line: str) -> list[tuple[str, str]]:
+    """scf.while's `(%arg = %init, …)` as (before-region argument, initial value) name pairs."""
+    head = line.split("scf.while", 1)[1]
+    return _ASSIGNED.findall(head.split(")", 1)[0]) if "(" in head.split(":", 1)[0] else []
+
+
+def _region_flows(a: Analysis, labels: dict[int, list[list[str]]]) -> None:
+    """RegionBranchOpInterface, as MLIR's solver follows it: what flows into each block argument and result,
+    and where in the text each is set: at its region op, or for scf.while's `do` arguments and results, at
+    the scf.condition that forwards them."""
+
+    def flow(at: OpView, key: str, sources: list[str]) -> None:
+        a.flows[key] = sources
+        a.entries.setdefault(at.op.line_no, []).append(key)
+
+    terminators: dict[int, list[OpView]] = {}  # region op's line → its scf.yield / scf.condition ops
+    for view in a.views:
+        if view.name in ("scf.yield", "scf.condition") and view.op.parent is not None:
+            terminators.setdefault(view.op.parent.line_no, []).append(view)
+    for view in a.views:
+        if view.name not in _REGION_OPS:
+            continue
+        ends = terminators.get(view.op.line_no, [])
+        yields = [t.operands for t in ends if t.name == "scf.yield"]
+        results = view.results
+        if view.name == "scf.for":
+            for i, (arg, init) in enumerate(_iter_args(view.line)):
+                sources = [view.key(init), *(y[i] for y in yields if i < len(y))]
+                flow(view, view.key(arg), sources)
+                if i < len(results):
+                    flow(view, results[i], sources)
+        elif view.name == "scf.while":
+            for i, (arg, init) in enumerate(_while_args(view.line)):
+                flow(view, view.key(arg), [view.key(init), *(y[i] for y in yields if i < len(y))])
+            condition = next((t for t in ends if t.name == "scf.condition"), None)
+            after = labels.get(view.op.line_no, [[]])[-1]
+            for i, value in enumerate(condition.operands[1:] if condition else []):
+                for targets in (after, results):
+                    if i < len(targets):
+                        flow(condition, targets[i], [value])
+        else:
+            for i, key in enumerate(results):
+                flow(view, key, [y[i] for y in yields if i < len(y)])
+
+
 def analyze(text: str) -> Analysis:
     """Run the analysis over a TTIR or TTGIR module's text."""
     module = parse_mlir(text)
-    a = Analysis(module, _bind(module, text.splitlines()))
+    views, labels = _bind(module, text.splitlines())
+    a = Analysis(module, views)
     for view in a.views:
         if view.name == "tt.func":
             _function_args(a, view)
         a.defs.update({key: view for key in view.results})
+    _region_flows(a, labels)
     for _ in range(MAX_SWEEPS):
         before = dict(a.facts)
         _sweep(a)
@@ -761,22 +816,15 @@ def _function_args(a: Analysis, view: OpView) -> None:
 
 
 def _sweep(a: Analysis) -> None:
-    """One pass over every op in text order. Loop-carried values take the join of their initial value and
-    what the previous sweep yielded, so repeating sweeps reaches the fixpoint MLIR's solver reaches."""
-    yields: dict[int, list[list[Fact | None]]] = {}  # region op's line → each scf.yield's operand facts
-    for view in a.views:
-        if view.name == "scf.yield" and view.op.parent is not None:
-            facts = [a.facts.get(v) for v in view.operands]  # None: not derived yet
-            yields.setdefault(view.op.parent.line_no, []).append(facts)
+    """One pass over every op in text order. A region's block arguments and results take the join of what
+    flows into them so far (values defined later in the text, as yields are, from the previous sweep), so
+    repeating sweeps until nothing changes reaches the fixpoint MLIR's solver reaches."""
     for view in a.views:
         op = view.op
-        if op.name in ("tt.func", "builtin.module") or (not op.results and op.name != "scf.for"):
+        if op.name in _REGION_OPS or op.name == "scf.condition":
+            _enter_region(a, view)
             continue
-        if op.name == "scf.for":
-            _for_loop(a, view, yields.get(op.line_no, []))
-            continue
-        if op.name in _REGION_BRANCH:
-            _region_results(a, view, yields.get(op.line_no, []))
+        if not op.results:
             continue
         shape = view.result_shape
         fn = RULES.get(op.name)
@@ -785,9 +833,8 @@ def _sweep(a: Analysis) -> None:
         if info is None or info.rank != rank:
             info = AxisInfo.pessimistic(rank)
         info = _with_hints(info, view.hints)
-        pointer = view.result_is_pointer
         for key in view.results:
-            a.facts[key] = Fact(info, shape, pointer)
+            a.facts[key] = Fact(info, shape, view.result_is_pointer)
 
 
 def _join(a: Fact | None, b: Fact | None) -> Fact | None:
@@ -796,27 +843,16 @@ def _join(a: Fact | None, b: Fact | None) -> Fact | None:
     return Fact(a.info.join(b.info), a.shape, a.pointer)
 
 
-def _for_loop(a: Analysis, view: OpView, yields: list[list[Fact | None]]) -> None:
-    """The induction variable is divisible by gcd(lower bound, step); iter_args join init and yield."""
-    m = _FOR.search(view.line)
-    if m is None:
-        return
-    iv, lb, _, step = m.groups()
-    lb_div, step_div = a.fact(view.key(lb)).info.divisibility[0], a.fact(view.key(step)).info.divisibility[0]
-    a.facts[view.key(iv)] = Fact(AxisInfo((1,), (gcd(lb_div, step_div),), (1,)), ())
-    yielded = yields[-1] if yields else []
-    results = view.results
-    for i, (arg, init) in enumerate(_iter_args(view.line)):
-        fact = _join(a.fact(view.key(init)), yielded[i] if i < len(yielded) else None)
-        a.facts[view.key(arg)] = fact
-        if i < len(results):
-            a.facts[results[i]] = fact
-
-
-def _region_results(a: Analysis, view: OpView, yields: list[list[Fact | None]]) -> None:
-    """scf.if and friends: each result is the join of what every region yields for it."""
-    for i, key in enumerate(view.results):
+def _enter_region(a: Analysis, view: OpView) -> None:
+    """At a region op (or a while's scf.condition): its block arguments and results from their flows; an
+    scf.for induction variable is divisible by gcd(lower bound, step)."""
+    if view.name == "scf.for" and (m := _FOR.search(view.line)):
+        iv, lb, _, step = m.groups()
+        div = gcd(a.fact(view.key(lb)).info.divisibility[0], a.fact(view.key(step)).info.divisibility[0])
+        a.facts[view.key(iv)] = Fact(AxisInfo((1,), (div,), (1,)), ())
+    for key in a.entries.get(view.op.line_no, []):
         joined: Fact | None = None
-        for ys in yields:
-            joined = _join(joined, ys[i] if i < len(ys) else None)
-        a.facts[key] = joined or Fact(AxisInfo.pessimistic(1), ())
+        for source in a.flows[key]:
+            joined = _join(joined, a.facts.get(source))
+        if joined is not None:
+            a.facts[key] = joined

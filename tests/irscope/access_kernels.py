@@ -56,3 +56,20 @@ def strided(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs * stride)
     tl.store(y_ptr + offs, x)
+
+
+@triton.jit
+def walk(x_ptr, y_ptr, n, step, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    ptrs = x_ptr + offs
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    i = 0
+    while i < n:
+        acc += tl.load(ptrs)
+        ptrs += step
+        i += 1
+    if n > 10:
+        out = y_ptr + offs
+    else:
+        out = y_ptr + offs * 2
+    tl.store(out, acc)

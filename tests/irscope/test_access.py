@@ -324,3 +324,16 @@ def test_trajectories_without_triton_ir_or_gpu_threads_are_refused():
     npu = irscope.Trajectory(full.kernel, irscope.parse_target("npu:Ascend910B4"), full.specialization, [])
     with pytest.raises(AccessError, match="models GPU threads"):
         accesses(npu)
+
+
+@pytest.mark.parametrize(("step", "verdict", "bits"), [(4096, "wide", 128), (4095, "narrow", 32)])
+def test_while_loop_pointers_and_branch_results_are_followed(step, verdict, bits):
+    """Like MLIR's solver, the analysis follows values into scf.while and out of scf.if: the loop's pointer
+    keeps its runs and is as aligned as `step`; the branch's result is contiguous only if both branches are."""
+    traj = compiled("walk", "*fp32", "*fp32", 100, step, BLOCK=1024)
+    (load,) = by_line(traj, "acc += tl.load(ptrs)", "load")
+    assert (load.verdict, load.vector_bits, load.contiguity) == (verdict, bits, 1024)
+    if verdict == "narrow":
+        assert "from step" in load.why
+    (store,) = by_line(traj, "tl.store(out, acc)", "store")
+    assert store.verdict == "uncoalesced" and "multiplied by the constant 2" in store.why
