@@ -11,8 +11,9 @@ constants and the `tt.divisibility` argument attributes the JIT specializes:
 Coalesce picks the layout from contiguity and alignment, and the load/store lowering picks the vector width
 from the same numbers, so explaining a narrow access means recomputing them. Reading them back out of
 Triton would need its C++ API on the captured module; this module recomputes them from the text with the
-same transfer rules (one function per op, registered in `RULES`), including the scf.for fixpoint over
-loop-carried values. Ops without a rule get Triton's pessimistic state (1, 1, 1), as they do in Triton.
+same transfer rules (one function per op, registered in `RULES`), following values into and out of
+scf.for, scf.while and scf.if to the fixpoint MLIR's solver reaches. Ops without a rule get Triton's
+pessimistic state (1, 1, 1), as they do in Triton.
 """
 
 from __future__ import annotations
@@ -741,8 +742,9 @@ def _while_args(line: str) -> list[tuple[str, str]]:
 
 def _region_flows(a: Analysis, labels: dict[int, list[list[str]]]) -> None:
     """RegionBranchOpInterface, as MLIR's solver follows it: what flows into each block argument and result,
-    and where in the text each is set: at its region op, or for scf.while's `do` arguments and results, at
-    the scf.condition that forwards them."""
+    and where in the text each is set: a region's arguments at its op (loop-carried values join what the
+    previous sweep yielded), the results at the terminator that last yields them, as the solver sets them when
+    it visits the terminators; scf.while's `do` arguments and results at the scf.condition forwarding them."""
 
     def flow(at: OpView, key: str, sources: list[str]) -> None:
         a.flows[key] = sources
@@ -763,7 +765,7 @@ def _region_flows(a: Analysis, labels: dict[int, list[list[str]]]) -> None:
                 sources = [view.key(init), *(y[i] for y in yields if i < len(y))]
                 flow(view, view.key(arg), sources)
                 if i < len(results):
-                    flow(view, results[i], sources)
+                    flow(ends[-1] if ends else view, results[i], sources)
         elif view.name == "scf.while":
             for i, (arg, init) in enumerate(_while_args(view.line)):
                 flow(view, view.key(arg), [view.key(init), *(y[i] for y in yields if i < len(y))])
@@ -775,7 +777,7 @@ def _region_flows(a: Analysis, labels: dict[int, list[list[str]]]) -> None:
                         flow(condition, targets[i], [value])
         else:
             for i, key in enumerate(results):
-                flow(view, key, [y[i] for y in yields if i < len(y)])
+                flow(ends[-1] if ends else view, key, [y[i] for y in yields if i < len(y)])
 
 
 def analyze(text: str) -> Analysis:
@@ -821,10 +823,8 @@ def _sweep(a: Analysis) -> None:
     repeating sweeps until nothing changes reaches the fixpoint MLIR's solver reaches."""
     for view in a.views:
         op = view.op
-        if op.name in _REGION_OPS or op.name == "scf.condition":
-            _enter_region(a, view)
-            continue
-        if not op.results:
+        _flow_into(a, view)
+        if op.name in _REGION_OPS or not op.results:
             continue
         shape = view.result_shape
         fn = RULES.get(op.name)
@@ -843,9 +843,9 @@ def _join(a: Fact | None, b: Fact | None) -> Fact | None:
     return Fact(a.info.join(b.info), a.shape, a.pointer)
 
 
-def _enter_region(a: Analysis, view: OpView) -> None:
-    """At a region op (or a while's scf.condition): its block arguments and results from their flows; an
-    scf.for induction variable is divisible by gcd(lower bound, step)."""
+def _flow_into(a: Analysis, view: OpView) -> None:
+    """The block arguments and results set at this op, each the join of what flows in so far; at scf.for,
+    the induction variable, divisible by gcd(lower bound, step)."""
     if view.name == "scf.for" and (m := _FOR.search(view.line)):
         iv, lb, _, step = m.groups()
         div = gcd(a.fact(view.key(lb)).info.divisibility[0], a.fact(view.key(step)).info.divisibility[0])
