@@ -382,8 +382,10 @@ def _weak(ctx: _Context, value: str, d: int, need: int, elem_bytes: int, seen: s
     else:
         return [ctx.describe(value)]
     out: list[str] = []
+    cycle = False
     for operand in operands:
         if operand in seen:
+            cycle = True  # a loop's own previous value: what it adds is found where the loop started
             continue
         g = ctx.a.fact(operand)
         if not g.shape:
@@ -399,26 +401,32 @@ def _weak(ctx: _Context, value: str, d: int, need: int, elem_bytes: int, seen: s
         out += [s for s in found if s not in out]
     # a range or a program id is weak only until multiplied by something divisible: name that instead
     named = [s for s in out if s not in _INCIDENTAL]
-    return named or out or [ctx.describe(value)]
+    return named or out or ([] if cycle else [ctx.describe(value)])
 
 
-def _mask_weak(ctx: _Context, value: str, need: int) -> list[str]:
-    """The scalars a mask compares against whose divisibility bounds its constancy (`offs < n`)."""
-    seen: set[str] = set()
+def _mask_weak(ctx: _Context, value: str, d: int, need: int, seen: set[str] | None = None) -> list[str]:
+    """What makes a mask change within runs shorter than `need` along d: through and/or and broadcasts to
+    the comparisons that do, then to the terms of their operands divisible by less (`offs < n`: n)."""
+    seen = seen if seen is not None else set()
+    seen.add(value)
+    f = ctx.a.fact(value)
+    if f.shape and f.info.constancy[d] >= need:
+        return []
+    view = ctx.a.defs.get(value)
+    if view is None or view.name not in _PASS_THROUGH | {"arith.andi", "arith.ori", "arith.xori", "arith.cmpi"}:
+        return [ctx.describe(value)]
     out: list[str] = []
-    stack = [value]
-    while stack and len(seen) < 256:
-        v = stack.pop()
-        if v in seen:
+    for operand in view.operands:
+        g = ctx.a.fact(operand)
+        od = _operand_dim(view, d, len(g.shape)) if g.shape else 0
+        if operand in seen or od is None:
             continue
-        seen.add(v)
-        f = ctx.a.fact(v)
-        view = ctx.a.defs.get(v)
-        if (v in ctx.a.args or (view is not None and view.name in _LOADS)) and f.info.divisibility[0] < need:
-            out.append(ctx.describe(v))
-        elif view is not None and view.name not in _LOADS:
-            stack.extend(view.operands)
-    return out
+        if view.name == "arith.cmpi":
+            found = _weak(ctx, operand, od, need, 1) if g.info.divisibility[od] < need else []
+        else:
+            found = _mask_weak(ctx, operand, od, need, seen)
+        out += [s for s in found if s not in out]
+    return [s for s in out if s not in _INCIDENTAL] or out
 
 
 # ---------------------------------------------------------------------------------------------- classification
@@ -558,7 +566,7 @@ def _caps(
         weak = ", ".join(list(dict.fromkeys(found))[:4] or ["the address"])
         caps.append(f"address divisible by only {w.divisibility} element(s) along dim {d} (from {weak})")
     if w.mask_alignment is not None and w.mask_alignment < need and mask is not None:
-        weak = ", ".join(_mask_weak(ctx, mask, need)[:4]) or "its comparison"
+        weak = ", ".join(_mask_weak(ctx, mask, d, need)[:4]) or "its comparison"
         caps.append(f"mask constant over runs of only {w.mask_alignment} element(s) (from {weak})")
     if w.contiguity < need:
         caps.append(f"runs of only {w.contiguity} contiguous element(s) along dim {d}")

@@ -73,3 +73,12 @@ def walk(x_ptr, y_ptr, n, step, BLOCK: tl.constexpr):
     else:
         out = y_ptr + offs * 2
     tl.store(out, acc)
+
+
+@triton.jit
+def masked_tile(x_ptr, y_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :], mask=mask)
+    tl.store(y_ptr + rm[:, None] * stride + rn[None, :], x, mask=mask)

@@ -353,3 +353,16 @@ def test_while_loop_pointers_and_branch_results_are_followed(step, verdict, bits
         assert "from step" in load.why
     (store,) = by_line(traj, "tl.store(out, acc)", "store")
     assert store.verdict == "uncoalesced" and "multiplied by the constant 2" in store.why
+
+
+@pytest.mark.parametrize(("m", "n", "verdict"), [(63, 64, "wide"), (63, 63, "narrow")])
+def test_only_the_mask_bound_along_the_fast_axis_caps_the_width(m, n, verdict):
+    """`(rm < M) & (rn < N)` changes along the rows' fast axis (dim 1) only where rn < N does: an odd M
+    leaves the vectors whole, an odd N splits them, and the explanation names N alone."""
+    traj = compiled("masked_tile", "*fp32", "*fp32", m, n, 64, BM=64, BN=64)
+    (load,) = by_line(traj, "x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :], mask=mask)", "load")
+    assert load.dim == 1 and load.verdict == verdict
+    # N = 64 carries tt.divisibility 16: the mask is constant over gcd(64, MAX, 16) = 16 elements
+    assert load.mask_alignment == (16 if n == 64 else 1)
+    if verdict == "narrow":
+        assert load.vector_bits == 32 and "mask constant over runs of only 1 element(s) (from N)" in load.why
