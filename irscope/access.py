@@ -44,7 +44,6 @@ from irscope.trajectory import MLIR, Trajectory
 
 VERDICTS = ("uncoalesced", "gather", "narrow", "scalar", "wide")  # worst first
 MAX_VECTOR_BITS = 128  # the widest global access of one thread (ld.global.v4.b32, global_load_dwordx4)
-ALIGNED_BYTES = 16  # what tt.divisibility = 16 promises for an argument
 
 
 @dataclass(frozen=True)
