@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from irscope.axisinfo import (
     Analysis,
@@ -318,9 +318,14 @@ def _operand_dim(view: OpView, d: int, rank: int) -> int | None:
     return d if d < rank else None
 
 
-def _scattered_along(f: Fact, d: int | None) -> bool:
+def _same_dim(d: int, rank: int) -> int | None:
+    """A value flowing into a block argument or result: the same dimension, where it has one."""
+    return d if d < rank else None
+
+
+def _scattered_along(f: Fact, d: int) -> bool:
     """Varies along d (not constant there) without being contiguous."""
-    return d is not None and f.info.contiguity[d] == 1 and f.info.constancy[d] < f.shape[d]
+    return f.info.contiguity[d] == 1 and f.info.constancy[d] < f.shape[d]
 
 
 def _breakers(a: Analysis, value: str, d: int, seen: set[str] | None = None) -> list[OpView | None]:
@@ -341,8 +346,8 @@ def _breakers(a: Analysis, value: str, d: int, seen: set[str] | None = None) -> 
     found: list[OpView | None] = []
     for operand in operands:
         f = a.fact(operand)
-        od = (d if d < len(f.shape) else None) if flow else _operand_dim(view, d, len(f.shape))
-        if operand not in seen and _scattered_along(f, od):
+        od = _operand_dim(view, d, len(f.shape)) if view is not None and not flow else _same_dim(d, len(f.shape))
+        if operand not in seen and od is not None and _scattered_along(f, od):
             found += [b for b in _breakers(a, operand, od, seen) if b not in found]
     return found or [view]
 
@@ -387,10 +392,9 @@ def _weak(ctx: _Context, value: str, d: int, need: int, elem_bytes: int, seen: s
             cycle = True  # a loop's own previous value: what it adds is found where the loop started
             continue
         g = ctx.a.fact(operand)
-        if not g.shape:
-            od = 0
-        else:
-            od = d if value in ctx.a.flows else _operand_dim(view, d, len(g.shape))
+        od: int | None = 0
+        if g.shape:
+            od = _operand_dim(view, d, len(g.shape)) if view is not None and value not in ctx.a.flows else d
         if od is None and max(g.info.contiguity) > 1:  # expand_dims of a range: its starts count as odd
             found = [_RANGE]
         elif od is None:  # expand_dims: the new axis is as divisible as the least divisible source dimension
@@ -481,29 +485,31 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
     elem_bytes = max(bits // 8, 1)
     encoding, shape = (t.encoding, t.shape) if t else (None, ())
     address, mask_name = spec.address(view), spec.mask(view)
-    fact = _address_fact(a, view, spec, address, elem_bytes) if address else None
-    if fact is None:
+    fact = _address_fact(a, view, spec, address, elem_bytes) if address is not None else None
+    if address is None or fact is None:
         return None
     if len(fact.shape) != len(shape):  # an address the analysis could not follow (a while loop's argument)
         fact = Fact(AxisInfo.pessimistic(max(len(shape), 1)), shape, pointer=True)
     layout = layout_of(encoding, shape, a.module.aliases, ctx.threads)
     emitted = ctx.emitted(view, spec.kind)
-    common = dict(
+    d = _fastest_dim(fact, layout) if shape else None
+    scalar = Access(  # the scalar case; the others replace its numbers and verdict
         kind=spec.kind,
         op=view.name,
         line=ctx.line(view),
         shape=shape,
         element_bits=bits,
         elements_per_thread=layout.elements_per_thread if shape else 1,
+        contiguity=1,
+        divisibility=max(fact.info.divisibility[0] // elem_bytes, 1),
         vector_bits=emitted,
+        verdict="scalar",
+        why="a scalar pointer: one element per program" if not shape else "every element reads one address",
+        dim=None,
+        mask_alignment=None,
     )
-    d = _fastest_dim(fact, layout) if shape else None
     if d is None:
-        why = "a scalar pointer: one element per program" if not shape else "every element reads one address"
-        div = max(fact.info.divisibility[0] // elem_bytes, 1)
-        return Access(
-            **common, contiguity=1, divisibility=div, verdict="scalar", why=why, dim=None, mask_alignment=None
-        )
+        return scalar
     mask = a.fact(mask_name) if mask_name else None
     w = _Width(
         bits,
@@ -511,13 +517,15 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
         min(max(fact.info.divisibility[d] // elem_bytes, 1), MAX_VECTOR_BITS),
         min(mask.info.constancy[d], shape[d]) if mask is not None and mask.info.rank == fact.info.rank else None,
         layout.size_per_thread[d] if layout.size_per_thread else None,
-        common["elements_per_thread"],
+        scalar.elements_per_thread,
         shape[d],
     )
-    numbers = dict(contiguity=w.contiguity, divisibility=w.divisibility, dim=d, mask_alignment=w.mask_alignment)
+    access = replace(
+        scalar, contiguity=w.contiguity, divisibility=w.divisibility, dim=d, mask_alignment=w.mask_alignment
+    )
     if w.contiguity == 1:
         verdict, why = _scattered(ctx, address, d)
-        return Access(**common, **numbers, verdict=verdict, why=why)
+        return replace(access, verdict=verdict, why=why)
     got = emitted if emitted is not None else w.predicted * bits
     source = "" if emitted is not None else " (predicted: no lowered IR captured)"
     if got >= w.ceiling * bits:
@@ -525,10 +533,10 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
             why = f"{got}-bit vectors{source}: contiguity {w.contiguity}, divisibility {w.divisibility} along dim {d}"
         else:
             why = f"{got}-bit accesses{source}: each thread holds only {w.ceiling} element(s) of this access"
-        return Access(**common, **numbers, verdict="wide", why=why)
+        return replace(access, verdict="wide", why=why)
     base = spec.base(view) if spec.base else None
     why = f"{got}-bit accesses{source}: " + "; ".join(_caps(ctx, w, got, address, base, mask_name, d, elem_bytes))
-    return Access(**common, **numbers, verdict="narrow", why=why)
+    return replace(access, verdict="narrow", why=why)
 
 
 def _scattered(ctx: _Context, address: str, d: int) -> tuple[str, str]:

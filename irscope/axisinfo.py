@@ -323,8 +323,9 @@ def _binary(
     )
 
 
-def _both(a: AxisInfo, b: AxisInfo) -> bool:
-    return a.constant is not None and b.constant is not None
+def _both(a: AxisInfo, b: AxisInfo) -> tuple[int, int] | None:
+    """Both operands' constant values, when both are known."""
+    return (a.constant, b.constant) if a.constant is not None and b.constant is not None else None
 
 
 @rule("arith.addi", "arith.subi", "tt.addptr")
@@ -343,9 +344,9 @@ def _add_sub(x: RuleInput) -> AxisInfo | None:
         return gcd(a.divisibility[d], _mul_divisor(b.divisibility[d], elem))
 
     def constant(a: AxisInfo, b: AxisInfo) -> int | None:
-        if not _both(a, b):
+        if (c := _both(a, b)) is None:
             return None
-        return a.constant - b.constant if sub else a.constant + b.constant * elem
+        return c[0] - c[1] if sub else c[0] + c[1] * elem
 
     return _binary(x, contiguity, divisibility, constant)
 
@@ -362,8 +363,8 @@ def _mul(x: RuleInput) -> AxisInfo | None:
         return _mul_divisor(da, db)
 
     def constant(a: AxisInfo, b: AxisInfo) -> int | None:
-        if _both(a, b):
-            return a.constant * b.constant
+        if (c := _both(a, b)) is not None:
+            return c[0] * c[1]
         return 0 if 0 in (a.constant, b.constant) else None
 
     return _binary(x, contiguity, divisibility, constant)
@@ -396,7 +397,8 @@ def _div(x: RuleInput) -> AxisInfo | None:
         return 1
 
     def constant(a: AxisInfo, b: AxisInfo) -> int | None:
-        return _trunc_div(a.constant, b.constant) if _both(a, b) and b.constant else None
+        c = _both(a, b)
+        return _trunc_div(*c) if c is not None and c[1] else None
 
     return _binary(x, contiguity, divisibility, constant, constancy)
 
@@ -427,8 +429,8 @@ def _rem(x: RuleInput) -> AxisInfo | None:
         return gcd(a.constancy[d], b.constancy[d])
 
     def constant(a: AxisInfo, b: AxisInfo) -> int | None:
-        if _both(a, b) and b.constant:
-            return a.constant - b.constant * _trunc_div(a.constant, b.constant)
+        if (c := _both(a, b)) is not None and c[1]:
+            return c[0] - c[1] * _trunc_div(*c)
         return 0 if b.constant == 1 else None
 
     return _binary(x, contiguity, divisibility, constant, constancy)
@@ -501,9 +503,9 @@ def _cmpi(x: RuleInput) -> AxisInfo | None:
         return None
     constancy, value = [], None
     for d in range(x.rank):
-        if _both(a, b):
+        if (c := _both(a, b)) is not None:
             hint = x.size(d)
-            value = int(_COMPARE.get(pred, _COMPARE["eq"])(a.constant, b.constant))
+            value = int(_COMPARE.get(pred, _COMPARE["eq"])(*c))
         else:
             hint = gcd(a.constancy[d], b.constancy[d])
             if pred[1:] in ("gt", "le") and _constant_dim(x, a, d):  # splat ⋚ range: one switch per run
@@ -522,7 +524,7 @@ def _logical(x: RuleInput) -> AxisInfo | None:
         x,
         lambda a, b, d: 1,
         lambda a, b, d: 1,
-        lambda a, b: fn(a.constant, b.constant) if _both(a, b) else None,
+        lambda a, b: fn(*c) if (c := _both(a, b)) is not None else None,
     )
 
 
@@ -561,7 +563,7 @@ def _shl(x: RuleInput) -> AxisInfo | None:
         x,
         lambda a, b, d: a.contiguity[d] if b.constant == 0 else 1,
         divisibility,
-        lambda a, b: a.constant << b.constant if _both(a, b) and b.constant >= 0 else None,
+        lambda a, b: c[0] << c[1] if (c := _both(a, b)) is not None and c[1] >= 0 else None,
     )
 
 
@@ -577,7 +579,7 @@ def _shr(x: RuleInput) -> AxisInfo | None:
         x,
         lambda a, b, d: a.contiguity[d] if b.constant == 0 else 1,
         divisibility,
-        lambda a, b: a.constant >> b.constant if _both(a, b) and b.constant >= 0 else None,
+        lambda a, b: c[0] >> c[1] if (c := _both(a, b)) is not None and c[1] >= 0 else None,
     )
 
 
@@ -588,8 +590,8 @@ def _max_min(x: RuleInput) -> AxisInfo | None:
     a, b = x.args[0].info, x.args[1].info
     if a.rank != b.rank:
         return None
-    if _both(a, b):
-        value = max(a.constant, b.constant) if "max" in x.view.name else min(a.constant, b.constant)
+    if (c := _both(a, b)) is not None:
+        value = max(c) if "max" in x.view.name else min(c)
         return AxisInfo((1,) * a.rank, (pow2_divisor(value),) * a.rank, x.constancy_of_constant(), value)
     return AxisInfo(
         tuple(gcd(a.contiguity[d], b.contiguity[d]) for d in range(a.rank)),
@@ -698,7 +700,8 @@ def _bind(module: ParsedModule, lines: list[str]) -> tuple[list[OpView], dict[in
     Also: each region op's labelled blocks (`^bb0(%a: …)`, as in scf.while's `do` region) → argument keys."""
     ops = {op.line_no: op for op in module.ops}
     current: dict[str, str] = {}
-    views, labels = [], {}
+    views: list[OpView] = []
+    labels: dict[int, list[list[str]]] = {}
     pending: list[str] | None = None  # a label's arguments, waiting for the op that shows whose region it is
     for i, raw in enumerate(lines, start=1):
         text = raw.strip()
@@ -769,12 +772,12 @@ def _region_flows(a: Analysis, labels: dict[int, list[list[str]]]) -> None:
         elif view.name == "scf.while":
             for i, (arg, init) in enumerate(_while_args(view.line)):
                 flow(view, view.key(arg), [view.key(init), *(y[i] for y in yields if i < len(y))])
-            condition = next((t for t in ends if t.name == "scf.condition"), None)
             after = labels.get(view.op.line_no, [[]])[-1]
-            for i, value in enumerate(condition.operands[1:] if condition else []):
-                for targets in (after, results):
-                    if i < len(targets):
-                        flow(condition, targets[i], [value])
+            for condition in (t for t in ends if t.name == "scf.condition"):
+                for i, value in enumerate(condition.operands[1:]):
+                    for targets in (after, results):
+                        if i < len(targets):
+                            flow(condition, targets[i], [value])
         else:
             for i, key in enumerate(results):
                 flow(ends[-1] if ends else view, key, [y[i] for y in yields if i < len(y)])
@@ -804,7 +807,7 @@ def _function_args(a: Analysis, view: OpView) -> None:
     starts = list(_FUNC_ARG.finditer(header))
     for i, m in enumerate(starts):
         chunk = header[m.end() : starts[i + 1].start() if i + 1 < len(starts) else len(header)]
-        hints = {}
+        hints: dict[str, tuple[int, ...]] = {}
         for key in ("contiguity", "divisibility", "constancy"):
             if h := re.search(rf"tt\.{key} = (\d+)", chunk):
                 hints[key] = (int(h.group(1)),)
