@@ -7,6 +7,10 @@ EXTRAS := torch,index,llm,plot,dev
 
 .PHONY: demo test lint venv browser bench-capture ascend-env clean
 
+# The project's own Python files: what git tracks (and still exists). A user's untracked `my_kernels.py` or
+# `dump/` is not linted; outside a git checkout, everything.
+PY_FILES := $(or $(wildcard $(shell git ls-files '*.py' 2>/dev/null)),.)
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
@@ -26,11 +30,14 @@ browser:
 demo: $(STAMP)
 	$(BIN)/python -m ladder.demo
 
+# ruff (lint, format), the layer contract (import-linter), types (mypy); `make test` runs them before pytest.
 lint: $(STAMP)
-	$(BIN)/ruff check .
+	$(BIN)/ruff check $(PY_FILES)
+	$(BIN)/ruff format --check $(PY_FILES)
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
-test: $(STAMP) browser
-	$(BIN)/ruff check .
+test: lint browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
 bench-capture: $(STAMP)

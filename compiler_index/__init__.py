@@ -15,6 +15,7 @@ Modules, one concept each:
     callgraph   call edges: libclang's resolved callees where there are, else by name, namespace and class
     build       incremental builds by content hash, parallel extraction, progress display
     queries     the query API: pure functions, database path or connection in, dataclasses out
+                (a package, one module per kind: passes, ops, gates, diagnostics, calls, fulltext)
     explain     the join with an irscope trajectory: the code of a pass behind its op-count changes
     render      human-readable text for query results
     cli         `compiler-index`

@@ -63,8 +63,8 @@ def load(path: Path) -> dict[Path, CompileCommand]:
     """Commands by the absolute, resolved path of their file; a file listed twice keeps its first command."""
     try:
         entries = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CompileCommandsError(f"{path}: not a readable compilation database ({e})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CompileCommandsError(f"{path}: not a readable compilation database ({err})") from None
     if not isinstance(entries, list):
         raise CompileCommandsError(
             f"{path}: a compilation database is a JSON list of commands, found {type(entries).__name__}"

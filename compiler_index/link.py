@@ -428,7 +428,8 @@ def _pass_patterns(con: sqlite3.Connection) -> None:
         by_function.setdefault(r["function_id"], set()).add(r["pattern"])
     for fn_id, patterns in by_function.items():
         start = callgraph.function(con, fn_id)
-        frontier, seen, done = [start], {start.id}, set()
+        frontier, seen = [start], {start.id}
+        done: set[str] = set()
         for depth in range(REGISTRATION_DEPTH + 1):
             nxt = []
             for f in frontier:

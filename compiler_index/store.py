@@ -293,16 +293,16 @@ def write_file(
     def fid(i: int | None) -> int | None:
         return fn_ids[i] if i is not None else None
 
-    for c in facts.classes:
-        ancestors = None if c.ancestors is None else json.dumps([[b.name, b.targs] for b in c.ancestors])
+    for k in facts.classes:
+        ancestors = None if k.ancestors is None else json.dumps([[b.name, b.targs] for b in k.ancestors])
         cur = con.execute(
             "INSERT INTO classes(file_id, name, kind, line, end_line, root_hint, tparams, ancestors, "
             "backend) VALUES (?,?,?,?,?,?,?,?,?)",
-            (file_id, c.name, c.kind, c.line, c.end_line, c.root_hint, json.dumps(c.tparams), ancestors, c.backend),
+            (file_id, k.name, k.kind, k.line, k.end_line, k.root_hint, json.dumps(k.tparams), ancestors, k.backend),
         )
         con.executemany(
             "INSERT INTO class_bases VALUES (?, ?, ?, ?, ?)",
-            [(cur.lastrowid, i, b.text, b.name, json.dumps(b.targs)) for i, b in enumerate(c.bases)],
+            [(cur.lastrowid, i, b.text, b.name, json.dumps(b.targs)) for i, b in enumerate(k.bases)],
         )
     con.executemany(
         "INSERT INTO calls(file_id, caller_id, callee, scope, form, line, snippet, target_usr, target, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -204,12 +205,12 @@ def cmd_query(a: argparse.Namespace) -> int:
         console.print(f"line {line}: {src[line - 1].strip() if 0 < line <= len(src) else '?'}")
         for stage in ("ttir", "ttgir", "ttadapter"):
             if stage in traj.stages:
-                ops = g.ops_by_line(traj.stage_output(stage).index).get(line, {})
+                ops = g.ops_by_line(traj.stage_output(stage).index).get(line, Counter())
                 console.print(f"  {stage} ops: " + (", ".join(f"{k}×{v}" for k, v in sorted(ops.items())) or "none"))
         console.print("  passes that changed it:")
         for e, delta in g.passes_touching_line(line):
-            changes = ", ".join(f"{k} {v:+d}" for k, v in delta.items())
-            console.print(f"  #{e.target} {e.stage} {e.pass_arg}: {changes}")
+            moved = ", ".join(f"{k} {v:+d}" for k, v in delta.items())
+            console.print(f"  #{e.target} {e.stage} {e.pass_arg}: {moved}")
     elif a.what == "first":
         snap = g.first_where(a.arg)
         if snap is None:

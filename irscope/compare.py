@@ -101,6 +101,8 @@ def compare(a: Trajectory, b: Trajectory) -> Comparison:
         PassDiff(op, pa[i1:i2], pb[j1:j2])
         for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=pa, b=pb, autojunk=False).get_opcodes()
     ]
-    ca = [f"{s.stage}[{s.stage_index}] {s.pass_arg}" for s in a.changed_passes()]
-    cb = [f"{s.stage}[{s.stage_index}] {s.pass_arg}" for s in b.changed_passes()]
-    return Comparison(a, b, counters, lines, passes, [x for x in ca if x not in cb], [x for x in cb if x not in ca])
+    changed_a = [f"{s.stage}[{s.stage_index}] {s.pass_arg}" for s in a.changed_passes()]
+    changed_b = [f"{s.stage}[{s.stage_index}] {s.pass_arg}" for s in b.changed_passes()]
+    only_a = [x for x in changed_a if x not in changed_b]
+    only_b = [x for x in changed_b if x not in changed_a]
+    return Comparison(a, b, counters, lines, passes, only_a, only_b)

@@ -60,7 +60,7 @@ class StageDiffGraph:
     def __init__(self, traj: Trajectory, analyzer: Analyzer | None = None):
         self.traj = traj
         self.analyzer = analyzer or Analyzer(traj)
-        self.g = nx.DiGraph()
+        self.g: nx.DiGraph[int] = nx.DiGraph()  # nodes: snapshot indices
         self._ops: dict[int, Counter[str]] = {}
         self._line_ops: dict[int, dict[int, Counter[str]]] = {}
         self._build()

@@ -14,7 +14,7 @@ from ladder.kernel_spec import CASE, KernelSpec
 from ladder.validation import Validation
 from suite.operator import Operator
 
-# A case has reached its target once it runs within this fraction of speed of light (SUITE.md §3 uses 80 %).
+# A case has reached its target once it runs within this fraction of speed of light (docs/suite.md uses 80 %).
 DEFAULT_SOL_TARGET = 0.8
 
 

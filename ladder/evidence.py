@@ -1,6 +1,6 @@
 """What a ladder level hands back: evidence with provenance, hypotheses, candidate rewrite families, stop tests.
 
-Every evidence item points at where it came from (DESIGN.md: "evidence carries its provenance"): an artifact
+Every evidence item points at where it came from (docs/design.md: "evidence carries its provenance"): an artifact
 file (timings JSON, an ncu report, a pattern card), a trajectory snapshot (index and pass), a kernel source
 line, or a compiler source file:line. Hypotheses and rewrite families cite evidence by id, so the policy can
 check that a conclusion rests on evidence the level itself exposed (ladder/policy.py).

@@ -5,7 +5,8 @@
 The kernel module runs in a child process (`python -m ladder.ncu --child KERNEL OP CASE`) under
 `ncu --clock-control none --profile-from-start off`: the child warms up (JIT compile) outside the profiled
 range, then brackets one `forward` call with cudaProfilerStart/Stop, so only that call's kernels are measured.
-`--clock-control none` leaves the GPU clocks as they are, as the timing harness does (SUITE.md §6.2.7).
+`--clock-control none` leaves the GPU clocks as they are, as the timing harness does
+(docs/suite-protocol.md#timing, rule 7).
 With a GpuSlot the child sees only that GPU and holds its GpuLock alone for the profiled call, so no other
 round's kernels run beside the one being counted (ladder/harness/gpu_lock.py).
 
@@ -258,4 +259,5 @@ if __name__ == "__main__":
     ap.add_argument("--child", nargs=3, metavar=("KERNEL", "OP", "CASE"), required=True)
     ap.add_argument("--lock", help="the GPU's GpuLock file")
     a = ap.parse_args()
-    sys.exit(_child(*a.child, a.lock))
+    kernel, op_name, case_name = a.child
+    sys.exit(_child(kernel, op_name, case_name, a.lock))

@@ -37,7 +37,8 @@ ACTIONABLE, INCONCLUSIVE, AT_TARGET = "actionable", "inconclusive", "at-target"
 class RunsLevel(Protocol):
     """What climb needs of a level (ladder.levels.base.Level): run(ctx) → an assessed LevelResult."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: levels set it as a class attribute
 
     def run(self, ctx: Context) -> LevelResult: ...
 

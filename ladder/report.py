@@ -19,7 +19,7 @@ from ladder.records import BASELINE, History
 from ladder.validation import Validation, geomean
 
 INITIAL = "initial"  # the evidence level of a best round that is the initial kernel
-MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (SUITE.md §3, §7)
+MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
 
 
 def _ratio(v: Validation, num: str, den: str) -> float | None:
@@ -165,10 +165,11 @@ def plot(s: SuiteSummary, path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ops = sorted((o for o in s.ops if o.speedup_initial is not None), key=lambda o: o.speedup_initial or 0)
+    ranked = sorted(((o, x) for o in s.ops if (x := o.speedup_initial) is not None), key=lambda ox: ox[1])
+    ops = [o for o, _ in ranked]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(ops) + 2), 4.5))
     xs = range(len(ops))
-    ax.bar(xs, [o.speedup_initial for o in ops], color="#3b6ea8", label="vs initial kernel")
+    ax.bar(xs, [x for _, x in ranked], color="#3b6ea8", label="vs initial kernel")
     eager = [(i, o.vs_eager) for i, o in enumerate(ops) if o.vs_eager is not None]
     if eager:
         ax.scatter([i for i, _ in eager], [v for _, v in eager], color="#d95f02", zorder=3, label="vs eager")

@@ -300,7 +300,7 @@ def _signal_name(returncode: int) -> str | None:
         return f"signal {-returncode}"
 
 
-def _parse(line: bytes) -> dict:
+def _parse(line: bytes | bytearray) -> dict:
     try:
         msg = json.loads(line)
     except ValueError:

@@ -2,7 +2,8 @@
 
 The harness (ladder/harness, GPU timing and anti-cheat) and the CPU interpreter check (ladder/validators)
 both produce a `Validation`. Times are device medians in milliseconds; `sol_ms`, `eager_ms` and `compile_ms`
-are the speed-of-light ceiling and the two PyTorch baselines measured in the same process (SUITE.md §6.2).
+are the speed-of-light ceiling and the two PyTorch baselines measured in the same process
+(docs/suite-protocol.md#timing).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def geomean(values: Iterable[float]) -> float:
 
 
 def speedup(before: Mapping[str, float], after: Mapping[str, float]) -> float | None:
-    """Geo-mean over the cases of before/after (SUITE.md §7); None unless both cover the same cases."""
+    """Geo-mean over the cases of before/after (docs/suite-protocol.md#aggregation); None unless both cover the same
+    cases."""
     if not before or set(before) != set(after):
         return None
     return geomean(before[c] / after[c] for c in before)

@@ -192,11 +192,11 @@ def cmd_apply(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=1))
     else:
-        for e in report:
+        for row in report:
             verdict = ""
-            if "check" in e:
-                verdict = "  [ok]" if e["check"]["correct"] and e["check"]["compiles"] else "  [FAILED]"
-            print(f"{e['id']:<40} {e['description']}{verdict}")
+            if "check" in row:
+                verdict = "  [ok]" if row["check"]["correct"] and row["check"]["compiles"] else "  [FAILED]"
+            print(f"{row['id']:<40} {row['description']}{verdict}")
         if not report:
             print(f"no applier applies to {path}")
     return 1 if any("check" in e and not (e["check"]["correct"] and e["check"]["compiles"]) for e in report) else 0
@@ -226,24 +226,26 @@ def cmd_check_suite(args: argparse.Namespace) -> int:
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )
     seconds = time.perf_counter() - t0
+    failures = {cid: r.failures()[:3] for cid, r in results.items() if not r.ok}
+    compiles = sum(len(r.compiled) for r in results.values())
     report = {
         "candidates": len(items),
         "operators": len(ops),
         "seconds": round(seconds, 1),
         "correctness": not args.compile_only,
-        "failures": {cid: r.failures()[:3] for cid, r in results.items() if not r.ok},
-        "compiles": sum(len(r.compiled) for r in results.values()),
+        "failures": failures,
+        "compiles": compiles,
     }
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     what = "correct under the interpreter and compile" if not args.compile_only else "compile"
     print(
-        f"{len(items) - len(report['failures'])}/{len(items)} candidates for {len(ops)} operators {what} for "
-        f"cuda:90 ({report['compiles']} compiles, {seconds:.0f} s)"
+        f"{len(items) - len(failures)}/{len(items)} candidates for {len(ops)} operators {what} for "
+        f"cuda:90 ({compiles} compiles, {seconds:.0f} s)"
     )
-    for cid, why in report["failures"].items():
+    for cid, why in failures.items():
         print(f"FAIL {cid}: {why[0][:300] if why else ''}")
-    return 1 if report["failures"] else 0
+    return 1 if failures else 0
 
 
 # --- synthesize ----------------------------------------------------------------------------------------------

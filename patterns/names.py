@@ -64,7 +64,7 @@ RESOURCES = ("registers", "spill_bytes", "shared_bytes", "local_bytes", "num_war
 # L2 (profiling) facts: what `--profile JSON` may carry; the ladder's L2 level produces them.
 L2_FACTS: dict[str, str] = {
     "bottleneck": 'bottleneck class: "memory", "compute", "latency" or "launch"',
-    "sol_fraction": "achieved fraction of the speed of light (SUITE.md §3), 0..1",
+    "sol_fraction": "achieved fraction of the speed of light (docs/suite.md#how-speed-of-light-is-computed), 0..1",
     "launch_bound": "true when launch overhead dominates (kernel time near the launch latency)",
     "time_ms": "median kernel time in milliseconds",
     "num_programs": "programs (CTAs) in the launch grid",

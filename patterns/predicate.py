@@ -289,9 +289,9 @@ class _Evaluator:
             case Literal(value=v):
                 return v
             case Name(name=n):
-                v = self.lookup(n)
-                self.out.read[n] = v
-                return v
+                got = self.lookup(n)
+                self.out.read[n] = got
+                return got
             case Not(operand=o):
                 t = _truth(self.value(o))
                 return None if t is None else not t
@@ -313,9 +313,11 @@ class _Evaluator:
                 return _CMP[op](a, b)
             case Arith(op="neg", left=left):
                 a = self.value(left)
-                return None if a is None else (-a if _is_num(a) or isinstance(a, bool) else self._bad("-", a, None))
-            case Arith(op=op, left=left, right=right):
-                a, b = self.value(left), self.value(right)  # type: ignore[arg-type]
+                if isinstance(a, str):
+                    return self._bad("-", a, None)
+                return None if a is None else -a
+            case Arith(op=op, left=left, right=Node() as right):
+                a, b = self.value(left), self.value(right)
                 if a is None or b is None:
                     return None
                 if not ((_is_num(a) or isinstance(a, bool)) and (_is_num(b) or isinstance(b, bool))):
@@ -326,7 +328,8 @@ class _Evaluator:
                 return _ARITH[op](a, b)
         raise TypeError(f"unknown node {node!r}")
 
-    def _bad(self, op: str, a: Value, b: Value) -> None:
+    def _bad(self, op: str, a: Value, b: Value) -> Value:
+        """Arithmetic on a non-number: noted, and the result is unknown (None)."""
         self.out.notes.append(f"arithmetic {op} on non-numbers {a!r}, {b!r}: unknown")
         return None
 

@@ -336,9 +336,10 @@ def propose(
     cid, n = base[:60], 2
     while cid in taken:
         cid, n = f"{base[:56]}-{n}", n + 1
+    suggested = llm.get("family")
     family = (
-        llm.get("family")
-        if isinstance(llm.get("family"), str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", llm.get("family") or "")
+        suggested
+        if isinstance(suggested, str) and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", suggested)
         else (_slug(r.description, 2) or cid)
     )
     example = _changed_function(r.parent_source, r.candidate_source) or (_from_diff(r.diff) if r.diff else None)
@@ -669,7 +670,8 @@ def write_outputs(result: SynthesisResult, out_dir: Path, cards_dir: Path) -> Wr
             recorded = dict(json.loads(index_path.read_text()).get("generated_files", {}))
         except (json.JSONDecodeError, AttributeError):
             recorded = {}
-    written, generated = Written(), {}
+    written = Written()
+    generated: dict[str, str] = {}
     for cid, doc in result.proposals.items():
         rel = f"{PROPOSED}/{cid}.md"
         _safe_write(out_dir / rel, render_card(doc), rel, recorded, generated, written)

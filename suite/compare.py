@@ -1,8 +1,8 @@
-"""Output comparison against the oracle, per the operator's Tolerance (SUITE.md §6.1).
+"""Output comparison against the oracle, per the operator's Tolerance (docs/suite-protocol.md#correctness).
 
 Every element is checked, on the output's own device (a GPU compares gigabyte outputs in milliseconds), in
 float64 slices. Outputs must be exactly `torch.Tensor` with the oracle's shape and device; float outputs may be
-narrower than the oracle (bf16 operators are compared against an fp32-upcast oracle, SUITE.md §1; the harness
+narrower than the oracle (bf16 operators are compared against an fp32-upcast oracle, docs/suite.md; the harness
 checks the operator's dtype contract), integer outputs must have the oracle's dtype. NaN never passes unless the
 oracle has NaN at the same position; infinities must match in position and sign.
 

@@ -29,9 +29,9 @@ RANDOM, TIES, EXTREME, LARGE = "random", "ties", "extreme", "large"
 class Case:
     """One shape case. `shape` holds the operator's shape parameters by name, e.g. {"M": 4096, "N": 4096}."""
 
-    name: str  # c1..c5 for the SUITE.md cases; s1.. for the small interpreter cases
+    name: str  # c1..c5 for the suite's five cases; s1.. for the small interpreter cases
     shape: dict[str, int]
-    role: str = ""  # small | mid | large | odd | stress (SUITE.md §1)
+    role: str = ""  # small | mid | large | odd | stress (docs/suite.md#five-cases-per-operator)
 
     def label(self) -> str:
         return f"{self.name}(" + ",".join(f"{k}={v}" for k, v in self.shape.items()) + ")"
@@ -50,19 +50,19 @@ class Tolerance:
 
 @dataclass(frozen=True)
 class Operator:
-    number: int  # 1..37, SUITE.md order
+    number: int  # 1..37, the order of docs/suite.md#the-37-operators
     name: str  # module name, e.g. "softmax"
     source: str  # "KernelBench L1-23", "seed paper", …
     category: str  # elementwise, row-reduction, index-reduction, loss, scan, window, gemm, gemm-epilogue, …
     dtype: str  # "fp32" or "bf16": the dtype contract of inputs and outputs (index outputs are int64)
-    cases: Sequence[Case]  # exactly 5, SUITE.md
+    cases: Sequence[Case]  # exactly 5 (docs/suite.md#five-cases-per-operator)
     small_cases: Sequence[Case]  # tiny shapes for CPU CI under TRITON_INTERPRET=1
     # (case, seed, device, kind) → the positional inputs of reference/oracle/forward, in order
     make_inputs: Callable[[Case, int, str, str], tuple[Any, ...]]
     reference: Callable[..., Any]  # the PyTorch eager reference (the timed baseline)
     oracle: Callable[..., Any]  # high-precision reference for correctness (fp64 or fp32-upcast)
     bytes_moved: Callable[[Case], int]  # minimum bytes: every input read once, every output written once
-    flops: Callable[[Case], int]  # 0 for memory-only operators (SUITE.md §3)
+    flops: Callable[[Case], int]  # 0 for memory-only operators (docs/suite.md#how-speed-of-light-is-computed)
     tolerance: Tolerance = field(default_factory=Tolerance)
     input_kinds: Sequence[str] = (RANDOM,)  # adversarial kinds the operator is validated on, beyond random
     notes: str = ""
@@ -82,7 +82,7 @@ class Operator:
 
 @cache
 def all_operators() -> dict[str, Operator]:
-    """Every operator in suite/ops, in SUITE.md order."""
+    """Every operator in suite/ops, in suite order (by number)."""
     import suite.ops as ops_pkg
 
     found: list[Operator] = []

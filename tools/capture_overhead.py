@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 import triton
 from triton import knobs
@@ -85,7 +86,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--json")
     a = ap.parse_args()
-    rows = []
+    rows: list[dict[str, Any]] = []  # one JSON row per kernel: its name, times, ratios and sizes
     for name in KERNELS:
         time_plain(name)  # warm: imports, first-compile initialization
         time_capture(name, disassemble=False)

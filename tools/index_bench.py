@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from compiler_index import queries as q
@@ -30,7 +31,7 @@ from compiler_index.sources import SOURCE, TRITON_EXCLUDES, Root, is_triton_chec
 TARGET_DIRS = ("lib", "include", "third_party/nvidia", "third_party/amd")
 TARGETS = {"build_s": 15.0, "rebuild_s": 1.0, "query_p95_ms": 50.0}
 
-QUERIES: list[tuple[str, object, tuple]] = [
+QUERIES: list[tuple[str, Callable[..., object], tuple]] = [
     ("pass", q.pass_info, ("tritongpu-remove-layout-conversions",)),
     ("pass", q.pass_info, ("passes.ttgpuir.add_coalesce",)),
     ("pass", q.pass_info, ("tritongpu-accelerate-matmul",)),

@@ -55,7 +55,8 @@ def main() -> None:
             for seed in range(a.seeds):
                 inputs = op.make_inputs(case, seed, a.device, RANDOM)
                 gen = torch.Generator(device=a.device).manual_seed(1000 + seed)
-                out = perturbed_routing(*inputs, ulps, gen)
+                logits, bias, G, KG, K = inputs
+                out = perturbed_routing(logits, bias, G, KG, K, ulps, gen)
                 ref = op.oracle(*inputs)
                 t0 = time.perf_counter()
                 rule = verify(op, inputs, out)

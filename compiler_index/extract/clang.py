@@ -534,14 +534,14 @@ def _functions(facts: FileFacts, unit: _Unit) -> None:
     for i, f in enumerate(facts.functions):
         by_name.setdefault(f.name, []).append((f.line, f.end_line, i))
     taken: set[int] = set()
-    unmatched = []
+    unmatched: list[tuple[ci.Cursor, int]] = []
     for cursor, line in unit.functions:
-        i = _innermost([s for s in by_name.get(_bare(cursor.spelling), []) if s[2] not in taken], line)
-        if i is None:
+        hit = _innermost([s for s in by_name.get(_bare(cursor.spelling), []) if s[2] not in taken], line)
+        if hit is None:
             unmatched.append((cursor, line))
             continue
-        taken.add(i)
-        _resolve_function(facts.functions[i], cursor)
+        taken.add(hit)
+        _resolve_function(facts.functions[hit], cursor)
     for cursor, line in unmatched:  # made by a macro, which tree-sitter reads as the function's name
         same_line = [i for i, f in enumerate(facts.functions) if f.line == line and i not in taken]
         if len(same_line) == 1:
@@ -559,10 +559,10 @@ def _classes(facts: FileFacts, unit: _Unit) -> None:
     for i, c in enumerate(facts.classes):
         by_name.setdefault(c.name, []).append((c.line, c.end_line, i))
     for cursor, line in unit.classes:
-        i = _innermost(by_name.get(_bare(cursor.spelling), []), line)
-        if i is None:
+        hit = _innermost(by_name.get(_bare(cursor.spelling), []), line)
+        if hit is None:
             continue
-        cls: ClassDef = facts.classes[i]
+        cls: ClassDef = facts.classes[hit]
         resolved = bases(cursor, _template_params(cursor))
         if len(resolved) == len(cls.bases):  # tree-sitter's where libclang could not resolve one
             cls.bases = [b if b is not None else ts for (b, _), ts in zip(resolved, cls.bases)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from irscope.parse.asm import Instr
 from irscope.signatures.rules import InstrRule, OpRule, rx
@@ -27,10 +28,12 @@ def _amd_vec(ins: Instr) -> int:
     return int(m.group(1)) if m.group(1) else max(int(m.group(2)) // 32, 1)
 
 
+def _width_is(n: int) -> Callable[[Instr], int]:
+    return lambda ins: int(_amd_vec(ins) == n)
+
+
 def _vec(verb: str, pattern: str) -> list[InstrRule]:
-    return [
-        InstrRule(f"mem.{verb}_vec{n}", "amdgcn", rx(pattern), lambda i, n=n: int(_amd_vec(i) == n)) for n in (1, 2, 4)
-    ]
+    return [InstrRule(f"mem.{verb}_vec{n}", "amdgcn", rx(pattern), _width_is(n)) for n in (1, 2, 4)]
 
 
 AMD_LOAD = r"^(?:global_load|buffer_load)"

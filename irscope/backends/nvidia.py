@@ -55,10 +55,12 @@ class NvidiaAdapter(BackendAdapter):
         cubin = builder.artifacts.get("cubin")
         if cubin is None or not want_disassembly:
             return
+        if not isinstance(cubin.data, bytes):
+            raise TypeError("the cubin artifact holds text; nvdisasm needs the binary")
         fd, path = tempfile.mkstemp(suffix=".cubin")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(cubin.data)  # type: ignore[arg-type]
+                f.write(cubin.data)
             sass = subprocess.run([knobs.nvidia.nvdisasm.path, "-c", "-g", path], capture_output=True, text=True)
             if sass.returncode == 0:
                 builder.add_artifact("sass", sass.stdout)

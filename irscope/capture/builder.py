@@ -70,8 +70,8 @@ class TrajectoryBuilder(PassSink):
                 self.stage_ms[key] = (time.perf_counter() - t0) * 1e3
                 if self.failure is None:
                     last = self.snapshots[-1] if self.snapshots else None
-                    failed_here = last is not None and last.stage == key and last.error
-                    self.failure = CompileFailure(key, last.pass_arg if failed_here else None, _message(e))
+                    failed_pass = last.pass_arg if last is not None and last.stage == key and last.error else None
+                    self.failure = CompileFailure(key, failed_pass, _message(e))
                 raise
             self.stage_ms[key] = (time.perf_counter() - t0) * 1e3
             self.metadata = metadata

@@ -8,18 +8,19 @@ each. The compiled result is identical (same passes, same order, same options); 
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from triton._C import libtriton
 
 from irscope.capture.fdcapture import FdCapture
 
-_REAL_PASS_MANAGER = libtriton.ir.pass_manager
+_REAL_PASS_MANAGER: Any = libtriton.ir.pass_manager  # a pybind11 class; Triton ships no types
 _ADDER_NAMESPACES = ("passes", "nvidia.passes", "amd.passes")
 _PIPELINE_ARG = re.compile(r"([\w.-]+)(?:\{[^{}]*\})?")
 
@@ -37,8 +38,8 @@ class RecordedPass:
     error: str | None = None
 
 
-class PassSink:
-    """Receives the replayed passes. Implemented by the trajectory builder."""
+class PassSink(Protocol):
+    """Receives the replayed passes. Implemented by the trajectory builder (and the session forwarding to it)."""
 
     def on_pass_manager_start(self, stage_tag: str, module: Any) -> None: ...
 
@@ -169,8 +170,7 @@ def _wrap_namespace(ns: Any, qual: str) -> None:
                     return pm._record(_name, _fn, args, kwargs)
                 return _fn(pm, *args, **kwargs)
 
-            adder.__name__ = attr
-            adder.__wrapped__ = value  # type: ignore[attr-defined]
+            functools.update_wrapper(adder, value, assigned=("__name__",), updated=())
             setattr(ns, attr, adder)
 
 

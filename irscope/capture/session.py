@@ -50,7 +50,7 @@ class CompileSession:
         self._saved_knobs: list[tuple[Any, str, Any]] = []
         self._prev_hook: Any = None
         self._prev_listener: Any = None
-        self._rec = recording(self)  # type: ignore[arg-type]
+        self._rec = recording(self)
         self._cache_dir: str | None = None
         self.current: TrajectoryBuilder | None = None
 

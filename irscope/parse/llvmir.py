@@ -40,8 +40,9 @@ class _Metadata:
         node = self.nodes.get(ref)
         if node and node[0] == "DILocation" and depth < 64:
             f = node[1]
-            file = self._file_of_scope(f.get("scope"))
-            here = (Frame(file, int(f.get("line", 0)), int(f.get("column", 0))),) if file else ()
+            file, line = self._file_of_scope(f.get("scope")), int(f.get("line", 0))
+            # line 0: code with no source line (as in PTX and AMDGCN `.loc`); the inlinedAt callers still count
+            here = (Frame(file, line, int(f.get("column", 0))),) if file and line > 0 else ()
             outer = self.frames(f["inlinedAt"], depth + 1) if f.get("inlinedAt") else ()
             out = here + outer
         self._frames[ref] = out

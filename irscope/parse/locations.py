@@ -91,8 +91,10 @@ class LocationTable:
             a, b = self._parse(callee, depth + 1), self._parse(caller, depth + 1)
             return Location(a.frames + b.frames, a.name or b.name)
         if s.startswith("fused"):
-            start = s.find("[")
-            parts = _split_top(s[start + 1 : s.rfind("]")]) if start >= 0 else []
+            body = s[len("fused") :].lstrip()
+            if body.startswith("<"):  # metadata, e.g. an inline #llvm.di_subprogram<… distinct[0]<> …>: skip it whole
+                body = body[_close(body) + 1 :].lstrip()
+            parts = _split_top(body[1:-1]) if body.startswith("[") and body.endswith("]") else []
             frames: list[Frame] = []
             name = None
             for p in parts:
@@ -123,6 +125,24 @@ def _string_end(s: str) -> int:
             continue
         if s[i] == '"':
             return i
+        i += 1
+    return len(s) - 1
+
+
+def _close(s: str) -> int:
+    """Index of the bracket closing the one `s` opens, skipping strings (len(s) - 1 when unbalanced)."""
+    depth, i = 0, 0
+    while i < len(s):
+        c = s[i]
+        if c == '"':
+            i += _string_end(s[i:]) + 1
+            continue
+        if c in "([<":
+            depth += 1
+        elif c in ")]>":
+            depth -= 1
+            if depth == 0:
+                return i
         i += 1
     return len(s) - 1
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from irscope.access import Access, AccessError, accesses
 from irscope.backends import adapter_for
 from irscope.graph import StageDiffGraph, build
 from irscope.signatures import Analyzer, by_line, summary
@@ -77,6 +79,14 @@ class ReportModel:
             if any(values.values()):
                 rows.append((name, values))
         return rows
+
+    @cached_property
+    def accesses(self) -> list[Access]:
+        """Every global load, store and atomic with its verdict (irscope.access); none without Triton IR."""
+        try:
+            return accesses(self.traj)
+        except AccessError:
+            return []
 
     def hot_lines(self, limit: int = 25) -> list[HotLine]:
         src = dict(enumerate(self.traj.kernel.source.splitlines(), start=1))

@@ -56,7 +56,19 @@ def render(model: ReportModel) -> Group:
             if st in model.focus_stages
         )
         lines.add_row(str(hl.line), hl.text, desc)
-    return Group(head, Text(f"resources: {res}"), passes, counters, lines)
+    memory = Table(title="memory accesses")
+    for col in ("line", "kind", "shape", "verdict", "vector bits"):
+        memory.add_column(col, justify="right" if col in ("line", "vector bits") else "left")
+    for x in model.accesses:
+        memory.add_row(
+            str(x.line or "?"),
+            x.kind,
+            "×".join(map(str, x.shape)) or "scalar",
+            x.verdict,
+            str(x.vector_bits) if x.vector_bits is not None else "-",
+            style=None if x.verdict in ("wide", "scalar") else "yellow",
+        )
+    return Group(head, Text(f"resources: {res}"), passes, counters, lines, memory)
 
 
 def show(model: ReportModel, console: Console) -> None:

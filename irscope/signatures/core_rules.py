@@ -11,6 +11,8 @@ from irscope.signatures.types import encoding_kind, result_type, tensor_types
 _SHARED_ATTR = re.compile(r'"?ttg\.shared"? = (\d+)')
 _WAIT_NUM = re.compile(r"\{num = (\d+)")
 _MAX_STAGE = re.compile(r"tt\.scheduled_max_stage = (\d+)")
+_INT_RESULT = re.compile(r"(?:\b|(?<=\dx))i(32|64)\b")
+_FLOAT_RESULT = re.compile(r"(?:\b|(?<=\dx))(f16|bf16|f32|f64)\b")
 
 
 def _convert_bytes(op: Op, aliases: dict[str, str]) -> int:
@@ -31,7 +33,8 @@ def _index_reduce(op: Op, aliases: dict[str, str]) -> int:
     if len(op.operands) < 2:
         return 0
     results = op.tail.split("->", 1)[-1]
-    return int(bool(re.search(r"\bi(32|64)\b", results)) and bool(re.search(r"\b(f16|bf16|f32|f64)\b", results)))
+    # element types stand alone (`-> (f32, i32)`) or end a tensor shape (`tensor<32xi32, …>`)
+    return int(bool(_INT_RESULT.search(results)) and bool(_FLOAT_RESULT.search(results)))
 
 
 def _dot_encoding(kind: str, version: int | None = None):
@@ -118,4 +121,4 @@ CORE_RULES: list[OpRule] = [
 ]
 
 # Counters whose trajectory value is the maximum over occurrences, not the sum.
-MAX_COUNTERS = {"control.pipeline_stages", "layout.shared_bytes"}
+MAX_COUNTERS = {"control.pipeline_stages", "layout.shared_bytes", "mem.load_bits_max"}

@@ -1,4 +1,4 @@
-"""`ladder suite`: run (or resume) the optimization loop on every operator of the suite, in SUITE.md order."""
+"""`ladder suite`: run (or resume) the optimization loop on every operator of the suite, in suite order."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Suite aggregation (SUITE.md §7); the ladder report reuses it.
+"""Suite aggregation (docs/suite-protocol.md#aggregation); the ladder report reuses it.
 
 Per-case speedup = t_ref / t_cand. Per-operator speedup = geometric mean over its timed cases. Suite: geometric
 mean and median over operators, counts of operators above 2x and 5x, the same geometric mean without the two MoE

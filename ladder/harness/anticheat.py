@@ -1,5 +1,6 @@
-"""Anti-cheat checks for candidate kernels (SUITE.md §6.1.5–6, §8): static rules on the source, and a runtime
-monitor of the forward call (Triton launches, aten ops, streams, threads, timer patching).
+"""Anti-cheat checks for candidate kernels (docs/suite-protocol.md: correctness rules 5–6, failure modes): static
+rules on the source, and a runtime monitor of the forward call (Triton launches, aten ops, streams, threads, timer
+patching).
 
 Static (`static_check`): imports only from an allowlist (torch, triton, triton.language[.*], math, functools,
 typing); no dynamic-code builtins (eval, exec, __import__, open, getattr, …); no dunder attribute access; no
@@ -25,6 +26,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 ALLOWED_IMPORTS = ("torch", "triton", "triton.language", "math", "functools", "typing", "__future__")
@@ -221,9 +223,18 @@ ALLOWED_ATEN = frozenset(
     }
 )
 _SAME_DTYPE_ONLY = frozenset({"_to_copy", "copy_"})
+
+
 # As the import system spells them, which is how frames name their files.
-_TRITON_DIR = os.path.dirname(importlib.util.find_spec("triton").origin) + os.sep
-_TORCH_DIR = os.path.dirname(importlib.util.find_spec("torch").origin) + os.sep
+def _package_dir(name: str) -> str:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"{name} is not installed: the anti-cheat checks need it")
+    return os.path.dirname(spec.origin) + os.sep
+
+
+_TRITON_DIR = _package_dir("triton")
+_TORCH_DIR = _package_dir("torch")
 
 
 @dataclass(frozen=True)
@@ -320,9 +331,9 @@ class _Checker:
             self.bound.add(node.name)
             if not isinstance(node, ast.ClassDef):
                 args = node.args
-                for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                    if a is not None:
-                        self.bound.add(a.arg)
+                for param in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                    if param is not None:
+                        self.bound.add(param.arg)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             self.bound.add(node.id)
 
@@ -349,9 +360,9 @@ class _Checker:
             for d in node.decorator_list:
                 self._visit(d, in_jit)
             jit = in_jit or any(self._is_triton_decorator(d) for d in node.decorator_list)
-            for child in [*node.args.defaults, *node.args.kw_defaults, *node.body]:
-                if child is not None:
-                    self._visit(child, jit)
+            for part in [*node.args.defaults, *node.args.kw_defaults, *node.body]:
+                if part is not None:
+                    self._visit(part, jit)
             return
         if isinstance(node, ast.Attribute):
             if node.attr.startswith("__") and node.attr.endswith("__"):
@@ -492,7 +503,7 @@ def _allowed_aten(name: str, args: tuple, kwargs: dict) -> bool:
 
 def _called_from_triton() -> bool:
     """Whether the innermost caller outside torch (and this module) is Triton's own code."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if name != __file__ and not name.startswith(_TORCH_DIR):

@@ -1,9 +1,10 @@
-"""Hardware ceilings measured in the same run as the timings, for speed of light (SUITE.md §3).
+"""Hardware ceilings measured in the same run as the timings, for speed of light
+(docs/suite.md#how-speed-of-light-is-computed).
 
 SoL per case = max(bytes / copy bandwidth, FLOPs / bf16 GEMM rate) with bytes = every input read once plus every
 output written once. Copy bandwidth counts read + write of a device-to-device copy (`dst.copy_(src)`, 1 GiB);
 the GEMM rate is a square bf16 torch.matmul (fp32 accumulation), 8192³ by default. Both are do_bench medians
-(L2 flushed). fp32 operators carry no FLOP term (SUITE.md §3: fp32 SIMT peak is only a rough guess), so their
+(L2 flushed). fp32 operators carry no FLOP term (docs/suite.md: fp32 SIMT peak is only a rough guess), so their
 SoL is memory-only.
 """
 

@@ -1,5 +1,5 @@
 """Per-case figures derived from a worker's timing record: throughput, fraction of speed of light, speedups and
-plausibility flags (SUITE.md §6.2.6)."""
+plausibility flags (docs/suite-protocol.md#timing, rule 6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """One run of the benchmark suite: environment and ceilings, then every operator's candidate (default: its frozen
-initial kernel) evaluated in its own sandboxed worker, case metrics, SUITE.md §7 aggregates, one JSON document.
+initial kernel) evaluated in its own sandboxed worker, case metrics, the suite's aggregates, one JSON document.
 
 The document is rewritten after every operator, so a run cut short keeps what it measured. Nothing an operator
 does (a crash, a hang, a CUDA fault, a wrong result) stops the run: it is recorded and the run goes on. A
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ladder.harness.aggregate import CaseSpeed, aggregate
 from ladder.harness.ceilings import Ceilings
@@ -78,7 +79,9 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
             timeout_s=300,
             extra_env=env_vars,
         )
-        env = probe.value if probe.ok else {"error": probe.summary(), "stderr": probe.stderr_tail[-3000:]}
+        env: dict[str, Any] = (
+            probe.value if probe.ok else {"error": probe.summary(), "stderr": probe.stderr_tail[-3000:]}
+        )
         doc["environment"] = env
         ceilings = Ceilings.from_json(env["ceilings"]) if "ceilings" in env else None
         progress(_environment_line(env))
@@ -165,9 +168,9 @@ def _run_operator(
 
 
 def suite_aggregates(operators: list[dict]) -> dict:
-    """SUITE.md §7 for each baseline the run timed: the candidate against initial, eager and compile. An operator
-    is correct only if it was accepted on every case (so a failure on c1 counts against its c3-only compile
-    figure too)."""
+    """The aggregates of docs/suite-protocol.md#aggregation for each baseline the run timed: the candidate against
+    initial, eager and compile. An operator is correct only if it was accepted on every case (so a failure on c1
+    counts against its c3-only compile figure too)."""
     out: dict = {}
     for ref in ("initial", "eager", "compile"):
         speeds = []

@@ -1,4 +1,5 @@
-"""Device-side timing of several implementations of one case, interleaved, on identical inputs (SUITE.md §6.2).
+"""Device-side timing of several implementations of one case, interleaved, on identical inputs
+(docs/suite-protocol.md#timing).
 
 1. Warm-up outside the measurement: each implementation is called twice and the device synchronized, so JIT
    compilation, autotuning and torch.compile's compilation never land in a timed call.
@@ -86,8 +87,8 @@ def time_interleaved(fns: dict[str, Callable[[], object]], settings: TimingSetti
         values = sorted(pooled[name])
         t.ms, t.calls = statistics.median(t.rounds_ms), len(values)
         t.q25_ms, t.q75_ms = _quantile(values, 0.25), _quantile(values, 0.75)
-    timed = [results[n] for n in live if results[n].ms is not None]
-    if timed and min(t.ms for t in timed) < settings.cudagraph_below_ms:
+    timed_ms = [ms for n in live if (ms := results[n].ms) is not None]
+    if timed_ms and min(timed_ms) < settings.cudagraph_below_ms:
         for name in live:
             t = results[name]
             if t.ms is None:

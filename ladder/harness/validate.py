@@ -1,4 +1,5 @@
-"""Correctness of one candidate forward on fresh inputs (SUITE.md §6.1), run inside the sandboxed worker.
+"""Correctness of one candidate forward on fresh inputs (docs/suite-protocol.md#correctness), run inside the
+sandboxed worker.
 
 One run = fresh inputs from the operator's generator (seed, input kind) → the candidate's forward under
 poisoned allocation and the anti-cheat monitor → checks: the monitor's findings (≥ 1 Triton launch, no torch
@@ -54,6 +55,9 @@ class RunResult:
 
 
 CONTRACT_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# torch adds the fill_uninitialized_memory property by swapping this module's class at import: Any, since a type
+# checker sees a plain module without it.
+_DETERMINISTIC: Any = torch.utils.deterministic
 
 
 class FatalDeviceError(RuntimeError):
@@ -65,16 +69,16 @@ def poisoned_allocations() -> Iterator[None]:
     """Every fresh torch allocation is NaN (float) or the dtype's maximum (integer) inside the block."""
     was_on = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    was_fill = torch.utils.deterministic.fill_uninitialized_memory
+    was_fill = _DETERMINISTIC.fill_uninitialized_memory
     torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
+    _DETERMINISTIC.fill_uninitialized_memory = True
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # warn_only's notes about nondeterministic ops
             yield
     finally:
         torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
-        torch.utils.deterministic.fill_uninitialized_memory = was_fill
+        _DETERMINISTIC.fill_uninitialized_memory = was_fill
 
 
 def synchronize(device: str) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from suite.operator import RANDOM, Case, Operator, get_operator
 
-TIMING_SEED = 0  # SUITE.md §1: inputs generated with seed 0 per case
+TIMING_SEED = 0  # docs/suite.md#inputs: timing inputs are those of seed 0
 RECHECK_SEED = 1_000_003  # never one of the validation seeds
 Emit = Callable[[dict], None]
 

@@ -12,16 +12,31 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ladder.records import Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, RewriterUnavailable, unified_diff
 from ladder.rewriters.extract import ReplyError, parse_reply
 from ladder.rewriters.prompt import build_messages, correction
 
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
 DEFAULT_ATTEMPTS = 3
 DEFAULT_HTTP_RETRIES = 4
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _chat(message: dict[str, str]) -> ChatCompletionMessageParam:
+    """A role/content message (as the prompt and the transcript keep them) as the client's typed message."""
+    match message["role"]:
+        case "system":
+            return {"role": "system", "content": message["content"]}
+        case "user":
+            return {"role": "user", "content": message["content"]}
+        case "assistant":
+            return {"role": "assistant", "content": message["content"]}
+    raise ValueError(f"unknown chat role {message['role']!r}")
 
 
 class LLMRewriter(Rewriter):
@@ -76,7 +91,7 @@ class LLMRewriter(Rewriter):
         if self.max_tokens is not None:
             extra["max_tokens"] = self.max_tokens
         try:
-            resp = self.client.chat.completions.create(model=self.model, messages=messages, **extra)  # type: ignore[arg-type]
+            resp = self.client.chat.completions.create(model=self.model, messages=[_chat(m) for m in messages], **extra)
         except openai.APIStatusError as e:
             raise RewriterUnavailable(
                 f"{self.name}: HTTP {e.status_code} from {self.client.base_url} after retries: {e.message}"

@@ -39,7 +39,8 @@ def pointer_params(k: KernelAnalysis) -> set[str]:
 
 def rewrites_inputs(k: KernelAnalysis) -> bool:
     """Atomics, or a pointer both loaded and stored: rerunning the kernel per config would change the result."""
-    loads, stores = set(), set()
+    loads: set[str | None] = set()
+    stores: set[str | None] = set()
     for name, call in k.calls():
         if name.startswith("atomic_"):
             return True

@@ -35,10 +35,12 @@ def _target(stmt: ast.stmt) -> str | None:
 
 def _pid_axis(k: KernelAnalysis, stmt: ast.stmt) -> int | None:
     v = stmt.value if isinstance(stmt, ast.Assign) else None
-    if v is None or k.mod.tl_call(v) != "program_id":
+    if not isinstance(v, ast.Call) or k.mod.tl_call(v) != "program_id":
         return None
     axis = v.args[0] if v.args else next((kw.value for kw in v.keywords if kw.arg == "axis"), None)
-    return axis.value if isinstance(axis, ast.Constant) and axis.value in (0, 1) else None
+    if isinstance(axis, ast.Constant) and isinstance(axis.value, int) and axis.value in (0, 1):
+        return axis.value
+    return None
 
 
 def _two_d(k: KernelAnalysis) -> _Site | None:

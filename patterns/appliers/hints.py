@@ -11,9 +11,9 @@ from patterns.features import KernelAnalysis
 
 def _arange_extent(k: KernelAnalysis, node: ast.AST) -> str | None:
     """`tl.arange(0, B)` → "B" when B is a constexpr parameter (or an int literal)."""
-    if k.mod.tl_call(node) != "arange" or len(node.args) != 2:  # type: ignore[attr-defined]
+    if not isinstance(node, ast.Call) or k.mod.tl_call(node) != "arange" or len(node.args) != 2:
         return None
-    lo, hi = node.args  # type: ignore[attr-defined]
+    lo, hi = node.args
     if not (isinstance(lo, ast.Constant) and lo.value == 0):
         return None
     if isinstance(hi, ast.Name) and hi.id in k.constexprs:

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from patterns.appliers.source import SourceModule, host_bindings
-from patterns.features import Launch, _int_value, tile_rank_of
+from patterns.features import Launch, int_value, tile_rank_of
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3  # NVIDIA backend default
@@ -44,7 +44,7 @@ def block_knobs(mod: SourceModule, launch: Launch) -> list[BlockKnob]:
         binds = host_bindings(launch.host, host_name)
         if len(binds) != 1 or len(binds[0].targets) != 1:
             continue
-        value = _int_value(binds[0].value, {})
+        value = int_value(binds[0].value, {})
         if value is not None and value > 0:
             out.append(BlockKnob(tuple(names), host_name, value, binds[0]))
     return out
@@ -67,7 +67,7 @@ def literal_option(launch: Launch, name: str) -> tuple[int | None, ast.keyword |
     kw = next((k for k in launch.call.keywords if k.arg == name), None)
     if kw is None:
         return None, None
-    return _int_value(kw.value, launch.env), kw
+    return int_value(kw.value, launch.env), kw
 
 
 def is_power_of_two(n: int) -> bool:

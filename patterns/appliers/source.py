@@ -10,6 +10,7 @@ import ast
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Protocol
 
 from patterns.features import KernelAnalysis, Launch, ModuleNames, find_launches, jit_functions
 
@@ -23,6 +24,19 @@ class Edit:
     start: int  # byte offsets into the UTF-8 source
     end: int
     text: str
+
+
+class Located(Protocol):
+    """A syntax node with a source position: statements, expressions, keywords, arguments."""
+
+    @property
+    def lineno(self) -> int: ...
+    @property
+    def col_offset(self) -> int: ...
+    @property
+    def end_lineno(self) -> int | None: ...
+    @property
+    def end_col_offset(self) -> int | None: ...
 
 
 class SourceModule:
@@ -41,26 +55,29 @@ class SourceModule:
     def offset(self, lineno: int, col: int) -> int:
         return self._line_starts[lineno - 1] + col
 
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        return (
-            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-            self.offset(node.end_lineno, node.end_col_offset),
-        )  # type: ignore[attr-defined]
+    def span(self, node: Located) -> tuple[int, int]:
+        return self.offset(node.lineno, node.col_offset), self.offset(*self._end(node))
 
-    def segment(self, node: ast.AST) -> str:
+    def _end(self, node: Located) -> tuple[int, int]:
+        # ast.parse sets end positions on every node; only a hand-built node lacks them.
+        if node.end_lineno is None or node.end_col_offset is None:
+            raise EditError(f"{self.path}:{node.lineno}: syntax node without an end position")
+        return node.end_lineno, node.end_col_offset
+
+    def segment(self, node: Located) -> str:
         a, b = self.span(node)
         return self.data[a:b].decode()
 
-    def line_of(self, node: ast.AST) -> tuple[int, int]:
+    def line_of(self, node: Located) -> tuple[int, int]:
         """Byte span of the whole physical lines a statement occupies, newline included."""
-        start = self._line_starts[node.lineno - 1]  # type: ignore[attr-defined]
-        end_line = node.end_lineno  # type: ignore[attr-defined]
+        start = self._line_starts[node.lineno - 1]
+        end_line = self._end(node)[0]
         end = self._line_starts[end_line] if end_line < len(self._line_starts) else len(self.data)
         return start, end
 
-    def indent_of(self, node: ast.AST) -> str:
-        start = self._line_starts[node.lineno - 1]  # type: ignore[attr-defined]
-        line = self.data[start : start + node.col_offset].decode()  # type: ignore[attr-defined]
+    def indent_of(self, node: Located) -> str:
+        start = self._line_starts[node.lineno - 1]
+        line = self.data[start : start + node.col_offset].decode()
         return line if line.strip() == "" else " " * len(line)
 
     def call_append(self, call: ast.Call, text: str) -> Edit:
@@ -81,7 +98,9 @@ class SourceModule:
 
     def remove_keywords(self, call: ast.Call, names: set[str]) -> list[Edit]:
         """Delete the keywords `names` from a call together with the commas that separate them."""
-        items: list[ast.AST] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+        items: list[ast.expr | ast.keyword] = sorted(
+            [*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset)
+        )
         drop = [isinstance(n, ast.keyword) and n.arg in names for n in items]
         missing = names - {n.arg for n in call.keywords}
         if missing:

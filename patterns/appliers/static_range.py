@@ -42,6 +42,7 @@ class StaticRange(Applier):
 
     def candidates(self, mod: SourceModule, max_candidates: int | None = None) -> list[Candidate]:
         found = loops(mod)
-        edits = [Edit(*mod.span(lp.iter.func), "tl.static_range") for lp in found]  # type: ignore[attr-defined]
+        # unrollable() admitted only `range(...)` calls as loop iterators
+        edits = [Edit(*mod.span(it.func), "tl.static_range") for lp in found if isinstance(it := lp.iter, ast.Call)]
         desc = "range → tl.static_range on the loops at lines " + ", ".join(str(lp.lineno) for lp in found)
         return [Candidate(self.name, self.card, desc, mod.apply(edits), {"loops": [lp.lineno for lp in found]})]

@@ -3,7 +3,7 @@ naive GEMM of matmul_irregular (fixed 32×32×32 tiles, no GROUP_M, num_stages=1
 transposed strides); a column-statistics kernel (one program per feature, 2 passes over the batch with stride-OUT
 loads, BLOCK=1024) writing fp32 mean and 1/std (biased variance, eps=1e-5); an elementwise normalize × s kernel
 (BLOCK=256); a 3-pass row softmax (one program per row, BLOCK=1024). Intermediates are fp32: with bf16 ones, as
-eager rounds them, the softmax misses the 5e-3 relative-L2 bound by up to 2x (SUITE.md §4)."""
+eager rounds them, the softmax misses the 5e-3 relative-L2 bound by up to 2x (docs/suite.md#reference-precision)."""
 
 import torch
 import triton

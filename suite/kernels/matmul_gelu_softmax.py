@@ -2,7 +2,7 @@
 matmul_irregular (fixed 32×32×32 tiles, no GROUP_M, num_stages=1, masks on every edge, W read through transposed
 strides), then an elementwise bias + GELU kernel (flattened, BLOCK=256), then a 3-pass row softmax (one program
 per row, BLOCK=1024). The GEMM and GELU intermediates are fp32: rounding them to bf16, as eager does, costs about
-9e-3 relative L2 after the softmax (4e-3 for the GEMM output alone), against a 5e-3 bound (SUITE.md §4)."""
+9e-3 relative L2 after the softmax (4e-3 for the GEMM output alone), against a 5e-3 bound (docs/suite-ops-24-37.md)."""
 
 import torch
 import triton

@@ -5,7 +5,7 @@ import torch
 from suite.operator import RANDOM, TIES, Case, Operator, Tolerance
 from suite.ops.sum_dim1 import CASES, SMALL_CASES, shape_of
 
-# SUITE.md case 5 is defined on integer-valued tie inputs: it gets them whatever kind is asked for.
+# The suite defines case 5 on integer-valued tie inputs: it gets them whatever kind is asked for.
 TIE_CASES = {"c5"}
 
 

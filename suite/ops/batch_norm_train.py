@@ -62,6 +62,7 @@ OPERATOR = Operator(
     flops=lambda c: 0,
     tolerance=Tolerance("float", rtol=1e-4, atol=1e-5, rel_l2=1e-5, atol_scale_sqrt_n=True),
     input_kinds=(RANDOM, EXTREME),
-    notes=f"Biased batch variance, eps={EPS}, no running statistics (SUITE.md §1). 'extreme': randn + {OFFSET}.",
+    notes=f"Biased batch variance, eps={EPS}, no running statistics (docs/suite.md#excluded-operators). "
+    f"'extreme': randn + {OFFSET}.",
     reduction_len=lambda c: _numel(c) // c.shape["C"],
 )

@@ -4,7 +4,7 @@ import torch
 
 from suite.operator import LARGE, RANDOM, Case, Operator, Tolerance
 
-# Shared by #21–#23 (SUITE.md: "same as #21").
+# Shared by #21–#23 (the same cases: docs/suite.md#the-37-operators).
 CASES = [
     Case("c1", {"M": 16384, "N": 32768}, "large"),
     Case("c2", {"M": 8192, "N": 8192}, "small"),

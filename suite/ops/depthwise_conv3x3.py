@@ -21,7 +21,8 @@ def make_inputs(case: Case, seed: int, device: str, kind: str) -> tuple[torch.Te
 
 
 def reference(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    # Timed with torch.backends.cudnn.allow_tf32 = False (SUITE.md §6.1): cuDNN convolutions default to TF32.
+    # Timed with torch.backends.cudnn.allow_tf32 = False (docs/suite-protocol.md#correctness): cuDNN convolutions
+    # default to TF32.
     return F.conv2d(x, w, None, 1, 0, 1, x.shape[1])
 
 

@@ -1,7 +1,7 @@
 """#31 gemm_add_relu (KernelBench L2-76), bf16: relu(x @ W.T + b), an epilogue that fusion folds into the GEMM.
 
-Also the shared pieces of the linear-layer operators #31–#37: (B, IN, OUT) cases and inputs drawn as in
-calib_suite.py (x randn, W randn/sqrt(IN), b randn, all rounded to bf16).
+Also the shared pieces of the linear-layer operators #31–#37: (B, IN, OUT) cases and inputs drawn as
+docs/suite.md#inputs says (x randn, W randn/sqrt(IN), b randn, all rounded to bf16).
 """
 
 import math
@@ -17,7 +17,7 @@ def linear_case(name: str, b: int, n_in: int, n_out: int, role: str = "", **extr
 
 
 def linear_inputs(g: torch.Generator, case: Case, x_scale: float = 1.0) -> tuple[torch.Tensor, ...]:
-    """(x, W, b) of a linear layer, weights scaled by 1/sqrt(fan-in) (SUITE.md §1)."""
+    """(x, W, b) of a linear layer, weights scaled by 1/sqrt(fan-in) (docs/suite.md#inputs)."""
     B, IN, OUT = case.shape["B"], case.shape["IN"], case.shape["OUT"]
     x = randn_bf16(g, (B, IN), x_scale)
     w = randn_bf16(g, (OUT, IN), 1.0 / math.sqrt(IN))
@@ -44,7 +44,7 @@ def check_kind(op: str, kind: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{op}: unknown input kind {kind!r}; it takes {', '.join(map(repr, allowed))}")
 
 
-# SUITE.md: #31 and #32 share these cases.
+# #31 and #32 share these cases (docs/suite.md#the-37-operators).
 GEMM_EPILOGUE_CASES = [
     linear_case("c1", 1024, 8192, 8192, "mid"),
     linear_case("c2", 4096, 4096, 4096, "small"),

@@ -7,8 +7,8 @@ import torch
 
 from suite.operator import RANDOM, Case, Operator, Tolerance
 
-# SUITE.md §6.1, bf16 outputs, against an fp64 computation from the same bf16 inputs. The harness scales atol by
-# max(max|ref|, 1), so for wide-range GEMM outputs the relative L2 bound is the binding check.
+# docs/suite-protocol.md#correctness, bf16 outputs, against an fp64 computation from the same bf16 inputs. The
+# harness scales atol by max(max|ref|, 1), so for wide-range GEMM outputs the relative L2 bound is the binding check.
 BF16_TOLERANCE = Tolerance("float", rtol=2e-2, atol=2e-2, rel_l2=5e-3)
 
 
@@ -17,7 +17,7 @@ def mkn_case(name: str, m: int, k: int, n: int, role: str = "") -> Case:
 
 
 def randn_bf16(g: torch.Generator, shape: tuple[int, ...], scale: float = 1.0) -> torch.Tensor:
-    """randn·scale in fp32 on the generator's device, rounded to bf16 (calib_suite.py's g(…, bf16, "randn"))."""
+    """randn·scale in fp32 on the generator's device, rounded to bf16 (as docs/suite.md#inputs says)."""
     return (torch.randn(shape, generator=g, device=g.device, dtype=torch.float32) * scale).to(torch.bfloat16)
 
 

@@ -53,7 +53,8 @@ OPERATOR = Operator(
     oracle=oracle,
     bytes_moved=lambda c: 4 * c.shape["T"] * (c.shape["E"] + c.shape["G"]),
     flops=lambda c: 0,
-    # One fp32 addition of two selected inputs: every correct kernel is bit-exact (SUITE.md §5).
+    # One fp32 addition of two selected inputs: every correct kernel is bit-exact
+    # (docs/suite.md#case-study-moe-group-top-2).
     tolerance=Tolerance("float", rtol=0.0, atol=0.0, rel_l2=0.0),
     input_kinds=(RANDOM, TIES),
     notes="Inputs are (scores, G). Ties (integers 0..7) catch the max-equality mask that drops both duplicates.",

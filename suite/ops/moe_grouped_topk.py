@@ -6,6 +6,9 @@ defined on the fp32 biased scores with the first-index rule on ties, at both lev
 oracle implements exactly that, and `verify` also accepts the other side of a near-tie, which fp32 rounding in a
 different sigmoid can pick (docs/suite-ops-10-23.md)."""
 
+from collections.abc import Sequence
+from typing import cast
+
 import torch
 
 from suite.compare import EPS32, Verdict, check_structure, compare
@@ -79,7 +82,7 @@ def verify(inputs: tuple, out: object, tol: Tolerance) -> Verdict:
     structure = check_structure(out, (ref_w, ref_idx))
     if not structure.ok:
         return structure
-    w, idx = out
+    w, idx = cast(Sequence[torch.Tensor], out)  # check_structure found two tensors
     problems = _routing_problems(logits, bias, G, KG, idx, ref_idx)
     bad = torch.stack(list(problems.values())).any(0)
     if bool(bad.any()):

@@ -4,7 +4,7 @@ import torch
 
 from suite.operator import RANDOM, Case, Operator, Tolerance
 
-# Shared by #17 and #18 (SUITE.md: "same as #17").
+# Shared by #17 and #18 (the same cases: docs/suite.md#the-37-operators).
 CASES = [
     Case("c1", {"M": 32768, "N": 8192}, "large"),
     Case("c2", {"M": 8192, "N": 8192}, "small"),

@@ -4,7 +4,7 @@ import torch
 
 from suite.operator import RANDOM, Case, Operator, Tolerance
 
-# Shared by #10–#12 (SUITE.md: "same as #10").
+# Shared by #10–#12 (the same cases: docs/suite.md#the-37-operators).
 CASES = [
     Case("c1", {"B": 128, "D1": 2048, "D2": 2047}, "small"),
     Case("c2", {"B": 16, "D1": 4096, "D2": 4096}, "mid"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from compiler_index import queries as q
+from compiler_index.queries import ops
 
 VECTORIZE = "lib/Dialect/ToyGPU/Transforms/VectorizeLoads.cpp"
 UTILITY = "lib/Dialect/ToyGPU/Transforms/Utility.cpp"
@@ -108,8 +109,8 @@ def test_creators_of_an_upstream_dialect_op(corpus_db: Path):
         ),
         "third_party/toyhw/HwLowering.cpp:8": ([], []),
     }
-    assert q._upstream_class_keys("mlir.constant") == ["constantop"]
-    assert q._upstream_class_keys("shfl.sync") == ["shflsyncop", "shflop"]
+    assert ops._upstream_class_keys("mlir.constant") == ["constantop"]
+    assert ops._upstream_class_keys("shfl.sync") == ["shflsyncop", "shflop"]
 
 
 def test_same_named_functions_in_two_namespaces(corpus_db: Path):

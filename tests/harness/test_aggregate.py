@@ -1,4 +1,4 @@
-"""SUITE.md §7 aggregation and the per-case metrics, on hand-computed numbers."""
+"""The aggregation of docs/suite-protocol.md#aggregation and the per-case metrics, on hand-computed numbers."""
 
 import math
 

@@ -5,11 +5,13 @@ import re
 
 import pytest
 
+from irscope import capture
 from irscope.compare import compare
 from irscope.graph import build
 from irscope.signatures import by_line, summary
 
 from .conftest import capture_example
+from .rowwise_kernels import row_argmax_kernel
 
 ARGMAX_LINE = "i1 = tl.argmax(x, axis=0)"
 
@@ -32,6 +34,8 @@ def test_counters_agree_with_independent_text_counts(name, matmul_dump, argmax_t
     assert s.get("ptx.sync.barrier", 0) == count_lines(ptx, r"^\s*(@!?%\w+\s+)?(bar|barrier)\.sync")
     assert s.get("ptx.mem.load", 0) == count_lines(ptx, r"^\s*(@!?%\w+\s+)?ld\.global")
     assert s.get("ptx.mem.load_vec4", 0) == count_lines(ptx, r"ld\.global\S*\.v4\.(b|f|s|u)32")
+    widths = [int(v or 1) * int(b) for v, b in re.findall(r"ld\.global\S*?(?:\.v(\d))?\.[bfsu](\d+)\s", ptx)]
+    assert s.get("ptx.mem.load_bits_max", 0) == max(widths, default=0)  # the widest load, not a sum
     assert s.get("ptx.compute.mma_wgmma", 0) == count_lines(ptx, r"wgmma\.mma_async\.")
     assert s.get("ptx.mem.cp_async", 0) == count_lines(ptx, r"cp\.async\.c[ag]\.")
     assert s.get("sass.sync.shuffle", 0) == count_lines(sass, r"\*/\s+(@!?P\w+\s+)?SHFL\.")
@@ -50,6 +54,18 @@ def test_argmax_line_owns_its_shuffles_and_barriers(argmax_traj):
     s = summary(argmax_traj)
     total_attributed = sum(c.get("sync.shuffle", 0) for ln, c in lines["ptx"].items() if ln)
     assert total_attributed == s["ptx.sync.shuffle"], "every PTX shuffle maps to a kernel line"
+
+
+def test_index_reduction_with_tensor_results_is_counted():
+    """argmax along axis 1 of a 2-D tile: the reduce's results are tensors (`tensor<32xf32, …>`, `tensor<32xi32,
+    …>`), not bare `f32, i32`; the value-only max on the next line is no index reduction."""
+    traj = capture(row_argmax_kernel, "*fp32", "*i32", "*fp32", 4096, N=64, BLOCK_M=32)
+    lines = by_line(traj)["ttgir"]
+    argmax = kernel_line(traj, "tl.store(idx_ptr + rows, tl.argmax(x, axis=1), mask=rows < n_rows)")
+    value_max = kernel_line(traj, "tl.store(max_ptr + rows, tl.max(x, axis=1), mask=rows < n_rows)")
+    assert lines[argmax]["compute.reduce_index"] == 1
+    assert lines[value_max]["compute.reduce"] == 1 and "compute.reduce_index" not in lines[value_max]
+    assert summary(traj)["ttir.compute.reduce_index"] == 1
 
 
 def test_graph_names_pass_introducing_and_removing_convert_layout(argmax_traj):

@@ -1,5 +1,5 @@
-"""The seed paper's running example as a test operator: MoE group top-2 scores (SUITE.md #14, §5), with its
-naive initial kernel (tests/ladder/kernels/moe_top2_naive.py: tl.argmax, mask, second tl.max).
+"""The paper's running example as a test operator: MoE group top-2 scores (docs/suite.md: operator #14 and its case
+study), with its naive initial kernel (tests/ladder/kernels/moe_top2_naive.py: tl.argmax, mask, second tl.max).
 """
 
 from __future__ import annotations

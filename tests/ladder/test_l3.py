@@ -1,4 +1,4 @@
-"""L3 on real compiles (Triton 3.6, cuda:90, on the CPU): the seed paper's running example, MoE group top-2."""
+"""L3 on real compiles (Triton 3.6, cuda:90, on the CPU): the paper's running example (docs/design.md), MoE top-2."""
 
 from __future__ import annotations
 

@@ -115,7 +115,7 @@ def baseline(op: str = "moe_group_top2", v: Validation | None = None) -> Round:
 def test_a_round_survives_json_and_sqlite_intact(tmp_path):
     r = full_round(tmp_path)
     assert r.diagnosis.level == "L2" and r.level == "L2"
-    assert r.speedup == pytest.approx(16.0, rel=0.05)  # SUITE.md §5: naive → blocked geo-mean 16x
+    assert r.speedup == pytest.approx(16.0, rel=0.05)  # docs/suite.md#case-study-moe-group-top-2: naive → blocked 16x
     assert Round.from_json(json.loads(json.dumps(r.to_json()))) == r
     with History(tmp_path) as h:
         h.commit(baseline())

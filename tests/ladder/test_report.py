@@ -87,9 +87,9 @@ def test_summary_numbers_and_level_accounting(tmp_path):
         s = summarize(h)
     moe, gelu, soft = s.ops
     assert moe.best_round == 1 and moe.best_level == "L3"
-    assert moe.speedup_initial == pytest.approx(16.0, rel=0.05)  # SUITE.md §5
+    assert moe.speedup_initial == pytest.approx(16.0, rel=0.05)  # docs/suite.md#case-study-moe-group-top-2
     assert moe.vs_eager == pytest.approx(geo(e / b for e, b in zip(h200.MOE_EAGER, h200.MOE_BLOCKED)))
-    # SUITE.md §5: the blocked kernel sits at 16 %, 64 %, 98 %, 57 % and 86 % of SoL.
+    # docs/suite.md#case-study-moe-group-top-2: the blocked kernel sits at 16 %, 64 %, 98 %, 57 % and 86 % of SoL.
     assert moe.sol_fraction == pytest.approx(geo(s / b for s, b in zip(h200.MOE_SOL, h200.MOE_BLOCKED)))
     assert moe.sol_fraction == pytest.approx(0.55, abs=0.01) and moe.vs_compile is None
     assert moe.reached == {"L1": True, "L2": True, "L3": True, "L4": False}

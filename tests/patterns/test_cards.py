@@ -31,7 +31,7 @@ def test_cards_cite_sources_and_the_measured_ones_log_their_numbers():
     assert all(c.sources for c in cards.values())
     for cid in ("index-free-top2", "block-small-rows"):
         log = cards[cid].evidence_log
-        assert log and log[0]["speedup"] == 16.0 and "SUITE.md §5" in log[0]["source"]
+        assert log and log[0]["speedup"] == 16.0 and "docs/suite.md#case-study-moe-group-top-2" in log[0]["source"]
 
 
 def test_appliers_and_cards_reference_each_other():

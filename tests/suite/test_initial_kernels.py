@@ -34,7 +34,7 @@ def test_initial_kernel_correct_under_interpreter(name, interp_report):
 @pytest.mark.parametrize("name", list(all_operators()))
 def test_operator_has_five_cases(name):
     op = all_operators()[name]
-    assert len(op.cases) == 5, f"{name} has {len(op.cases)} cases, SUITE.md gives 5"
+    assert len(op.cases) == 5, f"{name} has {len(op.cases)} cases, the suite defines 5"
     assert len({c.name for c in op.cases}) == 5
     assert op.small_cases, f"{name} has no small interpreter cases"
     for case in op.cases:

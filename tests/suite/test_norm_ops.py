@@ -30,7 +30,8 @@ def test_cases_fit_int32_offsets_and_bytes_count_every_tensor_once(name):
         if name == "layer_norm":
             params = 2 * 4 * (n // next(iter(case.shape.values())))
         assert op.bytes_moved(case) == 2 * 4 * n + params
-        assert op.flops(case) == 0  # fp32 operators: memory-only speed of light (SUITE.md §3)
+        # fp32 operators: memory-only speed of light (docs/suite.md#how-speed-of-light-is-computed)
+        assert op.flops(case) == 0
 
 
 @pytest.mark.parametrize("name", MINE)

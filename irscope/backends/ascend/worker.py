@@ -461,9 +461,9 @@ def install_pass_recorder(capture: Capture) -> None:
     """Replace `ir.pass_manager` by a recorder and wrap every `passes.*.add_*` adder (looked up at call time)."""
     from triton._C import libtriton
 
-    real = libtriton.ir.pass_manager
+    real: Any = libtriton.ir.pass_manager  # a pybind11 class; Triton ships no types
 
-    class RecordingPassManager(real):  # type: ignore[misc, valid-type]
+    class RecordingPassManager(real):
         def __init__(self, context: Any):
             super().__init__(context)
             self.context = context
@@ -498,10 +498,10 @@ def install_stage_recorder(capture: Capture) -> None:
     """Register a subclass of triton-ascend's backend whose `add_stages` wraps every stage."""
     from triton.backends import Backend, backends
 
-    base = backends["ascend"].compiler
+    base: Any = backends["ascend"].compiler
     compiler_globals = base.add_stages.__globals__  # the registered compiler module, where stages look names up
 
-    class RecordingAscendBackend(base):  # type: ignore[misc, valid-type]
+    class RecordingAscendBackend(base):
         def add_stages(self, stages: dict, options: Any) -> None:
             super().add_stages(stages, options)
             for key in list(stages):

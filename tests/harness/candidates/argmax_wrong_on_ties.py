@@ -1,5 +1,6 @@
 """Adversarial candidate (test-local row_argmax): value-equality masking picks the LAST index among tied maxima.
-Right on continuous random inputs, wrong on integer-valued ties (the MoE top-2 trap of SUITE.md §5)."""
+Right on continuous random inputs, wrong on integer-valued ties (the MoE top-2 trap of
+docs/suite.md#case-study-moe-group-top-2)."""
 
 import torch
 import triton

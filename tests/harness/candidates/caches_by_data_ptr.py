@@ -1,6 +1,7 @@
 """Adversarial candidate (new_gelu): a correct Triton kernel behind a result cache keyed on the input's data_ptr,
 shape and dtype. Repeated timed calls on the same buffer hit the cache; the re-check after timing writes new
-contents into that buffer and catches the stale result (SUITE.md §8, failure mode 2)."""
+contents into that buffer and catches the stale result (docs/suite-protocol.md#failure-modes-and-defences, failure
+mode 2)."""
 
 import torch
 import triton

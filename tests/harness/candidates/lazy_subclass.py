@@ -1,5 +1,5 @@
-"""Adversarial candidate (new_gelu): returns a torch.Tensor subclass instead of a plain tensor (SUITE.md §8,
-failure mode 4: objects that could defer their work)."""
+"""Adversarial candidate (new_gelu): returns a torch.Tensor subclass instead of a plain tensor
+(docs/suite-protocol.md#failure-modes-and-defences, failure mode 4: objects that could defer their work)."""
 
 import torch
 import triton

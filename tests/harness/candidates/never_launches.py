@@ -1,5 +1,5 @@
 """Adversarial candidate (new_gelu): a Triton kernel is defined but never launched; the forward falls back to
-PyTorch (SUITE.md §8, failure modes 8 and 9)."""
+PyTorch (docs/suite-protocol.md#failure-modes-and-defences, failure modes 8 and 9)."""
 
 import torch
 import triton

@@ -1,5 +1,5 @@
 """Adversarial candidate (static check; new_gelu): replaces the benchmark clock through a dunder escape hatch
-(SUITE.md §8, failure mode 5)."""
+(docs/suite-protocol.md#failure-modes-and-defences, failure mode 5)."""
 
 import torch
 import triton

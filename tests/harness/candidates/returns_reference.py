@@ -1,6 +1,6 @@
 """Adversarial candidate (new_gelu): launches a token Triton kernel so a launch counter sees one, but computes the
-result with torch tensor arithmetic written as plain operators, which a static call check cannot see (SUITE.md
-§8, failure mode 8). The runtime aten-op monitor catches it."""
+result with torch tensor arithmetic written as plain operators, which a static call check cannot see
+(docs/suite-protocol.md#failure-modes-and-defences, failure mode 8). The runtime aten-op monitor catches it."""
 
 import torch
 import triton

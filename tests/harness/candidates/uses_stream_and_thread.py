@@ -1,5 +1,6 @@
 """Adversarial candidate (static check only; new_gelu): runs its kernel on a side stream from a background thread,
-so events on the default stream would miss the work (SUITE.md §8, failure mode 3)."""
+so events on the default stream would miss the work (docs/suite-protocol.md#failure-modes-and-defences, failure
+mode 3)."""
 
 import threading
 

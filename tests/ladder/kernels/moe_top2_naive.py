@@ -1,4 +1,5 @@
-"""Naive MoE group top-2 (SUITE.md §5): one program per (token, group); argmax, mask it out, max again."""
+"""Naive MoE group top-2 (docs/suite.md#case-study-moe-group-top-2): one program per (token, group); argmax, mask
+it out, max again."""
 
 import torch
 import triton

@@ -1,4 +1,5 @@
-"""The tempting wrong rewrite (SUITE.md §5): masking every element equal to the max drops both of a tie."""
+"""The tempting wrong rewrite (docs/suite.md#case-study-moe-group-top-2): masking every element equal to the max
+drops both of a tie."""
 
 import torch
 import triton

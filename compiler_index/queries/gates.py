@@ -1,0 +1,66 @@
+"""What gates a pattern, function or pass: failure() guards, notifyMatchFailure, diagnostics, LDBG, asserts, early
+returns in predicates."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from compiler_index import callgraph
+from compiler_index.callgraph import FnRow
+from compiler_index.queries.context import Context, connection
+from compiler_index.queries.results import Conditions, FunctionRef, GateInfo
+from compiler_index.queries.symbols import resolve_targets
+
+
+def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -> list[GateInfo]:
+    """The gates inside one function, as returned in a result (`Site.function`, `CallEdge.caller`, …)."""
+    with connection(db) as con:
+        ctx = Context(con)
+        row = con.execute(
+            "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
+            "f.line = ? AND f.qualname = ?",
+            (function.loc.file, function.loc.line, function.name),
+        ).fetchone()
+        return _gates(ctx, callgraph.function(con, row[0]), None) if row else []
+
+
+def conditions(db: str | Path | sqlite3.Connection, symbol: str, callee_depth: int = 0) -> Conditions:
+    """Gating conditions of a pattern/class (all its methods), a function (`name` or `Cls::name`) or a pass (its
+    class and the patterns it registers): failure() guards, notifyMatchFailure, remarks/warnings/errors, LDBG,
+    asserts, early `return false/true` in predicates. `callee_depth=1` adds the gates of the functions they call."""
+    with connection(db) as con:
+        ctx = Context(con)
+        targets, notes = resolve_targets(ctx, symbol)
+        gates: list[GateInfo] = []
+        seen: set[int] = set()
+        frontier: list[tuple[FnRow, str | None]] = [(t, None) for t in targets]
+        for level in range(callee_depth + 1):
+            nxt: list[tuple[FnRow, str | None]] = []
+            for fn, via in frontier:
+                if fn.id in seen:
+                    continue
+                seen.add(fn.id)
+                gates.extend(_gates(ctx, fn, via))
+                if level < callee_depth:
+                    for _call, edges in callgraph.callees(con, fn, scopes=ctx.scopes):
+                        nxt.extend((e.callee, via or fn.qualname) for e in edges if not e.by_name)
+            frontier = nxt
+        return Conditions(symbol, [ctx.fn_ref(f) for f in targets], gates, notes)
+
+
+def _gates(ctx: Context, fn: FnRow, via: str | None) -> list[GateInfo]:
+    ref = ctx.fn_ref(fn)
+    return [
+        GateInfo(
+            g["kind"],
+            g["condition"],
+            json.loads(g["guards"]),
+            g["message"],
+            ctx.loc(g["file_id"], g["line"], g["snippet"]),
+            ref,
+            via,
+        )
+        for g in ctx.con.execute("SELECT * FROM gates WHERE function_id = ? ORDER BY line", (fn.id,))
+    ]

@@ -1,0 +1,107 @@
+"""The evaluation set (cases.yaml) says true things: every case's root cause is really in its compiled code.
+
+Each case is compiled once per module with irscope (real Triton 3.6, for its target, on the CPU) and its
+expected symptom's structural signature (symptoms.py) must hold on the expected line; no other symptom may
+hold unless the case lists it under `also`; a healthy kernel shows none; and where a case names `fixed_by`
+settings, compiling with them removes the symptom. Independent of the ladder's rules: this checks the data
+set, not the diagnosis. The set's 33 compiles take about 30 s of CPU time (50 s on an idle two-core machine).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from .cases import HERE, NONE, Case, load_cases
+from .symptoms import FAMILIES, KERNEL, SIGNATURES, Compiled, present
+
+CASES = load_cases()
+FAULTY = [c for c in CASES if c.expect.symptom != NONE]
+TRITON_SOURCE = Path(__file__).resolve().parents[2] / "third_party" / "triton"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """Compile each case (and each `fixed_by` variant) once for the module."""
+    done: dict[str, Compiled] = {}
+
+    def get(case: Case) -> Compiled:
+        key = repr((case.kernel, case.args, case.constexprs, case.num_warps, case.num_stages, case.target))
+        if key not in done:
+            done[key] = Compiled(case.compile())
+        return done[key]
+
+    return get
+
+
+def _kernel_file(case: Case) -> Path:
+    return HERE / case.kernel.rpartition(":")[0]
+
+
+def test_the_set_covers_every_symptom():
+    expected = {c.expect.symptom for c in FAULTY}
+    assert expected == set(SIGNATURES), f"symptoms without a case: {set(SIGNATURES) - expected}"
+    assert len({c.kernel for c in FAULTY}) >= 14
+    assert len({c.kernel for c in CASES if c.expect.symptom == NONE}) >= 4
+    for c in CASES:
+        assert set(c.expect.also) <= set(SIGNATURES), c.id
+        assert c.expect.symptom not in c.expect.also, c.id
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_case_entry_is_well_formed(case: Case):
+    """The docstring names the root cause, the line is inside the kernel, the family matches the symptom."""
+    path = _kernel_file(case)
+    tree = ast.parse(path.read_text())
+    doc = ast.get_docstring(tree) or ""
+    if case.expect.symptom == NONE:
+        assert "Healthy" in doc
+        assert case.expect.line is None and case.expect.l4 is None and case.expect.family is None
+        return
+    assert f"({case.expect.symptom})" in doc, f"{path.name}'s docstring does not name {case.expect.symptom}"
+    assert case.expect.family == FAMILIES[case.expect.symptom]
+    assert case.expect.l4 and case.expect.l4.get("file") and case.expect.l4.get("function")
+    name = case.kernel.rpartition(":")[2]
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    if case.expect.line is not None:
+        assert fn.lineno < case.expect.line <= fn.end_lineno
+
+
+@pytest.mark.skipif(not (TRITON_SOURCE / "lib").is_dir(), reason="Triton's source is not in third_party/triton")
+@pytest.mark.parametrize("case", FAULTY, ids=lambda c: c.id)
+def test_l4_names_real_triton_source(case: Case):
+    """The cited file exists in Triton's source and defines the cited function."""
+    assert case.expect.l4 is not None
+    src = TRITON_SOURCE / case.expect.l4["file"]
+    assert src.is_file(), f"{case.expect.l4['file']} is not in Triton's source"
+    text = src.read_text()
+    *scopes, function = case.expect.l4["function"].replace("::", ".").split(".")
+    assert f"{function}(" in text, f"{src.name} has no function {function}"
+    for scope in scopes:
+        declared = (f"class {scope}", f"struct {scope}", f"{scope}::")  # in the file or defined out of line
+        assert any(d in text for d in declared), f"{src.name} has no class {scope}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_root_cause_is_in_the_compiled_code(case: Case, compiled):
+    found = present(compiled(case))
+    if case.expect.symptom == NONE:
+        assert found == {}, f"a healthy kernel shows {found}"
+        return
+    lines = found.get(case.expect.symptom, set())
+    where = KERNEL if case.expect.line is None else case.expect.line
+    assert where in lines, f"{case.expect.symptom} not at {where}: found {found}"
+    unexpected = set(found) - {case.expect.symptom, *case.expect.also}
+    assert not unexpected, f"other symptoms present: { {s: found[s] for s in unexpected} }"
+    missing = set(case.expect.also) - set(found)
+    assert not missing, f"`also` lists symptoms that are absent: {missing}"
+
+
+@pytest.mark.parametrize("case", [c for c in FAULTY if c.fixed_by], ids=lambda c: c.id)
+def test_fixed_by_removes_the_root_cause(case: Case, compiled):
+    fixed = present(compiled(case.with_overrides(case.fixed_by)))
+    assert case.expect.symptom not in fixed, f"still {case.expect.symptom} with {case.fixed_by}: {fixed}"
