@@ -25,6 +25,10 @@ FORMAT_VERSION = 2
 class Anchor:
     symbol: str
     explains: str
+    cause: str = ""  # the hazard cause (irscope.hazards.Hazard.cause) it decides; "" for any
+
+    def decides(self, cause: str) -> bool:
+        return not self.cause or self.cause == cause
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,10 @@ class Invariant:
     @property
     def family(self) -> str:
         return self.card.family
+
+    def for_cause(self, anchors: tuple[Anchor, ...], cause: str) -> list[Anchor]:
+        """The anchors that decide this cause first (then the general ones), the others last."""
+        return sorted(anchors, key=lambda a: 0 if a.cause and a.cause == cause else 1 if not a.cause else 2)
 
 
 class InvariantsError(ValueError):

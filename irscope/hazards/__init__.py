@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from irscope.hazards import cost
-from irscope.hazards.detectors import DETECTORS, MIN_RESIDENT_WARPS, Detector
+from irscope.hazards.detectors import DETECTORS, Detector
 from irscope.hazards.model import Hazard, PassRef
 from irscope.hazards.view import KernelView
 from irscope.trajectory import Trajectory
@@ -49,8 +49,7 @@ def find(traj: Trajectory) -> Findings:
     for d in DETECTORS.values():
         for h in d.detect(view):
             if h.symptom == "occupancy-limit":  # scales the whole kernel: its share is the idle fraction
-                warps = float(h.counters.get("resident_warps", MIN_RESIDENT_WARPS))
-                h = replace(h, cost=total * (1 - warps / MIN_RESIDENT_WARPS))
+                h = replace(h, cost=total * float(h.counters.get("idle_share", 0.0)))
             found.append(h)
     found.sort(key=lambda h: -h.cost)
     major = tuple(h for h in found if not total or h.cost >= MIN_SHARE * total)

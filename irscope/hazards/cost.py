@@ -1,11 +1,12 @@
-"""The cost model hazards are ranked by: weighted per-thread instruction slots, from the machine code.
+"""The cost model hazards are ranked by: the latency a warp's instructions expose, from the machine code.
 
-A hazard's cost is the number of instructions it puts on its kernel lines in the most concrete text captured
-(SASS when disassembled, else PTX), each weighted by what it stalls a warp for relative to an ALU op, and
-multiplied for every loop around the line (static counts understate code that runs once per iteration).
-The weights are orders of magnitude, not measurements of one GPU: a barrier stalls every warp of the CTA
-until the slowest arrives, a local (spilled) access goes through L1/L2, a global atomic serializes at L2, an
-uncoalesced access costs a memory transaction per thread instead of one per 32 threads.
+A hazard's cost is the number of instructions it puts on its kernel lines in the PTX, each weighted by roughly
+the cycles it keeps a warp waiting on Hopper when nothing overlaps it, and multiplied for every loop around the
+line (static counts understate code that runs once per iteration). Weights are orders of magnitude, not a
+measurement of one GPU: a shuffle in a reduction's dependent butterfly chain ~20 cycles, a barrier ~30 (every
+warp of the CTA waits for the slowest), a shared load ~25 (a store ~10: nothing waits on it), a local (spilled)
+load ~100 (L1, or L2 on a miss), a global atomic ~100 (serialized at L2), a global load ~100 of latency left after
+overlap, an FP op 1 (pipelined); an uncoalesced access costs a transaction per thread instead of one per 32.
 """
 
 from __future__ import annotations
@@ -13,21 +14,23 @@ from __future__ import annotations
 LOOP_TRIPS = 8  # assumed iterations per enclosing loop: only relative ranking matters
 
 WEIGHTS = {
-    "sync.barrier": 20.0,
-    "sync.shuffle": 2.0,
-    "mem.shared_load": 4.0,
-    "mem.shared_store": 4.0,
-    "mem.local_load": 40.0,
-    "mem.local_store": 40.0,
-    "compute.atomic": 30.0,
-    "mem.load": 8.0,
-    "mem.store": 4.0,
+    "sync.barrier": 30.0,
+    "sync.shuffle": 20.0,
+    "mem.shared_load": 25.0,
+    "mem.shared_store": 10.0,
+    "mem.local_load": 100.0,
+    "mem.local_store": 20.0,
+    "compute.atomic": 100.0,
+    "mem.load": 100.0,
+    "mem.store": 10.0,
     "compute.fp_ops": 1.0,
-    "compute.mma_sync": 8.0,
+    "compute.mma_sync": 16.0,
 }
+MEMORY_COUNTERS = ("mem.load", "mem.store", "mem.local_load", "mem.local_store", "compute.atomic")
 MAX_VECTOR_BITS = 128  # the widest global access one thread issues
 UNCOALESCED_FACTOR = 4.0  # a scalar access per thread touches its own sector: ~4x the traffic of a coalesced one
-EXPOSED_LOAD_LATENCY = 100.0  # a synchronous global load the loop waits on, in ALU-op slots
+ONE_CTA_IDLE = 0.25  # share of a lone CTA's time (prologue, epilogue, barriers) a second resident CTA would hide
+EXPOSED_LOAD_LATENCY = 400.0  # a synchronous global load a loop iteration waits for (DRAM latency, in cycles)
 
 # Occupancy on NVIDIA Hopper (sm_90): per-SM limits the resident-warp count is derived from.
 SM90 = {"registers": 65536, "shared_bytes": 228 * 1024, "cta_shared_reserved": 1024, "max_warps": 64, "max_ctas": 32}

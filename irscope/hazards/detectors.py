@@ -180,6 +180,7 @@ def index_reduction(view: KernelView) -> list[Hazard]:
             cost.weighted(counts, ("sync.shuffle", "sync.barrier", "mem.shared_load", "mem.shared_store")),
             raw,
             introduced_by=view.introducing("sync.shuffle", own),
+            cause="index",
         )
     ]
 
@@ -211,6 +212,7 @@ def register_spills(view: KernelView) -> list[Hazard]:
             f"{local['mem.local_store']} local stores" + (f" on {_fmt(lines)}" if lines else ""),
             value,
             {"res.spill_bytes": spilled, "res.registers": view.resources.get("res.registers", 0), **local},
+            cause="registers",
         )
     ]
 
@@ -219,20 +221,47 @@ def _async(view: KernelView, ops: list) -> bool:
     return any(r.op.name in ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local") for r in ops)
 
 
-def _sync_dot_loops(ops) -> list[tuple[object, list]]:
-    """Loops of `ops` that hold a dot and global loads but no asynchronous copy: (loop op, its loads)."""
+ASYNC_LOADS = ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local", "tt.descriptor_load")
+DOTS = ("tt.dot", "ttng.warp_group_dot")
+
+
+@dataclass(frozen=True)
+class SyncLoop:
+    loop: Reached
+    loads: list[Reached]  # global loads directly in its body that stayed synchronous
+    has_dot: bool
+    cause: str  # what kept the pipeliner away, in a word
+
+
+def _sync_loops(ops: list[Reached], num_stages: int) -> list[SyncLoop]:
+    """Loops whose body issues global loads that stayed synchronous (no cp.async, TMA or descriptor load), and
+    why, by the pipeliner's rules: it takes innermost loops (preCondition), num_stages > 1 (assignLatencies),
+    loads that feed a dot — or every load when the loop carries tl.range's num_stages (loadOpsToIndirectionLevel)
+    — of at least 4 contiguous bytes per thread (canBeConvertedToAsyncLoad)."""
     out = []
     for loop in (r for r in ops if r.op.name == "scf.for"):
         inside = [r for r in ops if _within(r.op, loop.op)]
         names = {r.op.name for r in inside}
-        if not names & {"tt.dot", "ttng.warp_group_dot"}:
-            continue
-        if names & {"ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local", "tt.descriptor_load"}:
-            continue
         loads = [r for r in inside if r.op.name == "tt.load" and r.op.parent is loop.op]
-        if loads:
-            out.append((loop, loads))
+        if not loads or names & set(ASYNC_LOADS):
+            continue
+        has_dot = bool(names & set(DOTS))
+        explicit = "tt.num_stages" in (loop.op.tail or "") or "tt.num_stages" in loop.op.text
+        if "scf.for" in {r.op.name for r in inside}:
+            cause = "outer-loop"
+        elif (int(_stages(loop)) if explicit else num_stages) <= 1:
+            cause = "num_stages"
+        elif not has_dot and not explicit:
+            cause = "no-dot"
+        else:
+            cause = "width"
+        out.append(SyncLoop(loop, loads, has_dot, cause))
     return out
+
+
+def _stages(loop: Reached) -> int:
+    m = re.search(r"tt\.num_stages = (\d+)", f"{loop.op.text} {loop.op.tail or ''}")
+    return int(m.group(1)) if m else 0
 
 
 def _within(op, ancestor) -> bool:
@@ -244,33 +273,42 @@ def _within(op, ancestor) -> bool:
     return False
 
 
+WHY_SYNC = {
+    "num_stages": "num_stages ≤ 1 turns the pipeliner off",
+    "no-dot": "the pipeliner takes loops without a dot only under tl.range(…, num_stages=N)",
+    "outer-loop": "the pipeliner takes innermost loops only",
+    "width": "the loads are too narrow for cp.async (under 4 contiguous bytes per thread) or feed no dot",
+}
+
+
 @detector(
     "not-pipelined",
-    "a loop that feeds a dot from global loads the software pipeliner left synchronous: every iteration waits "
-    "for its loads instead of overlapping them with the previous iteration's math (cp.async / TMA)",
+    "a loop whose global loads the software pipeliner left synchronous: every iteration waits for its loads "
+    "instead of overlapping them with the previous iteration's work (cp.async / TMA)",
 )
 def not_pipelined(view: KernelView) -> list[Hazard]:
     found = []
     stages = int(view.traj.specialization.options.get("num_stages", 3) or 3)
-    for loop, loads in _sync_dot_loops(view.ttgir_ops):
-        lines = sorted({r.line for r in loads if r.line})
+    for s in _sync_loops(view.ttgir_ops, stages):
+        lines = sorted({r.line for r in s.loads if r.line})
         declined = None
         for pass_arg in ("tritongpu-assign-latencies", "tritongpu-pipeline"):
-            declined = view.declined(pass_arg, test=lambda ops: bool(_sync_dot_loops(ops)))
+            declined = view.declined(pass_arg, test=lambda ops: bool(_sync_loops(ops, stages)))
             if declined:
                 break
-        why = "num_stages ≤ 1 turns the pipeliner off" if stages <= 1 else f"num_stages={stages}"
+        what = "dot loop" if s.has_dot else "loop"
         found.append(
             Hazard(
                 "not-pipelined",
                 view.kernel,
                 tuple(lines),
-                f"{_fmt(lines)}: {len(loads)} global load(s) in the dot loop at line {loop.line} stay synchronous "
-                f"(no cp.async/TMA; {why})",
-                len(loads) * cost.EXPOSED_LOAD_LATENCY * cost.loop_factor(loop.loop_depth + 1),
-                {"loads_in_loop": len(loads), "num_stages": stages},
+                f"{_fmt(lines)}: {len(s.loads)} global load(s) in the {what} at line {s.loop.line} stay synchronous "
+                f"(no cp.async/TMA): {WHY_SYNC[s.cause]}",
+                len(s.loads) * cost.EXPOSED_LOAD_LATENCY * cost.loop_factor(s.loop.loop_depth + 1),
+                {"loads_in_loop": len(s.loads), "num_stages": stages},
                 declined_by=declined,
                 remarks=_remarks(view, declined, "ipelin"),
+                cause=s.cause,
             )
         )
     return found
@@ -299,8 +337,17 @@ def dot_on_fma(view: KernelView) -> list[Hazard]:
             {"compute.dot_fma": view.on_lines("ttgir", lines, "compute.dot_fma")},
             declined_by=declined,
             remarks=_remarks(view, declined),
+            cause="precision" if _fp32_dot(view, lines) else "shape",
         )
     ]
+
+
+def _fp32_dot(view: KernelView, lines: list[int]) -> bool:
+    """A dot on these lines takes fp32 operands (MMA needs input_precision tf32 for those)."""
+    return any(
+        r.op.name == "tt.dot" and r.line in lines and "xf32" in r.op.text.split(":")[-1].split("->")[0]
+        for r in view.ttgir_ops
+    )
 
 
 @detector(
@@ -327,8 +374,16 @@ def mma_downgrade(view: KernelView) -> list[Hazard]:
             {"compute.mma_sync": view.on_lines("ttgir", lines, "compute.mma_sync")},
             introduced_by=at,
             remarks=_remarks(view, at),
+            cause="num_warps" if view.num_warps % 4 else "rank" if _rank3_dot(view, lines) else "shape",
         )
     ]
+
+
+def _rank3_dot(view: KernelView, lines: list[int]) -> bool:
+    return any(
+        r.op.name == "tt.dot" and r.line in lines and any(len(shape) == 3 for shape, _ in tensor_encodings(r.op.text))
+        for r in view.ttgir_ops
+    )
 
 
 @detector(
@@ -362,6 +417,7 @@ def layout_conversion(view: KernelView) -> list[Hazard]:
                 {"layout.convert_layout": view.on_lines("ttgir", [n], "layout.convert_layout")},
                 introduced_by=view.introducing("layout.convert_layout", [n]),
                 declined_by=declined,
+                cause="anchors",
             )
         )
     return found
@@ -401,14 +457,15 @@ def global_atomics(view: KernelView) -> list[Hazard]:
             cost.weighted(counts, ("compute.atomic",)),
             {"compute.atomic": n_atomics},
             introduced_by=view.introducing("compute.atomic", per_element),
+            cause="per-element",
         )
     ]
 
 
 @detector(
     "occupancy-limit",
-    "registers or shared memory per CTA leave few warps resident per SM, and the kernel's loads are "
-    "synchronous, so neither other warps nor pipelining hide memory latency",
+    "registers or shared memory per CTA leave one CTA per SM (nothing overlaps its prologue, epilogue and "
+    "barriers), or few warps whose synchronous loads neither other warps nor pipelining hide",
 )
 def occupancy_limit(view: KernelView) -> list[Hazard]:
     if not view.nvidia:
@@ -416,22 +473,45 @@ def occupancy_limit(view: KernelView) -> list[Hazard]:
     regs = int(view.resources.get("res.registers", 0))
     shared = int(view.resources.get("res.shared_bytes", 0))
     warps, limiter = cost.resident_warps(regs, shared, view.num_warps)
+    if limiter not in ("registers", "shared memory"):
+        return []
     stage = view.machine_stage
     hidden = view.total(stage, "mem.cp_async") or view.total(stage, "mem.tma") or view.total(stage, "compute.mma_wgmma")
-    if warps >= MIN_RESIDENT_WARPS or limiter not in ("registers", "shared memory") or hidden:
+    if warps <= view.num_warps:  # nothing overlaps a CTA's prologue, epilogue and barriers: the SM idles through them
+        why, idle = f"one CTA per SM ({warps} warps)", cost.ONE_CTA_IDLE
+    elif warps < MIN_RESIDENT_WARPS and not hidden:
+        # resident warps hide memory latency, not ALU work: only the kernel's memory share can idle
+        memory = _memory_share(view)
+        why = (
+            f"{warps} warps resident per SM (of {cost.SM90['max_warps']}) with synchronous loads "
+            f"({memory:.0%} of the kernel's cost is memory latency)"
+        )
+        idle = (1 - warps / MIN_RESIDENT_WARPS) * memory
+    else:
         return []
     return [
         Hazard(
             "occupancy-limit",
             view.kernel,
             (),
-            f"{warps} warps resident per SM (of {cost.SM90['max_warps']}), limited by {limiter}: {regs} registers "
-            f"per thread, {shared} bytes of shared memory per CTA, {view.num_warps} warps per CTA",
+            f"{why}, limited by {limiter}: {regs} registers per thread, {shared} bytes of shared memory per CTA, "
+            f"{view.num_warps} warps per CTA",
             0.0,  # set from the kernel's total cost by find(): occupancy scales everything
-            {"resident_warps": warps, "res.registers": regs, "res.shared_bytes": shared},
+            {"resident_warps": warps, "res.registers": regs, "res.shared_bytes": shared, "idle_share": idle},
             introduced_by=view.introducing("layout.shared_bytes") if limiter == "shared memory" else None,
+            cause=limiter,
         )
     ]
+
+
+def _memory_share(view: KernelView) -> float:
+    """The share of the kernel's cost that is memory latency (global, local and atomic accesses)."""
+    memory = total = 0.0
+    for line, counts in view.lines(view.machine_stage).items():
+        factor = cost.loop_factor(view.loop_depth(line))
+        total += cost.weighted(counts) * factor
+        memory += cost.weighted(counts, cost.MEMORY_COUNTERS) * factor
+    return memory / total if total else 0.0
 
 
 MIN_RESIDENT_WARPS = 16  # a quarter of Hopper's 64: below it, synchronous loads leave the SM mostly idle
@@ -475,9 +555,8 @@ def uncoalesced_access(view: KernelView) -> list[Hazard]:
                     "elements_per_thread": a.elements_per_thread,
                     "vector_bits": a.vector_bits or 0,
                 },
-                introduced_by=view.introducing("mem.load", [n])
-                if a.kind == "load"
-                else view.introducing("mem.store", [n]),
+                introduced_by=view.introducing(f"mem.{a.kind}", [n]) if a.kind in ("load", "store") else None,
+                cause="stride",
             )
         )
     return found
@@ -507,6 +586,14 @@ def narrow_access(view: KernelView) -> list[Hazard]:
                     "mask_alignment": a.mask_alignment or 0,
                 },
                 introduced_by=view.introducing(f"mem.{a.kind}", [n]) if a.kind in ("load", "store") else None,
+                cause=_narrowed_by(a),
             )
         )
     return found
+
+
+def _narrowed_by(a: Access) -> str:
+    """Which of AxisInfo's numbers caps the vector (LoadStoreOpToLLVM: vec = min(128 / bits, contiguity,
+    alignment, mask alignment)): the mask's constancy, the address's divisibility, or the contiguity."""
+    limits = {"divisibility": a.divisibility, "mask": a.mask_alignment or 1 << 30, "contiguity": a.contiguity}
+    return min(limits, key=lambda k: limits[k])

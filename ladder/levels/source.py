@@ -163,35 +163,26 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
                 pattern.name,
             )
         )
-    for i, m in enumerate(inv.mechanisms):
+    cause = finding.hazard.cause
+    for i, m in enumerate(inv.for_cause(inv.mechanisms, cause)):
+        try:
+            defs = [t for t in q.conditions(db, m.symbol).targets if target.owns(t.loc.file)]
+        except q.QueryError:
+            defs = []
+        if not defs:
+            notes.append(f"{m.symbol} is not in the index for {target.backend}")
+            continue
         try:
             calls = [c for c in q.callers(db, m.symbol) if target.owns(c.call.file)]
         except q.QueryError:
             calls = []
         if pattern is not None:
             calls = [c for c in calls if c.caller.name.startswith(pattern.name + "::")] or calls
-        if calls:
-            c = calls[0]
-            more = f" (and {len(calls) - 1} more call sites)" if len(calls) > 1 else ""
-            ev.append(
-                _cite(
-                    f"L4.{tag}.mechanism{i}",
-                    f"{c.caller.name} calls {m.symbol}: {m.explains}{more}",
-                    c.call,
-                    m.symbol,
-                    calls=len(calls),
-                )
-            )
-            continue
-        try:
-            defs = [t for t in q.conditions(db, m.symbol).targets if target.owns(t.loc.file)]
-        except q.QueryError:
-            defs = []
-        if defs:
-            ev.append(_cite(f"L4.{tag}.mechanism{i}", f"{m.symbol}: {m.explains}", defs[0].loc, m.symbol))
-        else:
-            notes.append(f"{m.symbol} is not in the index for {target.backend}")
-    for i, g in enumerate(inv.gates):
+        via = f" (called from {calls[0].caller.name}, {calls[0].call.file}:{calls[0].call.line})" if calls else ""
+        ev.append(
+            _cite(f"L4.{tag}.mechanism{i}", f"{m.symbol}{via}: {m.explains}", defs[0].loc, m.symbol, calls=len(calls))
+        )
+    for i, g in enumerate(inv.for_cause(inv.gates, cause)):
         try:
             cond = q.conditions(db, g.symbol)
         except q.QueryError:
