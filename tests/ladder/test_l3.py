@@ -28,15 +28,17 @@ def test_l3_ties_the_shuffles_to_the_argmax_and_confirms_l1s_family(tmp_path):
     assert "keep ties correct" in l3.settled_family().description
     assert l3.settled_family().cards == ("index-free-top2",)  # the family is the card's (ladder/data/invariants.yaml)
     h = l3.settled_hypothesis()
-    # the argmax (line 13) and the max whose input its index masked (line 16); the plain max on line 14 is not part
-    assert h.bottleneck == "index-reduction-sync" and h.hotspot == "top2_kernel lines 13, 16"
-    assert h.finding is not None and h.finding.hazard.lines == (13, 16)
+    source = moe_op.KERNEL.read_text().splitlines()
+    argmax = next(i for i, ln in enumerate(source, 1) if "tl.argmax" in ln)
+    second = next(i for i, ln in enumerate(source, 1) if "m2 = tl.max" in ln)
+    # the argmax and the max whose input its index masked; the plain max between them is not part
+    assert h.bottleneck == "index-reduction-sync" and h.hotspot == f"top2_kernel lines {argmax}, {second}"
+    assert h.finding is not None and h.finding.hazard.lines == (argmax, second)
     # 15 of its 20 PTX shuffles are the index pattern's (10 + 5): the costliest hazard, above the minor threshold
     assert l3.hypotheses[0] is h and h.finding.share > 0.05
-    line = l3.evidence_by_id()["L3.0.index-reduction-sync.line13"]
-    assert line.source.kind == SOURCE_LINE and line.source.line == 13
-    assert Path(line.source.path) == moe_op.KERNEL and "tl.argmax" in moe_op.KERNEL.read_text().splitlines()[12]
-    assert line.data["sync.shuffle"] == 10  # PTX: twice the 5 shuffles of the plain tl.max on line 14
+    line = l3.evidence_by_id()[f"L3.0.index-reduction-sync.line{argmax}"]
+    assert line.source.kind == SOURCE_LINE and line.source.line == argmax and Path(line.source.path) == moe_op.KERNEL
+    assert line.data["sync.shuffle"] == 10  # PTX: twice the 5 shuffles of the plain tl.max on the next line
     step = l3.evidence_by_id()["L3.0.index-reduction-sync.introduced"]
     assert step.source.kind == SNAPSHOT and step.source.pass_arg == "convert-triton-gpu-to-llvm"
     assert h.finding.hazard.introduced_by.snapshot == step.source.snapshot  # the typed hand-off says the same
