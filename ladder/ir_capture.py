@@ -94,18 +94,15 @@ def _dry_run_driver(target: str) -> Any:
 
 def _child(kernel: str, op_module: str, case: str, out_dir: str, target: str) -> list[str]:
     import importlib
-    import importlib.util
 
     from triton.runtime.driver import driver as driver_config
 
     import irscope
+    from irscope.capture.loader import load_module
 
     op = importlib.import_module(op_module).OPERATOR
     chosen = next(c for c in op.cases if c.name == case)
-    spec = importlib.util.spec_from_file_location("candidate", kernel)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module(kernel, "candidate")
     inputs = op.make_inputs(chosen, 0, "cpu", "random")
     driver_config.set_active(_dry_run_driver(target))
     with irscope.record(out_dir) as rec:

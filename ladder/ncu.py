@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import io
 import os
 import shutil
@@ -227,6 +226,7 @@ def _child(kernel: str, op_name: str, case_name: str, lock: str | None) -> int:
     """Runs inside ncu: warm up, then exactly one profiled forward call (alone on the GPU when given its lock)."""
     import torch
 
+    from irscope.capture.loader import KernelLoadError, load_module
     from ladder.harness.gpu_lock import exclusive, shared
     from suite.operator import get_operator
 
@@ -235,12 +235,11 @@ def _child(kernel: str, op_name: str, case_name: str, lock: str | None) -> int:
     if case is None:
         print(f"operator {op_name} has no case {case_name}", file=sys.stderr)
         return 2
-    spec = importlib.util.spec_from_file_location("candidate", kernel)
-    if spec is None or spec.loader is None:
-        print(f"cannot import {kernel}", file=sys.stderr)
+    try:
+        mod = load_module(kernel, "candidate")
+    except KernelLoadError as e:
+        print(e, file=sys.stderr)
         return 2
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     with shared(lock):
         inputs: Any = op.make_inputs(case, 0, "cuda", "random")
         mod.forward(*inputs)

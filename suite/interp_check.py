@@ -12,25 +12,15 @@ import os
 os.environ["TRITON_INTERPRET"] = "1"
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
 import traceback
 from pathlib import Path
-from types import ModuleType
 
+from irscope.capture.loader import load_module
 from suite.compare import verify
 from suite.operator import Operator, all_operators
-
-
-def load_module(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def check_operator(op: Operator, seeds: int) -> dict:

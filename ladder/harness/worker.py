@@ -22,9 +22,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from irscope.capture.loader import load_module
 from suite.operator import RANDOM, Case, Operator, get_operator
 
 TIMING_SEED = 0  # SUITE.md §1: inputs generated with seed 0 per case
@@ -71,15 +71,6 @@ def select_cases(op: Operator, names: list[str] | None, device: str) -> list[Cas
     if unknown:
         raise KeyError(f"{op.name} has no case(s) {', '.join(unknown)}; it has {', '.join(by_name)}")
     return [by_name[n] for n in names]
-
-
-def load_module(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _prepare(device: str) -> None:

@@ -83,17 +83,13 @@ class InterpretValidator:
 
 def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
     import importlib
-    import importlib.util
     import traceback
 
+    from irscope.capture.loader import load_module
     from suite.compare import verify
 
     op = importlib.import_module(op_module).OPERATOR
-    spec = importlib.util.spec_from_file_location("candidate", candidate)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {candidate}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module(candidate, "candidate")
     results = []
     for case in op.small_cases:
         ok, detail = True, ""

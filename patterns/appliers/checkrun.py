@@ -15,7 +15,6 @@ recorded), then compile them, in one process.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -32,6 +31,8 @@ os.environ["TRITON_INTERPRET"] = "1" if sys.argv[1:2] == ["interpret"] else "0"
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
+
+from irscope.capture.loader import load_module
 
 _launches: list[dict] = []
 _original_run = InterpretedFunction.run
@@ -66,16 +67,6 @@ def _record_only(self: JITFunction, *args: Any, grid: Any, warmup: bool, **kwarg
 def _record_every_config(self: Autotuner, *args: Any, **kwargs: Any) -> None:
     for cfg in self.configs:
         self.fn.run(*args, **kwargs, **cfg.all_kwargs())
-
-
-def _import(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _autotuners(mod: ModuleType) -> list[Autotuner]:
@@ -187,7 +178,7 @@ def interpret_one(item: dict, op: Any) -> dict:
     _launches.clear()
     out: dict[str, Any] = {"id": item["id"]}
     try:
-        mod = _import(Path(item["path"]), _module_name(item))
+        mod = load_module(item["path"], _module_name(item))
         runs = _correctness(mod, op, list(dict.fromkeys(["random", *op.input_kinds])))
         out.update(runs=runs, correct=all(r["ok"] for r in runs) and bool(runs), launches=list(_launches))
     except Exception:
@@ -201,7 +192,7 @@ def _module_name(item: dict) -> str:
 
 def compile_one(item: dict, target: str) -> dict:
     try:
-        compiled = _compile_launches(_import(Path(item["path"]), _module_name(item)), item["launches"], target)
+        compiled = _compile_launches(load_module(item["path"], _module_name(item)), item["launches"], target)
         return {"id": item["id"], "compiled": compiled, "compiles": bool(compiled) and all(c["ok"] for c in compiled)}
     except Exception:
         return {"id": item["id"], "compiled": [], "compiles": False, "error": traceback.format_exc(limit=5)}
@@ -211,7 +202,7 @@ def record_one(item: dict, op: Any, target: str) -> dict:
     _launches.clear()
     out: dict[str, Any] = {"id": item["id"], "correct": None, "runs": [], "compiled": [], "compiles": False}
     try:
-        mod = _import(Path(item["path"]), _module_name(item))
+        mod = load_module(item["path"], _module_name(item))
         mod.forward(*op.make_inputs(op.small_cases[0], 0, "cpu", "random"))
         out["launches"] = list(_launches)
         out["compiled"] = _compile_launches(mod, out["launches"], target)
