@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from ladder.sandbox import python_path
+from irscope import childproc
 
 
 class CaptureError(RuntimeError):
@@ -35,14 +34,8 @@ def capture(
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": tmp,
-            "TMPDIR": tmp,
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TRITON_CACHE_DIR": str(Path(tmp) / "cache"),
-            "PYTHONPATH": python_path(),
-        }
+        # A real compile: an interpreter mode the parent may be in must not reach the child.
+        env = childproc.child_env(Path(tmp), {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(Path(tmp) / "cache")})
         cmd = [
             sys.executable,
             "-m",
@@ -53,10 +46,9 @@ def capture(
             str(out_dir.resolve()),
             target,
         ]
-        try:
-            run = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired as e:
-            raise CaptureError(f"capturing {kernel.name} timed out after {timeout_s:g} s") from e
+        run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=timeout_s)
+    if run.timed_out:
+        raise CaptureError(f"capturing {kernel.name} timed out after {timeout_s:g} s")
     if run.returncode != 0:
         raise CaptureError(f"capturing {kernel.name} on case {case} exited {run.returncode}: {run.stderr[-3000:]}")
     dirs = [Path(p) for p in json.loads(run.stdout.strip().splitlines()[-1])]

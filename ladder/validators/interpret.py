@@ -1,7 +1,7 @@
 """CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked by
-the operator's correctness rule (suite.compare.verify), in a child process with a timeout, a temporary working
-directory and a clean environment. It checks correctness only: interpreter times say nothing about a GPU, so none
-are kept.
+the operator's correctness rule (suite.compare.verify), in a child process (irscope.childproc) with a timeout, a
+temporary working directory and the allowlisted environment. It checks correctness only: interpreter times say
+nothing about a GPU, so none are kept.
 
 It is a smoke check, not the anti-cheat harness: the candidate shares the child process with the checker.
 """
@@ -9,16 +9,12 @@ It is a smoke check, not the anti-cheat harness: the candidate shares the child 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from ladder.sandbox import python_path
+from irscope import childproc
 from ladder.validation import CaseResult, Validation
 from suite.operator import Operator
 
@@ -34,15 +30,9 @@ class InterpretValidator:
     def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
         with tempfile.TemporaryDirectory(prefix="ladder-interp-") as tmp:
             result = Path(tmp) / "result.json"
-            env = {
-                "PATH": "/usr/bin:/bin",
-                "HOME": tmp,
-                "TMPDIR": tmp,
-                "TRITON_INTERPRET": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
-                "PYTHONPATH": python_path(),
-            }
+            env = childproc.child_env(
+                Path(tmp), {"TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache")}
+            )
             # The child finds the operator through the module that defines it (suite/ops/<name>.py: OPERATOR).
             cmd = [
                 sys.executable,
@@ -53,28 +43,11 @@ class InterpretValidator:
                 str(self.seeds),
                 str(result),
             ]
-            proc = subprocess.Popen(
-                cmd,
-                cwd=tmp,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
-            timed_out = False
-            try:
-                out, _ = proc.communicate(timeout=self.timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                with contextlib.suppress(ProcessLookupError):  # the whole session: whatever it forked too
-                    os.killpg(proc.pid, signal.SIGKILL)
-            if timed_out:
-                proc.communicate()
+            run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=self.timeout_s, merge_stderr=True)
+            if run.timed_out:
                 return Validation(self.name, DEVICE, False, f"timed out after {self.timeout_s:g} s")
-            if proc.returncode != 0 or not result.exists():
-                return Validation(self.name, DEVICE, False, f"exited {proc.returncode}: {out[-3000:]}")
+            if run.returncode != 0 or not result.exists():
+                return Validation(self.name, DEVICE, False, f"exited {run.returncode}: {run.stdout[-3000:]}")
             cases = tuple(CaseResult.from_json(c) for c in json.loads(result.read_text()))
         bad = [c for c in cases if not c.ok]
         detail = f"{bad[0].case}: {bad[0].detail}" if bad else f"{len(cases)} small cases correct"
