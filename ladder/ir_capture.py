@@ -3,13 +3,13 @@
     capture(kernel.py, op, case, out_dir, target="cuda:90") → [trajectory directories]
 
 The module runs in a child process (`python -m ladder.ir_capture …`): it is untrusted code. Inside, Triton's
-JIT compiles for `target` through a stand-in driver whose launches do nothing (irscope's CPU stand-in
-refuses to launch, which would end `forward` after its first kernel), and `irscope.record` keeps one
-trajectory per compiled kernel. Inputs are the operator's real case shapes on CPU, so the JIT specializes
-(divisibility, constexprs) as it would on the GPU; the outputs are left unwritten and ignored.
+JIT compiles for `target` through irscope's dry-run driver, whose launches do nothing
+(`irscope.capture.dry_run_driver`), and `irscope.record` keeps one trajectory per compiled kernel. Inputs are the
+operator's real case shapes on CPU, so the JIT specializes (divisibility, constexprs) as it would on the GPU; the
+outputs are left unwritten and ignored.
 
-An autotuned kernel cannot be timed here, so its benchmarker reports every config as equally fast: each config
-is compiled (and captured) once, as the autotuner's benchmark would on the GPU, and the first is then used.
+An autotuned kernel cannot be timed here, so the driver's benchmarker reports every config as equally fast: each
+config is compiled (and captured) once, as the autotuner's benchmark would on the GPU, and the first is then used.
 L3 therefore sees every config the GPU could pick, one trajectory each.
 """
 
@@ -20,7 +20,6 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from irscope import childproc
 
@@ -57,47 +56,18 @@ def capture(
     return dirs
 
 
-def _dry_run_driver(target: str) -> Any:
-    """irscope's CPU stand-in driver, plus launches that do nothing (Triton 3.6's CompiledKernel interface)."""
-    from types import SimpleNamespace
-
-    from irscope.capture.stub_driver import CpuStandInDriver
-    from irscope.targets import parse_target
-
-    class DryRun(CpuStandInDriver):
-        utils = SimpleNamespace(
-            load_binary=lambda name, kernel, shared, device: (0, 0, 0, 0, 1 << 30),
-            get_device_properties=lambda device: {"max_shared_mem": 1 << 30},
-        )
-
-        @staticmethod
-        def launcher_cls(src: Any, metadata: Any) -> Any:
-            return lambda *args, **kwargs: None
-
-        def get_benchmarker(self) -> Any:
-            def equal_times(kernel_call: Any, quantiles: Any = None, **kwargs: Any) -> Any:
-                kernel_call()  # compiles (and so records) this config; the launch itself does nothing
-                return [1.0] * len(quantiles) if quantiles else 1.0
-
-            return equal_times
-
-    return DryRun(parse_target(target))
-
-
 def _child(kernel: str, op_module: str, case: str, out_dir: str, target: str) -> list[str]:
     import importlib
 
-    from triton.runtime.driver import driver as driver_config
-
     import irscope
+    from irscope.capture import dry_run_driver
     from irscope.capture.loader import load_module
 
     op = importlib.import_module(op_module).OPERATOR
     chosen = next(c for c in op.cases if c.name == case)
     mod = load_module(kernel, "candidate")
     inputs = op.make_inputs(chosen, 0, "cpu", "random")
-    driver_config.set_active(_dry_run_driver(target))
-    with irscope.record(out_dir) as rec:
+    with dry_run_driver(target), irscope.record(out_dir) as rec:
         mod.forward(*inputs)
     return [str(Path(out_dir) / f"{i:03d}-{t.kernel.name}") for i, t in enumerate(rec.trajectories)]
 

@@ -9,8 +9,8 @@
 arguments as specs (dtype, shape, address alignment). `compile`: compile each distinct launch configuration for
 the target with Triton's real compiler. Two processes, because the interpreter patches triton.language globally
 and a compile in the same process would see the patched functions. `record` (compile only, no correctness):
-run `forward` on the first small case with launches recorded but not executed (every autotune config is
-recorded), then compile them, in one process.
+run `forward` on the first small case under irscope's dry-run driver with launches recorded but not executed
+(an autotuner tries every config, all equally fast), then compile them, in one process.
 """
 
 from __future__ import annotations
@@ -62,11 +62,6 @@ def _recording_run(self: InterpretedFunction, *args: Any, grid: Any, warmup: boo
 
 def _record_only(self: JITFunction, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> None:
     _record(self.fn.__name__, args, kwargs)  # nothing runs: there is no GPU, only the launch's arguments matter
-
-
-def _record_every_config(self: Autotuner, *args: Any, **kwargs: Any) -> None:
-    for cfg in self.configs:
-        self.fn.run(*args, **kwargs, **cfg.all_kwargs())
 
 
 def _autotuners(mod: ModuleType) -> list[Autotuner]:
@@ -223,11 +218,12 @@ def main(argv: list[str]) -> int:
     elif mode == "compile":
         results = [compile_one(item, request["target"]) for item in request["candidates"]]
     elif mode == "record":
-        JITFunction.run = _record_only
-        Autotuner.run = _record_every_config
+        from irscope.capture import dry_run_driver
         from suite.operator import get_operator
 
-        results = [record_one(item, get_operator(item["op"]), request["target"]) for item in request["candidates"]]
+        JITFunction.run = _record_only  # compiled afterwards launch by launch: one failing compile ends no other
+        with dry_run_driver(request["target"]):  # autotuners try each config once, equally fast; nothing launches
+            results = [record_one(item, get_operator(item["op"]), request["target"]) for item in request["candidates"]]
     else:
         raise SystemExit(f"unknown mode {mode!r}: interpret, compile or record")
     Path(result_path).write_text(json.dumps(results, indent=1, default=str))
