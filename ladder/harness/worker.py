@@ -10,8 +10,6 @@ per case, so a crash or hang loses only the case in progress (the parent restart
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import platform
 import subprocess
@@ -25,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope.capture.loader import load_module
-from suite.operator import RANDOM, Case, Operator, get_operator
+from suite.operator import RANDOM, Case, Operator, resolve_operator
 
 TIMING_SEED = 0  # SUITE.md §1: inputs generated with seed 0 per case
 RECHECK_SEED = 1_000_003  # never one of the validation seeds
@@ -50,16 +48,6 @@ class Job:
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-def resolve_operator(spec: str) -> Operator:
-    if ":" in spec:
-        module, attr = spec.split(":", 1)
-        op = getattr(importlib.import_module(module), attr)
-        if not isinstance(op, Operator):
-            raise TypeError(f"{spec} is {type(op).__name__}, not suite.operator.Operator")
-        return op
-    return get_operator(spec)
 
 
 def select_cases(op: Operator, names: list[str] | None, device: str) -> list[Case]:

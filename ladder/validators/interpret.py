@@ -1,7 +1,7 @@
-"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked by
-the operator's correctness rule (suite.compare.verify), in a child process (irscope.childproc) with a timeout, a
-temporary working directory and the allowlisted environment. It checks correctness only: interpreter times say
-nothing about a GPU, so none are kept.
+"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked as
+every interpreter check is (suite.interp_check: the operator's correctness rule), in a child process
+(irscope.childproc) with a timeout, a temporary working directory and the allowlisted environment. It checks
+correctness only: interpreter times say nothing about a GPU, so none are kept.
 
 It is a smoke check, not the anti-cheat harness: the candidate shares the child process with the checker.
 """
@@ -55,35 +55,19 @@ class InterpretValidator:
 
 
 def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
+    """One CaseResult per small case: its first failing (input kind, seed), if any; the rest of that case is skipped."""
     import importlib
-    import traceback
 
     from irscope.capture.loader import load_module
-    from suite.compare import verify
+    from suite.interp_check import check_forward
 
     op = importlib.import_module(op_module).OPERATOR
-    mod = load_module(candidate, "candidate")
+    forward = load_module(candidate, "candidate").forward
     results = []
     for case in op.small_cases:
-        ok, detail = True, ""
-        for kind in op.input_kinds:
-            for seed in range(seeds):
-                inputs = op.make_inputs(case, seed, "cpu", kind)
-                before = [x.clone() if hasattr(x, "clone") else x for x in inputs]
-                try:
-                    out = mod.forward(*inputs)
-                    verdict = verify(op, tuple(before), out)
-                    ok, detail = verdict.ok, verdict.detail
-                    if ok and any(hasattr(a, "equal") and not a.equal(b) for a, b in zip(inputs, before)):
-                        ok, detail = False, "forward modified an input"
-                except Exception:
-                    ok, detail = False, traceback.format_exc(limit=3)
-                if not ok:
-                    detail = f"{kind} seed {seed}: {detail}"
-                    break
-            if not ok:
-                break
-        results.append(CaseResult(case.name, ok, detail if not ok else "").to_json())
+        bad = next((r for r in check_forward(op, forward, seeds=seeds, cases=[case]) if not r.ok), None)
+        detail = f"{bad.kind} seed {bad.seed}: {bad.detail}" if bad else ""
+        results.append(CaseResult(case.name, bad is None, detail).to_json())
     return results
 
 

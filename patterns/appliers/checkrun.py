@@ -5,7 +5,8 @@
     python -m patterns.appliers.checkrun record REQUEST.json RESULT.json
 
 `interpret`: for each candidate module run `forward` under Triton's interpreter on the operator's small cases
-(every autotune config in turn), compare with the operator's oracle and record every kernel launch with its
+(every autotune config in turn), judge each call as every interpreter check does (suite.interp_check: the
+operator's correctness rule) and record every kernel launch with its
 arguments as specs (dtype, shape, address alignment). `compile`: compile each distinct launch configuration for
 the target with Triton's real compiler. Two processes, because the interpreter patches triton.language globally
 and a compile in the same process would see the patched functions. `record` (compile only, no correctness):
@@ -69,9 +70,8 @@ def _autotuners(mod: ModuleType) -> list[Autotuner]:
 
 
 def _correctness(mod: ModuleType, op: Any, kinds: list[str]) -> list[dict]:
-    import torch
-
-    from suite.compare import compare
+    """suite.interp_check on seed 0 of every small case and input kind, once per autotune config."""
+    from suite.interp_check import check_forward
 
     tuners = _autotuners(mod)
     all_configs = [list(t.configs) for t in tuners]
@@ -82,29 +82,17 @@ def _correctness(mod: ModuleType, op: Any, kinds: list[str]) -> list[dict]:
             for t, cfgs in zip(tuners, all_configs):  # one config at a time: no benchmarker on the interpreter
                 t.configs = [cfgs[r % len(cfgs)]]
                 t.cache.clear()
-            for case in op.small_cases:
-                for kind in kinds:
-                    inputs = op.make_inputs(case, 0, "cpu", kind)
-                    before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-                    t0 = time.perf_counter()
-                    try:
-                        out = mod.forward(*inputs)
-                        verdict = compare(out, op.oracle(*before), op.tolerance)
-                        ok, detail = verdict.ok, verdict.detail
-                        if any(isinstance(a, torch.Tensor) and not a.equal(b) for a, b in zip(inputs, before)):
-                            ok, detail = False, "an input was modified"
-                    except Exception:
-                        ok, detail = False, traceback.format_exc(limit=3)
-                    runs.append(
-                        {
-                            "case": case.label(),
-                            "kind": kind,
-                            "config": r,
-                            "ok": ok,
-                            "detail": detail,
-                            "seconds": round(time.perf_counter() - t0, 3),
-                        }
-                    )
+            for run in check_forward(op, mod.forward, seeds=1, kinds=kinds):
+                runs.append(
+                    {
+                        "case": run.case.label(),
+                        "kind": run.kind,
+                        "config": r,
+                        "ok": run.ok,
+                        "detail": run.detail,
+                        "seconds": run.seconds,
+                    }
+                )
     finally:
         for t, cfgs in zip(tuners, all_configs):
             t.configs = cfgs
@@ -212,18 +200,20 @@ def main(argv: list[str]) -> int:
     request = json.loads(Path(request_path).read_text())
     if mode == "interpret":
         InterpretedFunction.run = _recording_run  # record what forward launches; the interpreter still runs it
-        from suite.operator import get_operator
+        from suite.operator import resolve_operator
 
-        results = [interpret_one(item, get_operator(item["op"])) for item in request["candidates"]]
+        results = [interpret_one(item, resolve_operator(item["op"])) for item in request["candidates"]]
     elif mode == "compile":
         results = [compile_one(item, request["target"]) for item in request["candidates"]]
     elif mode == "record":
         from irscope.capture import dry_run_driver
-        from suite.operator import get_operator
+        from suite.operator import resolve_operator
 
         JITFunction.run = _record_only  # compiled afterwards launch by launch: one failing compile ends no other
         with dry_run_driver(request["target"]):  # autotuners try each config once, equally fast; nothing launches
-            results = [record_one(item, get_operator(item["op"]), request["target"]) for item in request["candidates"]]
+            results = [
+                record_one(item, resolve_operator(item["op"]), request["target"]) for item in request["candidates"]
+            ]
     else:
         raise SystemExit(f"unknown mode {mode!r}: interpret, compile or record")
     Path(result_path).write_text(json.dumps(results, indent=1, default=str))
