@@ -108,9 +108,9 @@ def evaluate(payload: dict, emit: Emit) -> dict:
 def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job, emit: Emit) -> dict:
     import torch
 
+    from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error, recheck, validate_case
     from ladder.harness.gpu_lock import exclusive, shared
     from ladder.harness.timing import TimingSettings, time_interleaved
-    from ladder.harness.validate import FatalDeviceError, is_fatal_device_error, recheck, validate_case
 
     def waiting() -> None:
         emit({"type": "waiting", "for": "gpu", "case": case.name})
