@@ -37,9 +37,9 @@ from ladder.evidence import (
 )
 from ladder.ir_capture import capture
 from ladder.levels.base import Level
+from ladder.policy import RIVAL_SHARE
 
 CAPTURE_BYTES = 256 << 20  # largest case (minimum bytes moved) whose inputs L3 builds on the CPU
-RIVAL_SHARE = 0.5
 COST_COUNTERS = (
     "compute.fp_ops",
     "compute.int_ops",
