@@ -48,8 +48,9 @@ def main(paths: list[str]) -> None:
                     f"{fmt(cand)} | {fmt(eager)} | {fmt(comp)} | {fmt(sol and 100 * sol, 2)}% | "
                     f"{fmt(sp.get('eager'))} | {fmt(sp.get('compile'))} |"
                 )
-            if speedups:
-                per_op[op["op"]] = geomean(speedups)
+            mean = geomean(speedups)
+            if mean is not None:
+                per_op[op["op"]] = mean
     values = list(per_op.values())
     no_moe = [v for k, v in per_op.items() if not k.startswith("moe_")]
     print(
