@@ -52,7 +52,7 @@ class FnRow:
 
 
 @dataclass(frozen=True)
-class Edge:
+class CallEdge:
     caller: FnRow
     callee: FnRow
     line: int  # of the call, in the caller's file
@@ -186,7 +186,7 @@ def _ends_with(ns: str, scope: str) -> bool:
     return ("::" + ns).endswith("::" + scope) if scope else not ns
 
 
-def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Scopes | None = None) -> list[Edge]:
+def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Scopes | None = None) -> list[CallEdge]:
     """Calls that may reach `callee`, with their calling functions."""
     scopes = scopes or Scopes(con)
     rows = con.execute(
@@ -203,7 +203,7 @@ def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Sco
         caller = fn_from_row(r)
         if r["target_usr"] is not None:
             if caller.id != callee.id and scopes.reaches(r, callee):
-                out.append(Edge(caller=caller, callee=callee, line=r["line"], snippet=r["snippet"], by_name=False))
+                out.append(CallEdge(caller=caller, callee=callee, line=r["line"], snippet=r["snippet"], by_name=False))
             if len(out) >= limit:
                 break
             continue
@@ -211,7 +211,7 @@ def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Sco
             continue  # x.name(…) on an unknown receiver, and several classes define `name`: too vague to follow
         if caller.id != callee.id and scopes.may_call(r["form"], r["scope"] or "", caller, callee):
             out.append(
-                Edge(
+                CallEdge(
                     caller=caller,
                     callee=callee,
                     line=r["line"],
@@ -226,7 +226,7 @@ def callers(con: sqlite3.Connection, callee: FnRow, limit: int = 50, scopes: Sco
 
 def callees(
     con: sqlite3.Connection, caller: FnRow, scopes: Scopes | None = None
-) -> list[tuple[sqlite3.Row, list[Edge]]]:
+) -> list[tuple[sqlite3.Row, list[CallEdge]]]:
     """Each call in `caller` (line, callee name, scope, form, snippet) with the indexed functions it may reach."""
     scopes = scopes or Scopes(con)
     out = []
@@ -241,7 +241,7 @@ def callees(
             fn = fn_from_row(r)
             if scopes.reaches(c, fn) if resolved else scopes.may_call(c["form"], c["scope"] or "", caller, fn):
                 targets.append(
-                    Edge(
+                    CallEdge(
                         caller=caller,
                         callee=fn,
                         line=c["line"],

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ladder.policy import DOMINANCE, Diagnosis
-from ladder.validation import Validation, geomean
+from ladder.validation import Validation
+from suite.stats import geomean
 
 # The harness times cases below this with CUDA graphs because launch overhead dominates there
 # (ladder.harness.timing.TimingSettings.cudagraph_below_ms; tests/ladder/test_l1.py keeps them equal).
@@ -41,8 +42,9 @@ def validation_facts(v: Validation | None, weights: Mapping[str, float]) -> dict
         return {}
     ms, sol = v.times(), v.times("sol_ms")
     out: dict[str, Any] = {}
-    if sol:
-        out["l2.sol_fraction"] = round(geomean(sol[c] / ms[c] for c in sol if c in ms), 4)
+    sol_fraction = geomean(sol[c] / ms[c] for c in sol if c in ms)
+    if sol_fraction is not None:
+        out["l2.sol_fraction"] = round(sol_fraction, 4)
     mattering = {c: w for c, w in weights.items() if c in ms}
     if mattering:
         heaviest = max(mattering, key=lambda c: (mattering[c], c))
@@ -62,9 +64,9 @@ def diagnosis_facts(d: Diagnosis | None) -> dict[str, Any]:
         if result.level == "L3":
             out.update(result.facts)
         if result.level == "L2":
-            fractions = [e.data["sol_fraction"] for e in result.evidence if "sol_fraction" in e.data]
-            if fractions:
-                out["l2.sol_fraction"] = round(geomean(fractions), 4)
+            fraction = geomean(e.data["sol_fraction"] for e in result.evidence if "sol_fraction" in e.data)
+            if fraction is not None:
+                out["l2.sol_fraction"] = round(fraction, 4)
             if result.hypotheses:
                 widest = max(result.hypotheses, key=lambda h: len(h.cases))
                 if widest.bottleneck in L2_CLASSES:

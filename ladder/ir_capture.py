@@ -3,13 +3,13 @@
     capture(kernel.py, op, case, out_dir, target="cuda:90") → [trajectory directories]
 
 The module runs in a child process (`python -m ladder.ir_capture …`): it is untrusted code. Inside, Triton's
-JIT compiles for `target` through a stand-in driver whose launches do nothing (irscope's CPU stand-in
-refuses to launch, which would end `forward` after its first kernel), and `irscope.record` keeps one
-trajectory per compiled kernel. Inputs are the operator's real case shapes on CPU, so the JIT specializes
-(divisibility, constexprs) as it would on the GPU; the outputs are left unwritten and ignored.
+JIT compiles for `target` through irscope's dry-run driver, whose launches do nothing
+(`irscope.capture.dry_run_driver`), and `irscope.record` keeps one trajectory per compiled kernel. Inputs are the
+operator's real case shapes on CPU, so the JIT specializes (divisibility, constexprs) as it would on the GPU; the
+outputs are left unwritten and ignored.
 
-An autotuned kernel cannot be timed here, so its benchmarker reports every config as equally fast: each config
-is compiled (and captured) once, as the autotuner's benchmark would on the GPU, and the first is then used.
+An autotuned kernel cannot be timed here, so the driver's benchmarker reports every config as equally fast: each
+config is compiled (and captured) once, as the autotuner's benchmark would on the GPU, and the first is then used.
 L3 therefore sees every config the GPU could pick, one trajectory each.
 """
 
@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from ladder.sandbox import python_path
+from irscope import childproc
 
 
 class CaptureError(RuntimeError):
@@ -35,14 +33,8 @@ def capture(
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": tmp,
-            "TMPDIR": tmp,
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TRITON_CACHE_DIR": str(Path(tmp) / "cache"),
-            "PYTHONPATH": python_path(),
-        }
+        # A real compile: an interpreter mode the parent may be in must not reach the child.
+        env = childproc.child_env(Path(tmp), {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(Path(tmp) / "cache")})
         cmd = [
             sys.executable,
             "-m",
@@ -53,10 +45,9 @@ def capture(
             str(out_dir.resolve()),
             target,
         ]
-        try:
-            run = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired as e:
-            raise CaptureError(f"capturing {kernel.name} timed out after {timeout_s:g} s") from e
+        run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=timeout_s)
+    if run.timed_out:
+        raise CaptureError(f"capturing {kernel.name} timed out after {timeout_s:g} s")
     if run.returncode != 0:
         raise CaptureError(f"capturing {kernel.name} on case {case} exited {run.returncode}: {run.stderr[-3000:]}")
     dirs = [Path(p) for p in json.loads(run.stdout.strip().splitlines()[-1])]
@@ -65,50 +56,18 @@ def capture(
     return dirs
 
 
-def _dry_run_driver(target: str) -> Any:
-    """irscope's CPU stand-in driver, plus launches that do nothing (Triton 3.6's CompiledKernel interface)."""
-    from types import SimpleNamespace
-
-    from irscope.capture.stub_driver import CpuStandInDriver
-    from irscope.targets import parse_target
-
-    class DryRun(CpuStandInDriver):
-        utils = SimpleNamespace(
-            load_binary=lambda name, kernel, shared, device: (0, 0, 0, 0, 1 << 30),
-            get_device_properties=lambda device: {"max_shared_mem": 1 << 30},
-        )
-
-        @staticmethod
-        def launcher_cls(src: Any, metadata: Any) -> Any:
-            return lambda *args, **kwargs: None
-
-        def get_benchmarker(self) -> Any:
-            def equal_times(kernel_call: Any, quantiles: Any = None, **kwargs: Any) -> Any:
-                kernel_call()  # compiles (and so records) this config; the launch itself does nothing
-                return [1.0] * len(quantiles) if quantiles else 1.0
-
-            return equal_times
-
-    return DryRun(parse_target(target))
-
-
 def _child(kernel: str, op_module: str, case: str, out_dir: str, target: str) -> list[str]:
     import importlib
-    import importlib.util
-
-    from triton.runtime.driver import driver as driver_config
 
     import irscope
+    from irscope.capture import dry_run_driver
+    from irscope.capture.loader import load_module
 
     op = importlib.import_module(op_module).OPERATOR
     chosen = next(c for c in op.cases if c.name == case)
-    spec = importlib.util.spec_from_file_location("candidate", kernel)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module(kernel, "candidate")
     inputs = op.make_inputs(chosen, 0, "cpu", "random")
-    driver_config.set_active(_dry_run_driver(target))
-    with irscope.record(out_dir) as rec:
+    with dry_run_driver(target), irscope.record(out_dir) as rec:
         mod.forward(*inputs)
     return [str(Path(out_dir) / f"{i:03d}-{t.kernel.name}") for i, t in enumerate(rec.trajectories)]
 

@@ -26,11 +26,10 @@ from typing import Any, Protocol
 from ladder.context import DEFAULT_SOL_TARGET, Context, PastRound, digest
 from ladder.evidence import ARTIFACT, SourceRef
 from ladder.facts import diagnosis_facts
-from ladder.policy import ACTIONABLE, AT_TARGET, Diagnosis, RunsLevel, climb
+from ladder.policy import ACTIONABLE, AT_TARGET, INCONCLUSIVE, Diagnosis, RunsLevel, climb
 from ladder.records import (
     ACCEPTED,
     BASELINE,
-    INCONCLUSIVE,
     INVALID,
     REJECTED,
     UNTIMED,
@@ -38,7 +37,6 @@ from ladder.records import (
     Rewrite,
     Round,
 )
-from ladder.records import AT_TARGET as AT_TARGET_DECISION
 from ladder.rewriters.base import Rewriter, RewriteRequest
 from ladder.validation import Validation, speedup
 from ladder.validators import Validator
@@ -126,7 +124,7 @@ class Loop:
             )
         while (n := self.history.next_round(op.name)) <= self.config.rounds:
             last = self.history.get(op.name, n - 1)
-            if last and (last.decision == AT_TARGET_DECISION or self._exhausted(last) or self._repeats(last)):
+            if last and (last.decision == AT_TARGET or self._exhausted(last) or self._repeats(last)):
                 break
             if self._out_of_time():
                 return self.history.rounds(op.name)
@@ -245,7 +243,7 @@ class Loop:
             diagnosis = climb(ctx, self.levels)
             (rdir / "diagnosis.json").write_text(json.dumps(diagnosis.to_json(), indent=1))
             if diagnosis.outcome != ACTIONABLE:
-                decision = AT_TARGET_DECISION if diagnosis.outcome == AT_TARGET else INCONCLUSIVE
+                decision = AT_TARGET if diagnosis.outcome == AT_TARGET else INCONCLUSIVE
                 r = Round(
                     op.name,
                     n,

@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import io
-import os
 import shutil
-import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from irscope import childproc
 from ladder.harness.gpu_lock import GpuSlot
-from ladder.sandbox import python_path
 
 DISABLED = "none"
 
@@ -144,20 +142,12 @@ def unavailable_reason(ncu: str = "ncu") -> str | None:
     return None
 
 
-def _child_env(out_dir: Path, slot: GpuSlot | None) -> dict[str, str]:
-    """What the GPU child needs (CUDA, drivers, paths) and nothing else: the kernel is untrusted, keys stay out."""
-    keep = {
-        k: v
-        for k, v in os.environ.items()
-        if k in ("PATH", "LD_LIBRARY_PATH", "HOME", "TMPDIR") or k.startswith(("CUDA_", "NVIDIA_"))
-    }
-    return {
-        **keep,
-        **(slot.env() if slot else {}),
-        "PYTHONPATH": python_path(),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "TRITON_CACHE_DIR": str(out_dir / "triton-cache"),
-    }
+def _child_env(out_dir: Path, slot: GpuSlot | None, home: Path) -> dict[str, str]:
+    """The allowlisted environment (CUDA, drivers, paths; the kernel is untrusted, keys stay out), the slot's GPU
+    and a Triton cache kept beside the report."""
+    return childproc.child_env(
+        home, {**(slot.env() if slot else {}), "TRITON_CACHE_DIR": str(out_dir / "triton-cache")}
+    )
 
 
 def report_path(out_dir: Path, case: str) -> Path:
@@ -198,9 +188,10 @@ def profile(
         case,
         *(["--lock", slot.lock] if slot else []),
     ]
-    run = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout_s, cwd=out_dir, env=_child_env(out_dir, slot)
-    )
+    with tempfile.TemporaryDirectory(prefix="ladder-ncu-") as home:
+        run = childproc.run(cmd, env=_child_env(out_dir, slot, Path(home)), cwd=out_dir, timeout_s=timeout_s)
+    if run.timed_out:
+        raise NcuError(f"ncu on {kernel.name} case {case} timed out after {timeout_s:g} s")
     if run.returncode != 0 or not report.exists():
         raise NcuError(
             f"ncu on {kernel.name} case {case} exited {run.returncode}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
@@ -210,12 +201,15 @@ def profile(
 
 def counters(report: Path, case: str, ncu: str = "ncu", timeout_s: float = 600) -> CaseCounters:
     """The launches recorded in an existing report (`ncu --import`)."""
-    imported = subprocess.run(
-        [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-    )
+    with tempfile.TemporaryDirectory(prefix="ladder-ncu-") as home:
+        imported = childproc.run(
+            [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"],
+            env=childproc.child_env(Path(home)),
+            cwd=home,
+            timeout_s=timeout_s,
+        )
+    if imported.timed_out:
+        raise NcuError(f"ncu --import {report} timed out after {timeout_s:g} s")
     if imported.returncode != 0:
         raise NcuError(f"ncu --import {report} exited {imported.returncode}: {imported.stderr[-2000:]}")
     kernels = counters_from_rows(parse_raw_csv(imported.stdout))
@@ -228,6 +222,7 @@ def _child(kernel: str, op_name: str, case_name: str, lock: str | None) -> int:
     """Runs inside ncu: warm up, then exactly one profiled forward call (alone on the GPU when given its lock)."""
     import torch
 
+    from irscope.capture.loader import KernelLoadError, load_module
     from ladder.harness.gpu_lock import exclusive, shared
     from suite.operator import get_operator
 
@@ -236,12 +231,11 @@ def _child(kernel: str, op_name: str, case_name: str, lock: str | None) -> int:
     if case is None:
         print(f"operator {op_name} has no case {case_name}", file=sys.stderr)
         return 2
-    spec = importlib.util.spec_from_file_location("candidate", kernel)
-    if spec is None or spec.loader is None:
-        print(f"cannot import {kernel}", file=sys.stderr)
+    try:
+        mod = load_module(kernel, "candidate")
+    except KernelLoadError as e:
+        print(e, file=sys.stderr)
         return 2
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     with shared(lock):
         inputs: Any = op.make_inputs(case, 0, "cuda", "random")
         mod.forward(*inputs)

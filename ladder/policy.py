@@ -30,6 +30,8 @@ from ladder.evidence import (
 )
 
 DOMINANCE = 0.75
+# A level keeps as rival hypotheses the findings within this share of its strongest (L1's card scores, L3's costs).
+RIVAL_SHARE = 0.5
 
 ACTIONABLE, INCONCLUSIVE, AT_TARGET = "actionable", "inconclusive", "at-target"
 

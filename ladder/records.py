@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ladder.policy import Diagnosis
+from ladder.policy import AT_TARGET, INCONCLUSIVE, Diagnosis
 from ladder.validation import Validation
 
 SCHEMA_VERSION = 1
@@ -27,8 +27,8 @@ ACCEPTED = "accepted"  # correct, timed, and faster than the kernel it rewrote (
 REJECTED = "rejected"  # incorrect, or correct but not faster
 UNTIMED = "untimed"  # correct, but validated without timings (CPU): cannot become the best
 INVALID = "invalid"  # the rewriter produced no usable module
-INCONCLUSIVE = "inconclusive"  # no level could stop: no rewrite was forced
-AT_TARGET = "at-target"  # every case within target of speed of light: nothing left to do
+# INCONCLUSIVE (no level could stop: no rewrite was forced) and AT_TARGET (every case within target of speed of
+# light: nothing left to do) are the diagnosis outcomes of ladder.policy: such a round is decided by its diagnosis.
 DECISIONS = (BASELINE, ACCEPTED, REJECTED, UNTIMED, INVALID, INCONCLUSIVE, AT_TARGET)
 
 

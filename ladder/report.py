@@ -16,7 +16,8 @@ from typing import Any
 
 from ladder.evidence import LEVELS, RAN
 from ladder.records import BASELINE, History
-from ladder.validation import Validation, geomean
+from ladder.validation import Validation
+from suite.stats import geomean
 
 INITIAL = "initial"  # the evidence level of a best round that is the initial kernel
 MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
@@ -96,8 +97,7 @@ class SuiteSummary:
 
 
 def _geo(values: list[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return geomean(vals) if vals else None
+    return geomean(v for v in values if v is not None)
 
 
 def summarize(history: History) -> SuiteSummary:

@@ -1,11 +1,10 @@
 """Run untrusted Python (candidate kernels, LLM-written code) in a subprocess that can fail alone.
 
-`run_sandboxed("pkg.module:function", payload, timeout_s=...)` starts `python -m ladder.sandbox` in a new
-process group, in a fresh temporary working directory (also its HOME and TMPDIR), with a clean environment:
-an allowlist of variables (PATH, locale, CUDA/NVIDIA, TRITON_*, PYTORCH_*, TORCH*, thread counts), minus every
-name that looks like a credential or a proxy setting. The child imports the entry point and calls
-`function(payload, emit)`; `emit(dict)` sends one JSON line over a dedicated pipe (not stdout, which the
-candidate may scribble on), and the return value is sent last.
+`run_sandboxed("pkg.module:function", payload, timeout_s=...)` starts `python -m ladder.sandbox` through
+irscope.childproc: in a new process group, in a fresh temporary working directory (also its HOME and TMPDIR),
+with the allowlisted environment (`child_env`: no credentials, no proxy settings). The child imports the entry
+point and calls `function(payload, emit)`; `emit(dict)` sends one JSON line over a dedicated pipe (not stdout,
+which the candidate may scribble on), and the return value is sent last.
 
 Whatever the candidate does ends that candidate only: a hang (total timeout, or `silence_s` without a message)
 or output flooding kills the whole process group; a segfault, `os._exit`, a CUDA fault or a `sys.exit` inside
@@ -34,52 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-KEPT_NAMES = frozenset(
-    {
-        "PATH",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TERM",
-        "LD_LIBRARY_PATH",
-        "CC",
-        "CXX",
-        "PYTHONHASHSEED",
-        "OMP_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-    }
-)
-KEPT_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_", "PYTORCH_", "TORCH_", "TORCHINDUCTOR_")
-# A kept name is still dropped when it contains one of these (case-insensitive).
-SECRET_MARKERS = (
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-    "PRIVATE",
-    "OPENAI",
-    "ANTHROPIC",
-    "AWS",
-    "AZURE",
-    "GOOGLE",
-    "GCP",
-    "HF_",
-    "HUGGING",
-    "GITHUB",
-    "GITLAB",
-    "SSH",
-    "GPG",
-    "NETRC",
-    "PROXY",
-)
+from irscope.childproc import child_env, kill_group, spawn
 
 OK, EXCEPTION, TIMEOUT, SILENT, FLOOD, CRASHED = "ok", "exception", "timeout", "silent", "output_flood", "crashed"
 _MARK = "_sandbox"
@@ -115,39 +69,6 @@ class SandboxResult:
         return f"{self.status}: {self.detail}"
 
 
-def clean_env(base: Mapping[str, str], workdir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: allowlisted, credential- and proxy-free, HOME/TMPDIR in `workdir`."""
-    env = {k: v for k, v in base.items() if _kept(k)}
-    env.update(
-        HOME=str(workdir),
-        TMPDIR=str(workdir),
-        PYTHONPATH=python_path(),
-        PYTHONNOUSERSITE="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONUNBUFFERED="1",
-    )
-    for k, v in (extra or {}).items():
-        if not _secret(k):
-            env[k] = v
-    return env
-
-
-def python_path() -> str:
-    """The repository first, then every directory on the parent's sys.path: the child imports exactly what the
-    parent can (site-packages in a user directory included, although HOME moves and user site is off)."""
-    entries = [str(REPO_ROOT)] + [p for p in sys.path if p and os.path.isdir(p)]
-    return os.pathsep.join(dict.fromkeys(entries))
-
-
-def _kept(name: str) -> bool:
-    return (name in KEPT_NAMES or name.startswith(KEPT_PREFIXES)) and not _secret(name)
-
-
-def _secret(name: str) -> bool:
-    upper = name.upper()
-    return any(m in upper for m in SECRET_MARKERS)
-
-
 def run_sandboxed(
     entry: str,
     payload: Any,
@@ -174,20 +95,22 @@ def run_sandboxed(
         payload_path = workdir / "payload.json"
         payload_path.write_text(json.dumps(payload))
         read_fd, write_fd = os.pipe()
-        try:
-            proc = subprocess.Popen(
-                [python, "-m", "ladder.sandbox", entry, str(write_fd), str(payload_path)],
-                cwd=workdir,
-                env=clean_env(os.environ, workdir, extra_env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(write_fd,),
-                start_new_session=True,
-            )
-        finally:
-            os.close(write_fd)
-        return _supervise(proc, read_fd, t0, timeout_s, silence_s, max_output_bytes, max_message_bytes, on_message)
+        with contextlib.ExitStack() as stack:
+            try:
+                proc = stack.enter_context(
+                    spawn(
+                        [python, "-m", "ladder.sandbox", entry, str(write_fd), str(payload_path)],
+                        env=child_env(workdir, extra_env),
+                        cwd=workdir,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        pass_fds=(write_fd,),
+                    )
+                )
+            finally:
+                os.close(write_fd)  # the child's copy is the only writer: its end closes the channel
+            return _supervise(proc, read_fd, t0, timeout_s, silence_s, max_output_bytes, max_message_bytes, on_message)
 
 
 def _supervise(
@@ -222,11 +145,11 @@ def _supervise(
             elif silence_s is not None and final is None and now - last_message > silence_s:
                 killed = (SILENT, f"no message for {silence_s:g} s")
             if killed:
-                _kill_group(proc)
+                kill_group(proc)
         if proc.poll() is not None:
             exited_at = exited_at or now
             if now - exited_at > 2.0:  # a grandchild still holds a pipe open: stop waiting for it
-                _kill_group(proc)
+                kill_group(proc)
                 break
         for key, _ in sel.select(timeout=0.05):
             fd = key.fd
@@ -254,7 +177,7 @@ def _supervise(
                             on_message(msg)
                 if message_bytes > max_messages and killed is None:
                     killed = (FLOOD, f"more than {max_messages} bytes of messages")
-                    _kill_group(proc)
+                    kill_group(proc)
             else:
                 output_bytes += len(chunk)
                 tail = tails[name]
@@ -262,12 +185,12 @@ def _supervise(
                 del tail[:-_TAIL]
                 if output_bytes > max_output and killed is None:
                     killed = (FLOOD, f"more than {max_output} bytes on stdout/stderr")
-                    _kill_group(proc)
+                    kill_group(proc)
     sel.close()
     with contextlib.suppress(OSError):
         os.close(channel_fd)
     returncode = proc.wait()
-    _kill_group(proc)  # leftovers of a finished child must not outlive it
+    kill_group(proc)  # leftovers of a finished child must not outlive it
     result = SandboxResult(
         status=CRASHED,
         messages=messages,
@@ -306,11 +229,6 @@ def _parse(line: bytes | bytearray) -> dict:
     except ValueError:
         return {"unparsable": line[:500].decode(errors="replace")}
     return msg if isinstance(msg, dict) else {"value": msg}
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _child_main(entry: str, channel_fd: int, payload_path: str) -> None:

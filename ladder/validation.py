@@ -8,10 +8,11 @@ are the speed-of-light ceiling and the two PyTorch baselines measured in the sam
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from suite.stats import geomean
 
 
 @dataclass(frozen=True)
@@ -72,15 +73,6 @@ class Validation:
             d["detail"],
             tuple(CaseResult.from_json(c) for c in d.get("cases", ())),
         )
-
-
-def geomean(values: Iterable[float]) -> float:
-    vals = list(values)
-    if not vals:
-        raise ValueError("geometric mean of no values")
-    if any(v <= 0 for v in vals):
-        raise ValueError(f"geometric mean needs positive values, got {vals}")
-    return math.exp(sum(math.log(v) for v in vals) / len(vals))
 
 
 def speedup(before: Mapping[str, float], after: Mapping[str, float]) -> float | None:

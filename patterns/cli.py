@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from patterns.card import CARDS_DIR, CardError, load_cards
-from patterns.evidence import Evidence, EvidenceError
+from patterns.facts import FactsError, KernelFacts
 from patterns.matcher import CardIndex, Match, match
 
 
@@ -30,22 +30,22 @@ def _cards(args: argparse.Namespace) -> CardIndex:
 # --- match ---------------------------------------------------------------------------------------------------
 
 
-def build_evidence(args: argparse.Namespace) -> Evidence:
+def build_evidence(args: argparse.Namespace) -> KernelFacts:
     if not (args.source or args.trajectory or args.evidence):
         raise UsageError("give the kernel as --source FILE, --trajectory DIR or --evidence JSON")
-    ev = Evidence()
+    ev = KernelFacts()
     if args.evidence:
         try:
-            ev = ev.merge(Evidence.from_json(json.loads(Path(args.evidence).read_text())))
+            ev = ev.merge(KernelFacts.from_json(json.loads(Path(args.evidence).read_text())))
         except (OSError, json.JSONDecodeError) as e:
             raise UsageError(f"cannot read evidence {args.evidence}: {e}") from e
     if args.trajectory:
-        ev = ev.merge(Evidence.from_trajectory(args.trajectory, passes=not args.no_passes))
+        ev = ev.merge(KernelFacts.from_trajectory(args.trajectory, passes=not args.no_passes))
     if args.source:
         kernel = args.kernel or ev.provenance.get("kernel")
-        ev = ev.merge(Evidence.from_source_file(args.source, kernel))
+        ev = ev.merge(KernelFacts.from_source_file(args.source, kernel))
     if args.profile:
-        ev = ev.merge(Evidence.from_profile(args.profile))
+        ev = ev.merge(KernelFacts.from_profile(args.profile))
     if args.target:
         from irscope.targets import parse_target
 
@@ -252,12 +252,12 @@ def cmd_check_suite(args: argparse.Namespace) -> int:
 
 
 def cmd_synthesize(args: argparse.Namespace) -> int:
-    from patterns.history import HistoryError, read_history
+    from patterns.history import HistoryFileError, read_history
     from patterns.synthesis import LLMConfig, synthesize, write_outputs
 
     try:
         rounds = read_history(args.history)
-    except HistoryError as e:
+    except HistoryFileError as e:
         raise UsageError(str(e)) from e
     llm = LLMConfig.from_args(args.llm_model, args.llm_base_url)
     out_dir = Path(args.out) if args.out else Path(args.cards)
@@ -297,7 +297,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--kernel", help="the @triton.jit function to analyze (default: the whole module)")
     m.add_argument("--trajectory", help="an irscope trajectory directory")
     m.add_argument("--profile", help="L2 profile facts (JSON)")
-    m.add_argument("--evidence", help="an Evidence JSON (Evidence.to_json)")
+    m.add_argument("--evidence", help="an KernelFacts JSON (KernelFacts.to_json)")
     m.add_argument("--target", help="compilation target, e.g. cuda:90 or hip:gfx942")
     m.add_argument("--family", help="only cards of this family")
     m.add_argument("--top", type=int, help="at most this many matches")
@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
-    except (UsageError, EvidenceError, CardError, ValueError) as e:
+    except (UsageError, FactsError, CardError, ValueError) as e:
         print(f"patterns {args.command}: {e}", file=sys.stderr)
         return 2
 

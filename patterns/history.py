@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patterns.evidence import Evidence, EvidenceError
+from patterns.facts import FactsError, KernelFacts
 from patterns.names import NAMESPACES
 
 FORMAT = "irscope-round"
@@ -41,12 +41,14 @@ _FIELDS = {
 }
 
 
-class HistoryError(ValueError):
+class HistoryFileError(ValueError):
     """A history file or line that cannot be read; says where."""
 
 
 @dataclass
-class Round:
+class HistoryRound:
+    """One line of a history file: a finished round as synthesis reads it."""
+
     op: str
     round: int
     description: str
@@ -59,7 +61,7 @@ class Round:
     parent_source: str | None = None  # the module the round started from
     candidate_source: str | None = None  # the module it produced
     diff: str | None = None  # unified diff parent → candidate
-    evidence: Evidence = field(default_factory=Evidence)  # facts before the round
+    evidence: KernelFacts = field(default_factory=KernelFacts)  # facts before the round
     speedup: float | None = None  # validated, vs the parent
     speedup_vs_initial: float | None = None
     correct: bool | None = None
@@ -84,22 +86,22 @@ class Round:
         }
 
 
-def evidence_from_record(value: Any, where: str) -> Evidence:
-    """An Evidence from either Evidence.to_json() or a flat {"ttir.compute.reduce_index": 1, "l2.…": …} map."""
+def evidence_from_record(value: Any, where: str) -> KernelFacts:
+    """An KernelFacts from either KernelFacts.to_json() or a flat {"ttir.compute.reduce_index": 1, "l2.…": …} map."""
     if value is None:
-        return Evidence()
+        return KernelFacts()
     if not isinstance(value, dict):
-        raise HistoryError(f"{where}: 'evidence' must be an object")
+        raise HistoryFileError(f"{where}: 'evidence' must be an object")
     if set(value) <= {"counters", "l2", "source_features", "spec", "target", "locations", "provenance"}:
         try:
-            return Evidence.from_json(value)
-        except (EvidenceError, TypeError) as e:
-            raise HistoryError(f"{where}: bad evidence: {e}") from e
-    ev = Evidence()
+            return KernelFacts.from_json(value)
+        except (FactsError, TypeError) as e:
+            raise HistoryFileError(f"{where}: bad evidence: {e}") from e
+    ev = KernelFacts()
     for name, v in value.items():
         head, _, rest = str(name).partition(".")
         if head not in NAMESPACES or not rest:
-            raise HistoryError(f"{where}: evidence name {name!r} has no known namespace ({', '.join(NAMESPACES)})")
+            raise HistoryFileError(f"{where}: evidence name {name!r} has no known namespace ({', '.join(NAMESPACES)})")
         if head == "src":
             ev.source_features[rest] = v
         elif head == "l2":
@@ -113,30 +115,30 @@ def evidence_from_record(value: Any, where: str) -> Evidence:
     return ev
 
 
-def parse_round(obj: Any, where: str) -> Round:
+def parse_round(obj: Any, where: str) -> HistoryRound:
     if not isinstance(obj, dict):
-        raise HistoryError(f"{where}: each line must be a JSON object")
+        raise HistoryFileError(f"{where}: each line must be a JSON object")
     if obj.get("format", FORMAT) != FORMAT or obj.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
-        raise HistoryError(
+        raise HistoryFileError(
             f"{where}: format {obj.get('format')!r} v{obj.get('format_version')}; "
             f"this reader takes {FORMAT} v{FORMAT_VERSION}"
         )
     unknown = sorted(set(obj) - _FIELDS)
     if unknown:
-        raise HistoryError(f"{where}: unknown field(s) {', '.join(unknown)}; fields: {', '.join(sorted(_FIELDS))}")
+        raise HistoryFileError(f"{where}: unknown field(s) {', '.join(unknown)}; fields: {', '.join(sorted(_FIELDS))}")
     missing = [k for k in ("op", "round", "description", "decision") if k not in obj]
     if missing:
-        raise HistoryError(f"{where}: missing required field(s) {', '.join(missing)}")
+        raise HistoryFileError(f"{where}: missing required field(s) {', '.join(missing)}")
     if not isinstance(obj["op"], str) or not obj["op"]:
-        raise HistoryError(f"{where}: 'op' must be a non-empty string")
+        raise HistoryFileError(f"{where}: 'op' must be a non-empty string")
     if not isinstance(obj["round"], int) or isinstance(obj["round"], bool):
-        raise HistoryError(f"{where}: 'round' must be an integer")
+        raise HistoryFileError(f"{where}: 'round' must be an integer")
     if obj["decision"] not in DECISIONS:
-        raise HistoryError(f"{where}: 'decision' must be one of {', '.join(DECISIONS)}, got {obj['decision']!r}")
+        raise HistoryFileError(f"{where}: 'decision' must be one of {', '.join(DECISIONS)}, got {obj['decision']!r}")
     for k in ("speedup", "speedup_vs_initial"):
         v = obj.get(k)
         if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or v <= 0):
-            raise HistoryError(f"{where}: {k!r} must be a positive number or null")
+            raise HistoryFileError(f"{where}: {k!r} must be a positive number or null")
     for k in (
         "description",
         "level",
@@ -150,8 +152,8 @@ def parse_round(obj: Any, where: str) -> Round:
         "timestamp",
     ):
         if obj.get(k) is not None and not isinstance(obj[k], str):
-            raise HistoryError(f"{where}: {k!r} must be a string or null")
-    return Round(
+            raise HistoryFileError(f"{where}: {k!r} must be a string or null")
+    return HistoryRound(
         op=obj["op"],
         round=obj["round"],
         description=obj["description"],
@@ -173,13 +175,13 @@ def parse_round(obj: Any, where: str) -> Round:
     )
 
 
-def read_history(path: str | Path) -> list[Round]:
-    """Every round in a JSONL history; raises HistoryError naming the first bad line (nothing is half-read)."""
+def read_history(path: str | Path) -> list[HistoryRound]:
+    """Every round in a JSONL history; raises HistoryFileError naming the first bad line (nothing is half-read)."""
     p = Path(path)
     try:
         text = p.read_text()
     except OSError as e:
-        raise HistoryError(f"cannot read history {p}: {e}") from e
+        raise HistoryFileError(f"cannot read history {p}: {e}") from e
     rounds = []
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -188,8 +190,8 @@ def read_history(path: str | Path) -> list[Round]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            raise HistoryError(f"{where}: not JSON: {e.msg} (column {e.colno})") from e
+            raise HistoryFileError(f"{where}: not JSON: {e.msg} (column {e.colno})") from e
         rounds.append(parse_round(obj, where))
     if not rounds:
-        raise HistoryError(f"{p}: no rounds (expected one JSON object per line)")
+        raise HistoryFileError(f"{p}: no rounds (expected one JSON object per line)")
     return rounds

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from patterns.card import Card, Clause, load_cards
-from patterns.evidence import Evidence, Location
+from patterns.facts import FactLocation, KernelFacts
 from patterns.predicate import Value
 
 SYMPTOM, PRECONDITION, ANTI_SIGNAL = "symptom", "precondition", "anti_signal"
@@ -30,7 +30,7 @@ class ClauseResult:
     weight: float
     outcome: bool | None
     values: dict[str, Value]
-    locations: dict[str, list[Location]]
+    locations: dict[str, list[FactLocation]]
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -93,13 +93,13 @@ class Match:
         }
 
 
-def _evaluate_clause(role: str, clause: Clause, ev: Evidence) -> ClauseResult:
+def _evaluate_clause(role: str, clause: Clause, ev: KernelFacts) -> ClauseResult:
     out = clause.when.evaluate(ev.get)
     locs = {n: ev.where(n) for n in out.read if ev.where(n)}
     return ClauseResult(role, clause.when.text, clause.why, clause.weight, out.value, out.read, locs, out.notes)
 
 
-def evaluate(card: Card, ev: Evidence) -> Match:
+def evaluate(card: Card, ev: KernelFacts) -> Match:
     syms = [_evaluate_clause(SYMPTOM, c, ev) for c in card.symptoms]
     pres = [_evaluate_clause(PRECONDITION, c, ev) for c in card.preconditions]
     antis = [_evaluate_clause(ANTI_SIGNAL, c, ev) for c in card.anti_signals]
@@ -129,7 +129,7 @@ class CardIndex:
     def families(self) -> list[str]:
         return sorted(self.by_family)
 
-    def candidates(self, ev: Evidence, family: str | None = None, include_proposed: bool = False) -> list[Card]:
+    def candidates(self, ev: KernelFacts, family: str | None = None, include_proposed: bool = False) -> list[Card]:
         ids: set[str] = set()
         for fact, cards in self.by_fact.items():
             if ev.get(fact) is not None:
@@ -162,7 +162,7 @@ def rank(matches: Iterable[Match]) -> list[Match]:
 
 
 def match(
-    evidence: Evidence,
+    evidence: KernelFacts,
     cards: Iterable[Card] | CardIndex | None = None,
     family: str | None = None,
     include_blocked: bool = False,

@@ -24,7 +24,7 @@ from typing import Any
 
 from patterns.card import PROPOSED, SCHEMA_VERSION, Card, card_from_document, check_predicate, content_hash, render_card
 from patterns.features import FEATURES, extract
-from patterns.history import Round
+from patterns.history import HistoryRound
 from patterns.llm import LLMConfig, LLMError, ask_json
 
 INDEX_FORMAT = "irscope-pattern-index"
@@ -121,7 +121,7 @@ class FamilyAssignment:
 
 @dataclass
 class Assignment:
-    round: Round
+    round: HistoryRound
     families: list[FamilyAssignment]
     interpretation: str
     proposal: str | None = None  # id of the card proposed for this round
@@ -195,7 +195,7 @@ def _recognized(cards: list[Card], before: dict | None, after: dict | None) -> l
 MIN_KEYWORD_HITS = 2  # one shared word ("warps", "fuse") says little; two specific ones say what the round did
 
 
-def _keyword_hits(cards: list[Card], r: Round, least: int = MIN_KEYWORD_HITS) -> list[tuple[Card, list[str]]]:
+def _keyword_hits(cards: list[Card], r: HistoryRound, least: int = MIN_KEYWORD_HITS) -> list[tuple[Card, list[str]]]:
     """Cards with the most keyword hits (at least `least`) in the description and the diff's added lines."""
     text = f"{r.description}\n{_added_lines(r.diff)}".lower()
     scored = []
@@ -268,7 +268,7 @@ def _from_diff(diff: str) -> tuple[str, str]:
     return _clip("\n".join(before)), _clip("\n".join(after))
 
 
-def _symptom_clauses(changed: dict[str, tuple[Any, Any]], r: Round) -> list[dict[str, Any]]:
+def _symptom_clauses(changed: dict[str, tuple[Any, Any]], r: HistoryRound) -> list[dict[str, Any]]:
     """Symptoms from what the round changed (the state before it), else from the evidence it recorded."""
     clauses: list[dict[str, Any]] = []
     for name, (b, a) in changed.items():
@@ -324,7 +324,7 @@ def _recognizer(changed: dict[str, tuple[Any, Any]]) -> list[str]:
 
 
 def propose(
-    r: Round,
+    r: HistoryRound,
     changed: dict[str, tuple[Any, Any]],
     taken: set[str],
     method: str = "proposed",
@@ -400,7 +400,7 @@ Use "card" when a catalog card describes the rewrite; otherwise "card": null and
 names such as src.uses_argmax, src.input_passes >= 3, ttgir.layout.convert_layout >= 2, l2.sol_fraction < 0.3."""
 
 
-def _llm_user(r: Round, cards: list[Card], changed: dict[str, tuple[Any, Any]]) -> str:
+def _llm_user(r: HistoryRound, cards: list[Card], changed: dict[str, tuple[Any, Any]]) -> str:
     catalog = "\n".join(f"{c.id} | {c.family} | {c.title}" for c in cards)
     facts = {**{f"l2.{k}": v for k, v in r.evidence.l2.items()}, **dict(sorted(r.evidence.counters.items())[:40])}
     body = {
@@ -417,7 +417,7 @@ def _llm_user(r: Round, cards: list[Card], changed: dict[str, tuple[Any, Any]]) 
 
 
 def _ask_llm(
-    llm: LLMConfig, r: Round, cards: list[Card], changed: dict, taken: set[str], notes: list[str]
+    llm: LLMConfig, r: HistoryRound, cards: list[Card], changed: dict, taken: set[str], notes: list[str]
 ) -> tuple[FamilyAssignment | None, dict | None, str | None]:
     """(assignment to an existing card, proposed card document, interpretation) from the model's answer."""
     try:
@@ -475,7 +475,7 @@ def _ask_llm(
 # --- synthesis -----------------------------------------------------------------------------------------------
 
 
-def _interpret(r: Round, fams: list[FamilyAssignment], changed: dict[str, tuple[Any, Any]]) -> str:
+def _interpret(r: HistoryRound, fams: list[FamilyAssignment], changed: dict[str, tuple[Any, Any]]) -> str:
     speed = f"{r.speedup:g}x vs the parent" if r.speedup else "no validated speedup"
     what = ", ".join(f"{k} {b}→{a}" for k, (b, a) in list(changed.items())[:6]) or "no source features recorded"
     to = "; ".join(f"{f.family}/{f.card or '-'} by {f.method}" for f in fams)
@@ -483,7 +483,11 @@ def _interpret(r: Round, fams: list[FamilyAssignment], changed: dict[str, tuple[
 
 
 def _declared_family(
-    r: Round, cards: list[Card], fams: list[FamilyAssignment], add: Callable[[FamilyAssignment], None], notes: list[str]
+    r: HistoryRound,
+    cards: list[Card],
+    fams: list[FamilyAssignment],
+    add: Callable[[FamilyAssignment], None],
+    notes: list[str],
 ) -> None:
     """The family the round names: a card family, or an alias (the ladder's family names) of some cards."""
     members = [c for c in cards if c.family == r.family] or [c for c in cards if r.family in c.aliases]
@@ -506,7 +510,7 @@ def _declared_family(
 
 
 def map_round(
-    r: Round, cards: list[Card], llm: LLMConfig | None, taken: set[str]
+    r: HistoryRound, cards: list[Card], llm: LLMConfig | None, taken: set[str]
 ) -> tuple[Assignment, dict[str, Any] | None]:
     from patterns.appliers import APPLIERS
 
@@ -568,7 +572,7 @@ def map_round(
     return Assignment(r, fams, text, proposal["id"] if proposal else None, notes), proposal
 
 
-def synthesize(rounds: list[Round], cards: list[Card], llm: LLMConfig | None = None) -> SynthesisResult:
+def synthesize(rounds: list[HistoryRound], cards: list[Card], llm: LLMConfig | None = None) -> SynthesisResult:
     """Map every round (in order); proposals join the catalog so later rounds can map to them."""
     working = list(cards)
     taken = {c.id for c in working}

@@ -11,9 +11,10 @@ Float rule: |out − ref| ≤ atol·max(1, max|ref|) + rtol·|ref| for every ele
 relative-L2 bound grow to √N·eps32 (·max|ref| for the absolute term), N being the reduction length when the
 caller passes it and the output's element count otherwise, so summation order is not punished.
 
-`verify` is the one entry point for correctness checks (suite.interp_check, the ladder's interpreter validator,
-the harness): an operator whose outputs admit more than one right answer (a selection at a near-tie) supplies its
-own rule as `Operator.verify`; every other operator is compared with its oracle.
+`verify` is the one entry point for correctness checks (the harness, and through suite.interp_check the ladder's
+interpreter validator and the pattern appliers' checker): an operator whose outputs admit more than one right
+answer (a selection at a near-tie) supplies its own rule as `Operator.verify`; every other operator is compared
+with its oracle.
 """
 
 from __future__ import annotations

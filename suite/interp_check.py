@@ -1,67 +1,89 @@
-"""Run every initial kernel under Triton's interpreter on its small cases (CPU, no GPU).
+"""A kernel module's `forward` on the operator's small cases under Triton's interpreter (CPU, no GPU): the one
+check every interpreter caller runs (this command, the ladder's interpreter validator, the pattern appliers'
+checker), so correctness is decided the same way everywhere: `suite.compare.verify`, the operator's own rule.
 
-    python -m suite.interp_check [OP ...] [--seeds 3] [--json FILE]
+    python -m suite.interp_check [OP ...] [--seeds 3] [--json FILE]     # every frozen initial kernel
 
-TRITON_INTERPRET must be set before triton.jit decorates the kernels, so this sets it before importing them.
+`check_forward` needs a process in interpreter mode: TRITON_INTERPRET=1 set before triton is first imported
+(triton.jit reads it when it decorates, and triton.language decorates its own helpers on import). The command
+sets it first thing; importing this module sets nothing.
 """
 
 from __future__ import annotations
 
 import os
 
-os.environ["TRITON_INTERPRET"] = "1"
+if __name__ == "__main__":
+    os.environ["TRITON_INTERPRET"] = "1"
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 from suite.compare import verify
-from suite.operator import Operator, all_operators
+from suite.operator import Case, Operator, all_operators
 
 
-def load_module(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+@dataclass(frozen=True)
+class Run:
+    """One call of `forward` on one small case, input kind and seed, and its verdict."""
+
+    case: Case
+    kind: str
+    seed: int
+    ok: bool
+    detail: str  # the verdict's, "forward modified an input", or the exception's traceback
+    seconds: float
+
+
+def check_call(op: Operator, forward: Callable[..., object], case: Case, kind: str, seed: int) -> Run:
+    """`forward` on fresh CPU inputs, judged by `verify` against pristine copies of them; modifying an input fails."""
+    import torch
+
+    inputs = op.make_inputs(case, seed, "cpu", kind)
+    before = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+    t0 = time.perf_counter()
+    try:
+        verdict = verify(op, before, forward(*inputs))
+        ok, detail = verdict.ok, verdict.detail
+        if any(isinstance(a, torch.Tensor) and not a.equal(b) for a, b in zip(inputs, before)):
+            ok, detail = False, "forward modified an input"
+    except Exception:
+        ok, detail = False, traceback.format_exc(limit=4)
+    return Run(case, kind, seed, ok, detail, round(time.perf_counter() - t0, 3))
+
+
+def check_forward(
+    op: Operator,
+    forward: Callable[..., object],
+    *,
+    seeds: int = 3,
+    kinds: Sequence[str] | None = None,
+    cases: Sequence[Case] | None = None,
+) -> Iterator[Run]:
+    """Every (small case, input kind, seed), in that order, one Run each as it finishes: a caller that stops
+    reading runs nothing further. kinds: default the operator's input kinds; cases: default its small cases."""
+    for case in op.small_cases if cases is None else cases:
+        for kind in op.input_kinds if kinds is None else kinds:
+            for seed in range(seeds):
+                yield check_call(op, forward, case, kind, seed)
 
 
 def check_operator(op: Operator, seeds: int) -> dict:
-    results = []
-    kernel = load_module(op.kernel_path, f"initial_{op.name}")
-    for case in op.small_cases:
-        for kind in op.input_kinds:
-            for seed in range(seeds):
-                inputs = op.make_inputs(case, seed, "cpu", kind)
-                before = [x.clone() if hasattr(x, "clone") else x for x in inputs]
-                t0 = time.perf_counter()
-                try:
-                    out = kernel.forward(*inputs)
-                    verdict = verify(op, inputs, out)
-                    ok, detail = verdict.ok, verdict.detail
-                    for a, b in zip(inputs, before):
-                        if hasattr(a, "equal") and not a.equal(b):
-                            ok, detail = False, "an input was modified"
-                except Exception:
-                    ok, detail = False, traceback.format_exc(limit=4)
-                results.append(
-                    {
-                        "case": case.label(),
-                        "kind": kind,
-                        "seed": seed,
-                        "ok": ok,
-                        "detail": detail,
-                        "seconds": round(time.perf_counter() - t0, 3),
-                    }
-                )
-    return {"op": op.name, "ok": all(r["ok"] for r in results) and bool(results), "runs": results}
+    """The frozen initial kernel of `op`, every run reported."""
+    from irscope.capture.loader import load_module
+
+    forward = load_module(op.kernel_path, f"initial_{op.name}").forward
+    runs = [
+        {"case": r.case.label(), "kind": r.kind, "seed": r.seed, "ok": r.ok, "detail": r.detail, "seconds": r.seconds}
+        for r in check_forward(op, forward, seeds=seeds)
+    ]
+    return {"op": op.name, "ok": all(r["ok"] for r in runs) and bool(runs), "runs": runs}
 
 
 def main(argv: list[str] | None = None) -> int:

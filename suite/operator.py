@@ -99,3 +99,14 @@ def get_operator(name: str) -> Operator:
     if name not in ops:
         raise KeyError(f"no operator {name!r}; operators: {', '.join(ops)}")
     return ops[name]
+
+
+def resolve_operator(spec: str) -> Operator:
+    """A suite operator by name, or an Operator defined elsewhere given as "package.module:ATTR" (tests)."""
+    if ":" not in spec:
+        return get_operator(spec)
+    module, attr = spec.split(":", 1)
+    op = getattr(importlib.import_module(module), attr)
+    if not isinstance(op, Operator):
+        raise TypeError(f"{spec} is {type(op).__name__}, not suite.operator.Operator")
+    return op

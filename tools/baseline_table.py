@@ -7,11 +7,10 @@ time, eager and torch.compile times, the initial kernel's fraction of speed of l
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
-from ladder.harness.aggregate import geomean
+from suite.stats import geomean
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -49,8 +48,9 @@ def main(paths: list[str]) -> None:
                     f"{fmt(cand)} | {fmt(eager)} | {fmt(comp)} | {fmt(sol and 100 * sol, 2)}% | "
                     f"{fmt(sp.get('eager'))} | {fmt(sp.get('compile'))} |"
                 )
-            if speedups:
-                per_op[op["op"]] = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+            mean = geomean(speedups)
+            if mean is not None:
+                per_op[op["op"]] = mean
     values = list(per_op.values())
     no_moe = [v for k, v in per_op.items() if not k.startswith("moe_")]
     print(

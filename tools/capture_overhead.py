@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -27,6 +26,7 @@ from triton import knobs
 import irscope
 from irscope.capture import build_request
 from irscope.examples import EXAMPLES
+from suite.stats import geomean
 
 KERNELS = ["add", "softmax", "top2_argmax", "matmul", "attention"]
 
@@ -75,10 +75,6 @@ def time_dump(name: str, runs: int) -> tuple[list[float], int]:
         )
         size = os.path.getsize(dump) // runs
     return json.loads(proc.stdout.strip().splitlines()[-1]), size
-
-
-def geomean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 from irscope.capture.api import CompileError, Recording, capture, capture_request, record
 from irscope.capture.specialize import SpecError, TensorSpec, build_request, parse_value
-from irscope.capture.stub_driver import cpu_driver
+from irscope.capture.stub_driver import cpu_driver, dry_run_driver
 
 __all__ = [
     "CompileError",
@@ -13,6 +13,7 @@ __all__ = [
     "capture",
     "capture_request",
     "cpu_driver",
+    "dry_run_driver",
     "parse_value",
     "record",
 ]

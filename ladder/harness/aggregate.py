@@ -11,10 +11,11 @@ are left out of the speedup statistics and listed.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from suite.stats import geomean
 
 MOE_OPERATORS = ("moe_group_top2", "moe_grouped_topk")
 FAST_P = (1.0, 1.2, 2.0, 5.0)
@@ -27,11 +28,6 @@ class CaseSpeed:
     t_ref_ms: float | None
     t_cand_ms: float | None
     correct: bool
-
-
-def geomean(values: Iterable[float]) -> float | None:
-    vs = [v for v in values if v is not None and v > 0]
-    return math.exp(sum(math.log(v) for v in vs) / len(vs)) if vs else None
 
 
 def aggregate(cases: Iterable[CaseSpeed], last_correct: Mapping[str, float] | None = None) -> dict:

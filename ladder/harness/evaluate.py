@@ -12,8 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ladder.harness.worker import Job, resolve_operator, select_cases
+from ladder.harness.worker import Job, select_cases
 from ladder.sandbox import run_sandboxed
+from suite.operator import resolve_operator
 
 WORKER = "ladder.harness.worker:evaluate"
 

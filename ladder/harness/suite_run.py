@@ -21,12 +21,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscope.childproc import REPO_ROOT
 from ladder.harness.aggregate import CaseSpeed, aggregate
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.metrics import case_metrics
 from ladder.harness.timing import TimingSettings
-from ladder.sandbox import REPO_ROOT, run_sandboxed
+from ladder.sandbox import run_sandboxed
 from suite.operator import all_operators, get_operator
 
 SCHEMA = "irscope.ladder.bench/1"

@@ -10,8 +10,6 @@ per case, so a crash or hang loses only the case in progress (the parent restart
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import platform
 import subprocess
@@ -22,10 +20,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from suite.operator import RANDOM, Case, Operator, get_operator
+from irscope.capture.loader import load_module
+from suite.operator import RANDOM, Case, Operator, resolve_operator
 
 TIMING_SEED = 0  # docs/suite.md#inputs: timing inputs are those of seed 0
 RECHECK_SEED = 1_000_003  # never one of the validation seeds
@@ -52,16 +50,6 @@ class Job:
         return asdict(self)
 
 
-def resolve_operator(spec: str) -> Operator:
-    if ":" in spec:
-        module, attr = spec.split(":", 1)
-        op = getattr(importlib.import_module(module), attr)
-        if not isinstance(op, Operator):
-            raise TypeError(f"{spec} is {type(op).__name__}, not suite.operator.Operator")
-        return op
-    return get_operator(spec)
-
-
 def select_cases(op: Operator, names: list[str] | None, device: str) -> list[Case]:
     pool = [*op.cases, *op.small_cases]
     if names is None:
@@ -71,15 +59,6 @@ def select_cases(op: Operator, names: list[str] | None, device: str) -> list[Cas
     if unknown:
         raise KeyError(f"{op.name} has no case(s) {', '.join(unknown)}; it has {', '.join(by_name)}")
     return [by_name[n] for n in names]
-
-
-def load_module(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _prepare(device: str) -> None:
@@ -129,9 +108,9 @@ def evaluate(payload: dict, emit: Emit) -> dict:
 def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job, emit: Emit) -> dict:
     import torch
 
+    from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error, recheck, validate_case
     from ladder.harness.gpu_lock import exclusive, shared
     from ladder.harness.timing import TimingSettings, time_interleaved
-    from ladder.harness.validate import FatalDeviceError, is_fatal_device_error, recheck, validate_case
 
     def waiting() -> None:
         emit({"type": "waiting", "for": "gpu", "case": case.name})

@@ -39,10 +39,10 @@ from ladder.evidence import (
 from ladder.invariants import load as load_invariants
 from ladder.ir_capture import CaptureError, capture
 from ladder.levels.base import Level
+from ladder.policy import RIVAL_SHARE
 
 CAPTURE_BYTES = 256 << 20  # largest case (minimum bytes moved) whose inputs L3 builds on the CPU
 CAPTURE_TIMEOUT_S = 300.0
-RIVAL_SHARE = 0.5
 SUMMARY_SHOWN = (
     "ttgir.compute.reduce_index",
     "ttgir.layout.convert_layout",

@@ -1,6 +1,6 @@
 """L1 pattern triage: does a known pattern card already explain this kernel? (`patterns.match`)
 
-Evidence the cards are matched on (patterns.Evidence; the vocabulary is docs/patterns.md):
+Evidence the cards are matched on (patterns.KernelFacts; the vocabulary is docs/patterns.md):
   * the kernel's source features (`src.*`, read with ast, never imported), with the lines they show on;
   * the target it is diagnosed for (`target.*`: cards for another backend are skipped);
   * `l2.*` facts from its timed validation, and the facts an earlier round established about the same kernel
@@ -27,20 +27,19 @@ from ladder.context import Context, digest
 from ladder.evidence import ARTIFACT, RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.facts import validation_facts
 from ladder.levels.base import Level
-from patterns import Evidence as Facts
-from patterns import Location, Match, match
+from ladder.policy import RIVAL_SHARE
+from patterns import FactLocation, KernelFacts, Match, match
 from patterns.names import STAGES
 
-RIVAL_SHARE = 0.5
 HAZARD = "hazard"
 
 
-def _facts_evidence(facts: dict[str, Any], origin: str) -> Facts:
+def _facts_evidence(facts: dict[str, Any], origin: str) -> KernelFacts:
     """Namespaced facts (`l2.x`, `STAGE.group.name`, `res.x`) as patterns evidence located at `origin`."""
     counters = {k: float(v) for k, v in facts.items() if k.partition(".")[0] in (*STAGES, "res")}
     l2 = {k.partition(".")[2]: v for k, v in facts.items() if k.startswith("l2.")}
-    locations = {k: [Location(file=origin)] for k in (*counters, *(f"l2.{k}" for k in l2))}
-    return Facts(counters=counters, l2=l2, locations=locations, provenance={"facts": origin})
+    locations = {k: [FactLocation(file=origin)] for k in (*counters, *(f"l2.{k}" for k in l2))}
+    return KernelFacts(counters=counters, l2=l2, locations=locations, provenance={"facts": origin})
 
 
 def _one_line(text: str) -> str:
@@ -57,10 +56,10 @@ class PatternLevel(Level):
         spec = ctx.spec
         if spec is not None:  # the named kernel and its helpers only; its constexprs as specialized
             constexprs = {k: v for k, v in spec.options.items() if isinstance(v, int) and not isinstance(v, bool)}
-            facts = Facts.from_source(source, str(kernel), spec.name, constexprs)
+            facts = KernelFacts.from_source(source, str(kernel), spec.name, constexprs)
         else:
-            facts = Facts.from_source(source, str(kernel))
-        facts = facts.merge(Facts(target=target.to_json()))
+            facts = KernelFacts.from_source(source, str(kernel))
+        facts = facts.merge(KernelFacts(target=target.to_json()))
         cited: list[Evidence] = []  # where the non-source facts came from
         notes: list[str] = []
         same = [p for p in ctx.history if p.kernel == digest(source) and p.facts and p.facts_ref]

@@ -1,7 +1,7 @@
-"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked by
-the operator's correctness rule (suite.compare.verify), in a child process with a timeout, a temporary working
-directory and a clean environment. It checks correctness only: interpreter times say nothing about a GPU, so none
-are kept.
+"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked as
+every interpreter check is (suite.interp_check: the operator's correctness rule), in a child process
+(irscope.childproc) with a timeout, a temporary working directory and the allowlisted environment. It checks
+correctness only: interpreter times say nothing about a GPU, so none are kept.
 
 It is a smoke check, not the anti-cheat harness: the candidate shares the child process with the checker.
 """
@@ -9,16 +9,12 @@ It is a smoke check, not the anti-cheat harness: the candidate shares the child 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from ladder.sandbox import python_path
+from irscope import childproc
 from ladder.validation import CaseResult, Validation
 from suite.operator import Operator
 
@@ -34,15 +30,9 @@ class InterpretValidator:
     def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
         with tempfile.TemporaryDirectory(prefix="ladder-interp-") as tmp:
             result = Path(tmp) / "result.json"
-            env = {
-                "PATH": "/usr/bin:/bin",
-                "HOME": tmp,
-                "TMPDIR": tmp,
-                "TRITON_INTERPRET": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache"),
-                "PYTHONPATH": python_path(),
-            }
+            env = childproc.child_env(
+                Path(tmp), {"TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache")}
+            )
             # The child finds the operator through the module that defines it (suite/ops/<name>.py: OPERATOR).
             cmd = [
                 sys.executable,
@@ -53,28 +43,11 @@ class InterpretValidator:
                 str(self.seeds),
                 str(result),
             ]
-            proc = subprocess.Popen(
-                cmd,
-                cwd=tmp,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
-            timed_out = False
-            try:
-                out, _ = proc.communicate(timeout=self.timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                with contextlib.suppress(ProcessLookupError):  # the whole session: whatever it forked too
-                    os.killpg(proc.pid, signal.SIGKILL)
-            if timed_out:
-                proc.communicate()
+            run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=self.timeout_s, merge_stderr=True)
+            if run.timed_out:
                 return Validation(self.name, DEVICE, False, f"timed out after {self.timeout_s:g} s")
-            if proc.returncode != 0 or not result.exists():
-                return Validation(self.name, DEVICE, False, f"exited {proc.returncode}: {out[-3000:]}")
+            if run.returncode != 0 or not result.exists():
+                return Validation(self.name, DEVICE, False, f"exited {run.returncode}: {run.stdout[-3000:]}")
             cases = tuple(CaseResult.from_json(c) for c in json.loads(result.read_text()))
         bad = [c for c in cases if not c.ok]
         detail = f"{bad[0].case}: {bad[0].detail}" if bad else f"{len(cases)} small cases correct"
@@ -82,39 +55,19 @@ class InterpretValidator:
 
 
 def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
+    """One CaseResult per small case: its first failing (input kind, seed), if any; the rest of that case is skipped."""
     import importlib
-    import importlib.util
-    import traceback
 
-    from suite.compare import verify
+    from irscope.capture.loader import load_module
+    from suite.interp_check import check_forward
 
     op = importlib.import_module(op_module).OPERATOR
-    spec = importlib.util.spec_from_file_location("candidate", candidate)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {candidate}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    forward = load_module(candidate, "candidate").forward
     results = []
     for case in op.small_cases:
-        ok, detail = True, ""
-        for kind in op.input_kinds:
-            for seed in range(seeds):
-                inputs = op.make_inputs(case, seed, "cpu", kind)
-                before = [x.clone() if hasattr(x, "clone") else x for x in inputs]
-                try:
-                    out = mod.forward(*inputs)
-                    verdict = verify(op, tuple(before), out)
-                    ok, detail = verdict.ok, verdict.detail
-                    if ok and any(hasattr(a, "equal") and not a.equal(b) for a, b in zip(inputs, before)):
-                        ok, detail = False, "forward modified an input"
-                except Exception:
-                    ok, detail = False, traceback.format_exc(limit=3)
-                if not ok:
-                    detail = f"{kind} seed {seed}: {detail}"
-                    break
-            if not ok:
-                break
-        results.append(CaseResult(case.name, ok, detail if not ok else "").to_json())
+        bad = next((r for r in check_forward(op, forward, seeds=seeds, cases=[case]) if not r.ok), None)
+        detail = f"{bad.kind} seed {bad.seed}: {bad.detail}" if bad else ""
+        results.append(CaseResult(case.name, bad is None, detail).to_json())
     return results
 
 

@@ -1,13 +1,11 @@
 """Check candidate modules: correct on the operator's small cases under Triton's interpreter, and every launch
-compiles for the target with the real compiler. Candidates run in a subprocess with a timeout and a clean
-environment (they are generated code).
+compiles for the target with the real compiler. Candidates run in a child process (irscope.childproc) with a
+timeout and the allowlisted environment (they are generated code).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -15,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
+from irscope import childproc
 
 MIN_GROUP = 16  # candidates per process group before a second group pays off
 
@@ -47,33 +44,17 @@ class CheckResult:
         return out
 
 
-def clean_env(cache_dir: Path | None) -> dict[str, str]:
-    """Only what Python and Triton need; the caller's credentials and settings stay out."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": str(REPO_ROOT),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OMP_NUM_THREADS": "1",
-        "HOME": tempfile.gettempdir(),
-    }
-    env["TRITON_CACHE_DIR"] = str(cache_dir or Path(tempfile.gettempdir()) / "irscope-patterns-triton-cache")
-    return env
-
-
 def _run(mode: str, request: dict, tmp: Path, env: dict[str, str], timeout: float) -> list[dict]:
     req, res = tmp / f"{mode}-request.json", tmp / f"{mode}-result.json"
     req.write_text(json.dumps(request))
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "patterns.appliers.checkrun", mode, str(req), str(res)],
-            env=env,
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise CheckError(f"{mode} of {len(request['candidates'])} candidate(s) took over {timeout:.0f} s") from e
+    proc = childproc.run(
+        [sys.executable, "-m", "patterns.appliers.checkrun", mode, str(req), str(res)],
+        env=env,
+        cwd=tmp,
+        timeout_s=timeout,
+    )
+    if proc.timed_out:
+        raise CheckError(f"{mode} of {len(request['candidates'])} candidate(s) took over {timeout:.0f} s")
     if proc.returncode != 0 or not res.exists():
         raise CheckError(f"the {mode} checker failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     return json.loads(res.read_text())
@@ -132,9 +113,11 @@ def check_many(
     ids = [cid for cid, _, _ in candidates]
     if len(set(ids)) != len(ids):
         raise ValueError("candidate ids must be unique")
-    env = clean_env(cache_dir)
     with tempfile.TemporaryDirectory(prefix="patterns-check-") as tmpdir:
         tmp = Path(tmpdir)
+        # The compile cache outlives the check (a shared default, or the caller's): candidates repeat kernels.
+        cache = cache_dir or Path(tempfile.gettempdir()) / "irscope-patterns-triton-cache"
+        env = childproc.child_env(tmp, {"OMP_NUM_THREADS": "1", "TRITON_CACHE_DIR": str(cache)})
         items = []
         for n, (cid, op, source) in enumerate(candidates):
             path = tmp / f"cand{n:04d}.py"

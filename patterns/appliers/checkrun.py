@@ -5,17 +5,17 @@
     python -m patterns.appliers.checkrun record REQUEST.json RESULT.json
 
 `interpret`: for each candidate module run `forward` under Triton's interpreter on the operator's small cases
-(every autotune config in turn), compare with the operator's oracle and record every kernel launch with its
+(every autotune config in turn), judge each call as every interpreter check does (suite.interp_check: the
+operator's correctness rule) and record every kernel launch with its
 arguments as specs (dtype, shape, address alignment). `compile`: compile each distinct launch configuration for
 the target with Triton's real compiler. Two processes, because the interpreter patches triton.language globally
 and a compile in the same process would see the patched functions. `record` (compile only, no correctness):
-run `forward` on the first small case with launches recorded but not executed (every autotune config is
-recorded), then compile them, in one process.
+run `forward` on the first small case under irscope's dry-run driver with launches recorded but not executed
+(an autotuner tries every config, all equally fast), then compile them, in one process.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -32,6 +32,8 @@ os.environ["TRITON_INTERPRET"] = "1" if sys.argv[1:2] == ["interpret"] else "0"
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
+
+from irscope.capture.loader import load_module
 
 _launches: list[dict] = []
 _original_run = InterpretedFunction.run
@@ -63,29 +65,13 @@ def _record_only(self: JITFunction, *args: Any, grid: Any, warmup: bool, **kwarg
     _record(self.fn.__name__, args, kwargs)  # nothing runs: there is no GPU, only the launch's arguments matter
 
 
-def _record_every_config(self: Autotuner, *args: Any, **kwargs: Any) -> None:
-    for cfg in self.configs:
-        self.fn.run(*args, **kwargs, **cfg.all_kwargs())
-
-
-def _import(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _autotuners(mod: ModuleType) -> list[Autotuner]:
     return [v for v in vars(mod).values() if isinstance(v, Autotuner)]
 
 
 def _correctness(mod: ModuleType, op: Any, kinds: list[str]) -> list[dict]:
-    import torch
-
-    from suite.compare import compare
+    """suite.interp_check on seed 0 of every small case and input kind, once per autotune config."""
+    from suite.interp_check import check_forward
 
     tuners = _autotuners(mod)
     all_configs = [list(t.configs) for t in tuners]
@@ -96,29 +82,17 @@ def _correctness(mod: ModuleType, op: Any, kinds: list[str]) -> list[dict]:
             for t, cfgs in zip(tuners, all_configs):  # one config at a time: no benchmarker on the interpreter
                 t.configs = [cfgs[r % len(cfgs)]]
                 t.cache.clear()
-            for case in op.small_cases:
-                for kind in kinds:
-                    inputs = op.make_inputs(case, 0, "cpu", kind)
-                    before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-                    t0 = time.perf_counter()
-                    try:
-                        out = mod.forward(*inputs)
-                        verdict = compare(out, op.oracle(*before), op.tolerance)
-                        ok, detail = verdict.ok, verdict.detail
-                        if any(isinstance(a, torch.Tensor) and not a.equal(b) for a, b in zip(inputs, before)):
-                            ok, detail = False, "an input was modified"
-                    except Exception:
-                        ok, detail = False, traceback.format_exc(limit=3)
-                    runs.append(
-                        {
-                            "case": case.label(),
-                            "kind": kind,
-                            "config": r,
-                            "ok": ok,
-                            "detail": detail,
-                            "seconds": round(time.perf_counter() - t0, 3),
-                        }
-                    )
+            for run in check_forward(op, mod.forward, seeds=1, kinds=kinds):
+                runs.append(
+                    {
+                        "case": run.case.label(),
+                        "kind": run.kind,
+                        "config": r,
+                        "ok": run.ok,
+                        "detail": run.detail,
+                        "seconds": run.seconds,
+                    }
+                )
     finally:
         for t, cfgs in zip(tuners, all_configs):
             t.configs = cfgs
@@ -187,7 +161,7 @@ def interpret_one(item: dict, op: Any) -> dict:
     _launches.clear()
     out: dict[str, Any] = {"id": item["id"]}
     try:
-        mod = _import(Path(item["path"]), _module_name(item))
+        mod = load_module(item["path"], _module_name(item))
         runs = _correctness(mod, op, list(dict.fromkeys(["random", *op.input_kinds])))
         out.update(runs=runs, correct=all(r["ok"] for r in runs) and bool(runs), launches=list(_launches))
     except Exception:
@@ -201,7 +175,7 @@ def _module_name(item: dict) -> str:
 
 def compile_one(item: dict, target: str) -> dict:
     try:
-        compiled = _compile_launches(_import(Path(item["path"]), _module_name(item)), item["launches"], target)
+        compiled = _compile_launches(load_module(item["path"], _module_name(item)), item["launches"], target)
         return {"id": item["id"], "compiled": compiled, "compiles": bool(compiled) and all(c["ok"] for c in compiled)}
     except Exception:
         return {"id": item["id"], "compiled": [], "compiles": False, "error": traceback.format_exc(limit=5)}
@@ -211,7 +185,7 @@ def record_one(item: dict, op: Any, target: str) -> dict:
     _launches.clear()
     out: dict[str, Any] = {"id": item["id"], "correct": None, "runs": [], "compiled": [], "compiles": False}
     try:
-        mod = _import(Path(item["path"]), _module_name(item))
+        mod = load_module(item["path"], _module_name(item))
         mod.forward(*op.make_inputs(op.small_cases[0], 0, "cpu", "random"))
         out["launches"] = list(_launches)
         out["compiled"] = _compile_launches(mod, out["launches"], target)
@@ -226,17 +200,20 @@ def main(argv: list[str]) -> int:
     request = json.loads(Path(request_path).read_text())
     if mode == "interpret":
         InterpretedFunction.run = _recording_run  # record what forward launches; the interpreter still runs it
-        from suite.operator import get_operator
+        from suite.operator import resolve_operator
 
-        results = [interpret_one(item, get_operator(item["op"])) for item in request["candidates"]]
+        results = [interpret_one(item, resolve_operator(item["op"])) for item in request["candidates"]]
     elif mode == "compile":
         results = [compile_one(item, request["target"]) for item in request["candidates"]]
     elif mode == "record":
-        JITFunction.run = _record_only
-        Autotuner.run = _record_every_config
-        from suite.operator import get_operator
+        from irscope.capture import dry_run_driver
+        from suite.operator import resolve_operator
 
-        results = [record_one(item, get_operator(item["op"]), request["target"]) for item in request["candidates"]]
+        JITFunction.run = _record_only  # compiled afterwards launch by launch: one failing compile ends no other
+        with dry_run_driver(request["target"]):  # autotuners try each config once, equally fast; nothing launches
+            results = [
+                record_one(item, resolve_operator(item["op"]), request["target"]) for item in request["candidates"]
+            ]
     else:
         raise SystemExit(f"unknown mode {mode!r}: interpret, compile or record")
     Path(result_path).write_text(json.dumps(results, indent=1, default=str))

@@ -4,8 +4,8 @@ interpreted only if the variable is set when triton is first imported."""
 
 import torch
 
+from irscope.capture.loader import load_module
 from ladder.harness.anticheat import ForwardMonitor
-from ladder.harness.worker import load_module
 from suite.operator import KERNELS_DIR
 
 

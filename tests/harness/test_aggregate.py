@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ladder.harness.aggregate import CaseSpeed, aggregate, geomean
+from ladder.harness.aggregate import CaseSpeed, aggregate
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.metrics import case_metrics
 from suite.operator import get_operator
@@ -12,11 +12,6 @@ from suite.operator import get_operator
 
 def speeds(op, pairs, correct=True):
     return [CaseSpeed(op, f"c{i + 1}", ref, cand, correct) for i, (ref, cand) in enumerate(pairs)]
-
-
-def test_geomean():
-    assert geomean([2, 8]) == pytest.approx(4.0)
-    assert geomean([]) is None
 
 
 def test_per_operator_and_suite_statistics():

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from ladder.harness.anticheat import static_check
-from ladder.harness.validate import poisoned_allocations
+from ladder.harness.correctness import poisoned_allocations
 from ladder.sandbox import run_sandboxed
 from suite.operator import KERNELS_DIR
 

@@ -7,9 +7,9 @@ import sys
 import pytest
 import torch
 
+from irscope.capture.loader import load_module
 from ladder.harness.anticheat import ForwardMonitor
-from ladder.harness.validate import poisoned_allocations
-from ladder.harness.worker import load_module
+from ladder.harness.correctness import poisoned_allocations
 from suite.operator import KERNELS_DIR
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]

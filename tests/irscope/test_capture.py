@@ -11,9 +11,11 @@ import pytest
 import torch
 import triton
 from triton import knobs
+from triton.runtime.driver import driver as driver_config
 
 import irscope
-from irscope.capture import cpu_driver
+from irscope.capture import cpu_driver, dry_run_driver
+from irscope.capture.loader import load_module
 from irscope.capture.pass_names import dump_headers
 from irscope.capture.specialize import SpecError, TensorSpec, build_request
 from irscope.examples import EXAMPLES
@@ -169,6 +171,32 @@ def test_specialization_matches_the_jit():
     assert spec_req.specialization.attrs == req.specialization.attrs
     meta = torch.empty(4096, device="meta")
     assert build_request(add_kernel, (meta, meta, meta, 4096), {"BLOCK": 1024}).specialization.attrs["out_ptr"]
+
+
+TUNED = """
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (128, 256, 512)], key=["n"])
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+"""
+
+
+def test_dry_run_driver_compiles_every_autotune_config_and_launches_nothing(tmp_path):
+    (tmp_path / "tuned.py").write_text(TUNED)
+    kernel = load_module(tmp_path / "tuned.py", "dry_run_tuned").double_kernel
+    x, out = torch.ones(1000), torch.zeros(1000)
+    before = driver_config._active
+    with dry_run_driver("cuda:90"), irscope.record() as rec:
+        kernel[lambda meta: (triton.cdiv(1000, meta["BLOCK"]),)](x, out, 1000)
+    assert sorted(t.specialization.constexprs["BLOCK"] for t in rec.trajectories) == [128, 256, 512]
+    assert all(t.complete and t.error is None and "ptx" in t.stages for t in rec.trajectories)
+    assert torch.equal(out, torch.zeros(1000))  # no launch ran
+    assert driver_config._active is before
 
 
 def test_integer_one_becomes_constexpr_and_options_recorded():

@@ -11,6 +11,7 @@ import pytest
 
 import irscope
 from irscope.capture import CompileError
+from irscope.capture.loader import load_module
 from irscope.cli import main as cli_main
 
 FAILING = textwrap.dedent("""
@@ -59,11 +60,7 @@ def test_ptxas_failure_keeps_every_pass(failing_file, tmp_path):
 
 
 def test_frontend_failure_is_reported(failing_file):
-    from importlib.util import module_from_spec, spec_from_file_location
-
-    spec = spec_from_file_location("failing_mod", failing_file)
-    mod = module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module(failing_file, "failing_mod")
     with pytest.raises(CompileError, match="equal ranks") as info:
         irscope.capture(mod.bad_frontend, "*fp32", BLOCK=128)
     assert info.value.trajectory.snapshots == []

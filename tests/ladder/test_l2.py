@@ -177,9 +177,11 @@ def test_l2_on_a_gpu_profiles_the_cases_that_matter(tmp_path, monkeypatch):
 def test_the_profiled_child_gets_cuda_settings_but_no_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    env = ncu._child_env(tmp_path, None)
+    env = ncu._child_env(tmp_path, None, tmp_path / "home")
     assert "OPENAI_API_KEY" not in env and env["CUDA_VISIBLE_DEVICES"] == "0"
-    assert ncu._child_env(tmp_path, GpuSlot("GPU-1234", "x.lock"))["CUDA_VISIBLE_DEVICES"] == "GPU-1234"
+    assert env["HOME"] == str(tmp_path / "home")
+    slot_env = ncu._child_env(tmp_path, GpuSlot("GPU-1234", "x.lock"), tmp_path / "home")
+    assert slot_env["CUDA_VISIBLE_DEVICES"] == "GPU-1234"
     assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton-cache")
     first = env["PYTHONPATH"].split(os.pathsep)[0]  # the repository, then the parent's own import path
     assert Path(first, "ladder").is_dir() and set(sys.path) & set(env["PYTHONPATH"].split(os.pathsep))

@@ -3,7 +3,6 @@ interpreter and compile for cuda:90 with Triton's real compiler."""
 
 import ast
 import difflib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import pytest
 import triton
 
 from irscope.capture import TensorSpec, build_request
+from irscope.capture.loader import load_module
 from patterns.appliers import APPLIERS, applicable, generate
 from patterns.appliers.autotune import AddAutotune, _Plan
 from patterns.appliers.check import check_candidates, check_many
@@ -125,17 +125,10 @@ def test_autotune_declines_kernels_it_would_break(change, reason):
     assert reason in _Plan(mod, mod.launches[0]).why_not
 
 
-def import_file(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 INTERPRET_CHECK = """
-import importlib.util, os, sys, torch
-spec = importlib.util.spec_from_file_location("cand", sys.argv[1])
-m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+import sys, torch
+from irscope.capture.loader import load_module
+m = load_module(sys.argv[1], "cand")
 torch.manual_seed(0)
 if sys.argv[2] == "matmul":
     a, b = torch.randn(70, 40), torch.randn(40, 50)
@@ -160,7 +153,7 @@ def test_kernel_rewrites_keep_results_and_compile(tmp_path, fixture, applier, ki
         [sys.executable, "-c", INTERPRET_CHECK, str(path), kind], env=env, capture_output=True, text=True, timeout=300
     )
     assert run.stdout.strip() == "True", run.stderr[-2000:]
-    mod = import_file(path, f"cand_{fixture}")
+    mod = load_module(path, f"cand_{fixture}")
     if kind == "matmul":
         assert "_g_group_id" in cand.source and "pid_n = tl.program_id(1)" not in cand.source
         args = ["*fp16", "*fp16", "*fp32", 4096, 4096, 4096, 4096, 4096, 4096]

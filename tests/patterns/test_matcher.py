@@ -11,7 +11,7 @@ import irscope
 from irscope.examples import EXAMPLES
 from patterns import match
 from patterns.card import load_cards
-from patterns.evidence import Evidence, EvidenceError
+from patterns.facts import FactsError, KernelFacts
 from patterns.matcher import CardIndex
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def index():
 
 
 def test_trajectory_of_the_moe_argmax_kernel_ranks_the_index_card_first(argmax_trajectory, index):
-    ev = Evidence.from_trajectory(argmax_trajectory)
+    ev = KernelFacts.from_trajectory(argmax_trajectory)
     results = match(ev, index)
     top = results[0]
     assert top.card.id == "index-free-top2"
@@ -56,14 +56,14 @@ def test_trajectory_of_the_moe_argmax_kernel_ranks_the_index_card_first(argmax_t
 def test_the_value_only_rewrite_no_longer_matches_the_index_card(index):
     ex = EXAMPLES["top2_value"]
     traj = irscope.capture(ex.kernel, target="cuda:90", kernel_kwargs=ex.args, **ex.options)
-    ev = Evidence.from_trajectory(traj, passes=False)
+    ev = KernelFacts.from_trajectory(traj, passes=False)
     assert ev.get("ttir.compute.reduce_index") == 0  # a zero the summary omits is a fact, not unknown
     assert "index-free-top2" not in [m.card.id for m in match(ev, index)]
     assert ev.get("spec.num_warps") == 4 and ev.get("target.arch") == 90 and ev.get("spec.block_max") == 128
 
 
 def test_source_only_evidence_leaves_ir_facts_unknown(index):
-    ev = Evidence.from_source_file(EXAMPLES_FILE, kernel="moe_group_top2_argmax")
+    ev = KernelFacts.from_source_file(EXAMPLES_FILE, kernel="moe_group_top2_argmax")
     results = match(ev, index)
     assert results[0].card.id == "index-free-top2"
     assert [r.predicate for r in results[0].unknown] == [
@@ -74,7 +74,7 @@ def test_source_only_evidence_leaves_ir_facts_unknown(index):
 
 def test_a_false_precondition_blocks_the_card(index):
     src = EXAMPLES_FILE.read_text().replace("tl.store(out_ptr + pid, first + second)", "tl.store(out_ptr + pid, i1)")
-    ev = Evidence.from_source(src, "argmax_out.py", kernel="moe_group_top2_argmax")
+    ev = KernelFacts.from_source(src, "argmax_out.py", kernel="moe_group_top2_argmax")
     assert ev.get("src.stores_index") is True
     assert "index-free-top2" not in [m.card.id for m in match(ev, index)]
     blocked = [m for m in match(ev, index, include_blocked=True) if m.card.id == "index-free-top2"]
@@ -87,8 +87,8 @@ def test_profile_facts_drive_l2_cards(tmp_path, index):
     prof.write_text(
         json.dumps({"l2": {"num_rows": 64, "sm_count": 132, "sol_fraction": 0.05, "bottleneck": "latency"}})
     )
-    without = [m.card.id for m in match(Evidence.from_source_file(src), index)]
-    ev = Evidence.from_source_file(src).merge(Evidence.from_profile(prof))
+    without = [m.card.id for m in match(KernelFacts.from_source_file(src), index)]
+    ev = KernelFacts.from_source_file(src).merge(KernelFacts.from_profile(prof))
     results = {m.card.id: m for m in match(ev, index)}
     assert "split-row-reduction" not in without and "split-row-reduction" in results
     hit = results["split-row-reduction"].matched[0]
@@ -98,7 +98,7 @@ def test_profile_facts_drive_l2_cards(tmp_path, index):
 
 
 def test_target_and_family_filters(index):
-    ev = Evidence(
+    ev = KernelFacts(
         source_features={
             "has_dot": True,
             "uses_tensor_descriptor": False,
@@ -115,20 +115,20 @@ def test_target_and_family_filters(index):
 
 
 def test_quick_index_skips_cards_whose_symptoms_read_only_unknown_facts(index):
-    ev = Evidence(counters={"res.spill_bytes": 64.0})
+    ev = KernelFacts(counters={"res.spill_bytes": 64.0})
     assert [c.id for c in index.candidates(ev)] == sorted(index.by_fact["res.spill_bytes"])
     assert [m.card.id for m in match(ev, index)] == ["register-spills"]
-    assert match(Evidence(), index) == []
+    assert match(KernelFacts(), index) == []
 
 
 def test_evidence_round_trips_through_json(argmax_trajectory):
-    ev = Evidence.from_trajectory(argmax_trajectory, passes=False)
-    again = Evidence.from_json(json.loads(json.dumps(ev.to_json())))
+    ev = KernelFacts.from_trajectory(argmax_trajectory, passes=False)
+    again = KernelFacts.from_json(json.loads(json.dumps(ev.to_json())))
     assert again.counters == ev.counters and again.locations == ev.locations
-    with pytest.raises(EvidenceError, match="unknown evidence field"):
-        Evidence.from_json({"countrs": {}})
-    with pytest.raises(EvidenceError, match="cannot read profile"):
-        Evidence.from_profile(REPO / "no-such-profile.json")
+    with pytest.raises(FactsError, match="unknown evidence field"):
+        KernelFacts.from_json({"countrs": {}})
+    with pytest.raises(FactsError, match="cannot read profile"):
+        KernelFacts.from_profile(REPO / "no-such-profile.json")
 
 
 def test_cli_match_on_a_stored_trajectory(argmax_trajectory):

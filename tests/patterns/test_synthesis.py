@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 
 from patterns.card import CARDS_DIR, load_card, load_cards
-from patterns.history import HistoryError, read_history
+from patterns.history import HistoryFileError, read_history
 from patterns.llm import LLMConfig
 from patterns.synthesis import synthesize, write_outputs
 
@@ -275,12 +275,12 @@ def test_history_errors_name_file_and_line(tmp_path, line, message):
     good = HISTORY.read_text().splitlines()[0]
     path = tmp_path / "h.jsonl"
     path.write_text(good + "\n\n" + line + "\n")
-    with pytest.raises(HistoryError) as e:
+    with pytest.raises(HistoryFileError) as e:
         read_history(path)
     assert message in str(e.value) and f"{path}:3" in str(e.value)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
-    with pytest.raises(HistoryError, match="no rounds"):
+    with pytest.raises(HistoryFileError, match="no rounds"):
         read_history(empty)
 
 

@@ -2,73 +2,28 @@
 produce at a near-tie passes, anything else fails. Inputs come from the operator's own generator; near-ties are
 made by moving one logit so the oracle's choice flips, and the candidate is the oracle's routing of the other side."""
 
-import math
-
 import pytest
 import torch
 
 from ladder.validators.interpret import InterpretValidator
-from suite.compare import EPS32, compare, verify
-from suite.operator import RANDOM, get_operator
-from suite.ops.moe_grouped_topk import ROUTED_SCALING_FACTOR, SCORE_ERROR_ULPS
+from patterns.appliers.check import check_candidates
+from suite.compare import compare, verify
+from suite.interp_check import check_forward
+from suite.operator import RANDOM
+from suite.ops.moe_grouped_topk import ROUTED_SCALING_FACTOR
 
-OP = get_operator("moe_grouped_topk")
-S1 = OP.small_cases[0]  # T=4, E=64, G=8, KG=4, K=8
-
-
-def random_inputs(seed: int = 0) -> tuple:
-    return OP.make_inputs(S1, seed, "cpu", RANDOM)
-
-
-def scores(inputs: tuple) -> torch.Tensor:
-    logits, bias = inputs[:2]
-    return torch.sigmoid(logits.double()) + bias.double()
-
-
-def expert_delta(inputs: tuple, row: int) -> float:
-    return 2 * SCORE_ERROR_ULPS * EPS32 * max(1.0, float(scores(inputs)[row].abs().max()))
-
-
-def routing(idx: torch.Tensor, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(weights, indices) of the given experts per row: fp64 renormalized sigmoid scores ×2.5, ascending order."""
-    idx = idx.sort(dim=-1).values
-    sig = torch.sigmoid(logits.double()).gather(1, idx)
-    return (sig / sig.sum(-1, keepdim=True) * ROUTED_SCALING_FACTOR).float(), idx
-
-
-def with_score(inputs: tuple, row: int, expert: int, target: float) -> tuple:
-    """`inputs` with logits[row, expert] set so that its biased score is `target` (to fp32 logit resolution)."""
-    logits, bias = inputs[0].clone(), inputs[1]
-    p = target - float(bias[expert])
-    assert 0 < p < 1, f"score {target} unreachable for expert {expert} (bias {float(bias[expert])})"
-    logits[row, expert] = math.log(p / (1 - p))
-    return (logits, bias, *inputs[2:])
-
-
-def best_unpicked_in_kept_groups(inputs: tuple, row: int) -> tuple[int, int]:
-    """(lowest picked expert, best unpicked expert of a kept group) of the oracle's routing of `row`."""
-    _, idx = OP.oracle(*inputs)
-    G, KG = inputs[2], inputs[3]
-    s = scores(inputs)[row]
-    gs = s.view(G, -1).topk(2).values.sum(-1)
-    kept = torch.zeros(G, dtype=torch.bool)
-    kept[gs.topk(KG).indices] = True
-    candidates = kept.repeat_interleave(s.numel() // G)
-    candidates[idx[row]] = False
-    low = int(idx[row][s[idx[row]].argmin()])
-    return low, int(torch.where(candidates, s, float("-inf")).argmax())
-
-
-def flipped_near_tie(gap: float, row: int = 1) -> tuple[tuple, tuple]:
-    """Inputs where the best unpicked expert scores `gap` below the lowest picked one, and the candidate that
-    picks it instead: the oracle's routing of the same inputs with that expert `gap` above."""
-    inputs = random_inputs()
-    low, up = best_unpicked_in_kept_groups(inputs, row)
-    s_low = float(scores(inputs)[row, low])
-    below, above = with_score(inputs, row, up, s_low - gap), with_score(inputs, row, up, s_low + gap)
-    candidate = OP.oracle(*above)
-    assert not torch.equal(candidate[1], OP.oracle(*below)[1]), "the nudge did not flip the oracle's choice"
-    return below, candidate
+from . import moe_near_tie
+from .moe_near_tie import (
+    OP,
+    S1,
+    best_unpicked_in_kept_groups,
+    expert_delta,
+    flipped_near_tie,
+    random_inputs,
+    routing,
+    scores,
+    with_score,
+)
 
 
 def test_expert_flip_within_delta_is_accepted_and_the_old_exact_check_rejected_it():
@@ -191,3 +146,21 @@ def test_value_masking_tie_bug_rejected_on_ties_inputs(tmp_path):
     assert not v.correct
     assert v.detail.startswith("s1: ties seed 0: output 1:"), v.detail
     assert "identical inputs, so the first-index routing is required exactly" in v.detail
+
+
+def test_every_interpreter_check_decides_through_verify(tmp_path):
+    """suite.interp_check, the ladder's interpreter validator and the pattern appliers' checker judge one candidate
+    the same way: the other side of a near-tie passes (the checker once compared with the oracle alone, which
+    rejects it), a far swap fails."""
+    op, inputs = moe_near_tie.OPERATOR, moe_near_tie.OPERATOR.make_inputs(S1, 0, "cpu", RANDOM)
+    assert not compare(moe_near_tie.forward(*inputs), OP.oracle(*inputs), OP.tolerance).ok
+    assert [r.ok for r in check_forward(op, moe_near_tie.forward, seeds=1)] == [True]
+    assert [r.ok for r in check_forward(op, moe_near_tie.far_forward, seeds=1)] == [False]
+    near = "from tests.suite.moe_near_tie import forward  # noqa: F401\n"
+    far = "from tests.suite.moe_near_tie import far_forward as forward  # noqa: F401\n"
+    checked = check_candidates("tests.suite.moe_near_tie:OPERATOR", [("near", near), ("far", far)])
+    assert checked["near"].correct, checked["near"].failures()
+    assert not checked["far"].correct and "not a valid routing; first row 1" in checked["far"].failures()[0]
+    (tmp_path / "near.py").write_text(near)
+    v = InterpretValidator(seeds=1).validate(op, tmp_path / "near.py", tmp_path)
+    assert v.correct, v.detail

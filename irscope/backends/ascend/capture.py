@@ -10,11 +10,8 @@ stored by the same DirectoryWriter, so `irscope load/ls/show/diff/query/report` 
 from __future__ import annotations
 
 import base64
-import contextlib
 import inspect
 import json
-import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +27,7 @@ from irscope.capture.api import CompileError
 from irscope.capture.builder import TrajectoryBuilder
 from irscope.capture.loader import KernelLoadError
 from irscope.capture.specialize import SpecError, TensorSpec, parse_value
+from irscope.childproc import kill_group, spawn
 from irscope.store import DirectoryWriter
 from irscope.targets import Target, parse_target
 from irscope.trajectory import FORMAT_VERSION, MLIR, CompileFailure, KernelInfo, Snapshot, Specialization, Trajectory
@@ -165,24 +163,24 @@ def capture_ascend(
 def _run_worker(request: dict[str, Any], run: WorkerRun, timeout_s: float) -> None:
     """Stream the worker's events into `run`; a worker that dies or times out becomes the run's failure."""
     python = ascend_python()
-    with tempfile.TemporaryFile(mode="w+") as err:
+    with (
+        tempfile.TemporaryFile(mode="w+") as err,
         # Its own process group: a timeout also ends the triton-adapter-opt or bishengir-compile it runs.
-        proc = subprocess.Popen(
+        spawn(
             [str(python), str(WORKER)],
+            env=worker_environment(),
+            cwd=Path(request["kernel_file"]).parent,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
-            env=worker_environment(),
-            cwd=Path(request["kernel_file"]).parent,
-            start_new_session=True,
-        )
+        ) as proc,
+    ):
         timed_out = threading.Event()
 
         def kill() -> None:
             timed_out.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            kill_group(proc)
 
         timer = threading.Timer(timeout_s, kill)
         timer.start()

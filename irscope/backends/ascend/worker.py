@@ -2,8 +2,9 @@
 
 Runs inside the Ascend virtual environment (`.venv-ascend`: triton-ascend 3.2, Python 3.11), executed by path:
 `.venv-ascend/bin/python irscope/backends/ascend/worker.py < request.json`. It imports only the standard
-library and triton-ascend (never irscope, whose Triton is 3.6); `irscope/backends/ascend/capture.py` builds the
-request and turns the events into a Trajectory.
+library and triton-ascend, and runs irscope's kernel loader from its file (irscope/capture/loader.py); never the
+irscope package, whose Triton is 3.6. `irscope/backends/ascend/capture.py` builds the request and turns the events
+into a Trajectory.
 
 * The kernel goes through the JIT's own path (`JITFunction.warmup` with a stand-in driver that names the
   target), so signature, constants and divisibility attributes are what `kernel[grid](…)` would compile.
@@ -26,7 +27,6 @@ warning, error (kind load | spec: bad input; environment: no triton-ascend here)
 from __future__ import annotations
 
 import base64
-import importlib.util
 import inspect
 import json
 import os
@@ -572,32 +572,18 @@ class Pointer:
         return self._ptr
 
 
-def load_kernel(path_text: str, name: str) -> Any:
-    from triton.runtime.autotuner import Autotuner, Heuristics
-    from triton.runtime.jit import JITFunction
+# irscope's kernel loader, run from its file: importing the irscope package would import Triton 3.6.
+LOADER = Path(__file__).resolve().parents[2] / "capture" / "loader.py"
 
-    path = Path(path_text)
-    if not path.is_file():
-        raise RequestError("load", f"{path}: no such file")
-    module_name = f"irscope_ascend_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise RequestError("load", f"{path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    sys.path.insert(0, str(path.resolve().parent))  # sibling imports of the kernel's file
+
+def load_kernel(path_text: str, name: str) -> Any:
+    import runpy
+
+    loader = runpy.run_path(str(LOADER))
     try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        raise RequestError("load", f"{path}: importing it with triton-ascend failed: {type(e).__name__}: {e}") from e
-    kinds = (JITFunction, Autotuner, Heuristics)
-    if not hasattr(module, name):
-        kernels = sorted(n for n, v in vars(module).items() if isinstance(v, kinds))
-        raise RequestError("load", f"{path}: no name {name!r}; @triton.jit kernels in it: {', '.join(kernels) or '-'}")
-    obj = getattr(module, name)
-    if not isinstance(obj, kinds):
-        raise RequestError("load", f"{path}:{name} is a {type(obj).__name__}, not a @triton.jit function")
-    return obj
+        return loader["load_kernel"](f"{path_text}:{name}")
+    except loader["KernelLoadError"] as e:
+        raise RequestError("load", f"{e} (in the triton-ascend environment)") from e
 
 
 def unwrap(kernel: Any, config: int, named: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

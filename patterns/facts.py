@@ -1,4 +1,5 @@
-"""Evidence a card is matched against: counters, L2 facts, source features, specialization and target.
+"""What is known about a kernel, as cards are matched against it (KernelFacts): counters, L2 facts, source
+features, specialization and target.
 
 Names are those of the predicate language (docs/patterns.md): `ttir.compute.reduce_index`, `res.spill_bytes`,
 `l2.sol_fraction`, `src.uses_argmax`, `spec.num_warps`, `target.arch`. A name with no value is unknown.
@@ -16,12 +17,12 @@ from patterns.names import COUNTERS, STAGES
 from patterns.predicate import Value
 
 
-class EvidenceError(ValueError):
-    """Evidence that cannot be read (a missing file, a malformed profile)."""
+class FactsError(ValueError):
+    """Facts that cannot be read (a missing file, a malformed profile)."""
 
 
 @dataclass(frozen=True)
-class Location:
+class FactLocation:
     """Where a fact shows: an IR stage and pass, a line of the kernel's Python source."""
 
     stage: str | None = None
@@ -48,13 +49,13 @@ class Location:
 
 
 @dataclass
-class Evidence:
+class KernelFacts:
     counters: dict[str, float] = field(default_factory=dict)  # STAGE.group.name and res.name (docs/signatures.md)
     l2: dict[str, Any] = field(default_factory=dict)  # L2 facts by name (patterns.names.L2_FACTS)
     source_features: dict[str, bool | int] = field(default_factory=dict)  # patterns.features.FEATURES
     spec: dict[str, Any] = field(default_factory=dict)  # num_warps, num_stages, num_ctas, block_max
     target: dict[str, Any] = field(default_factory=dict)  # backend, arch, warp_size
-    locations: dict[str, list[Location]] = field(default_factory=dict)  # fact name → where it shows
+    locations: dict[str, list[FactLocation]] = field(default_factory=dict)  # fact name → where it shows
     provenance: dict[str, str] = field(default_factory=dict)  # source, kernel, trajectory, profile
 
     def get(self, name: str) -> Value:
@@ -73,15 +74,15 @@ class Evidence:
             v = None
         return v if isinstance(v, bool | int | float | str) or v is None else str(v)
 
-    def where(self, name: str) -> list[Location]:
+    def where(self, name: str) -> list[FactLocation]:
         return self.locations.get(name, [])
 
-    def merge(self, other: Evidence) -> Evidence:
-        """A new Evidence: `other`'s values win where both have one."""
+    def merge(self, other: KernelFacts) -> KernelFacts:
+        """A new KernelFacts: `other`'s values win where both have one."""
         locs = {k: list(v) for k, v in self.locations.items()}
         for k, v in other.locations.items():
             locs[k] = v
-        return Evidence(
+        return KernelFacts(
             {**self.counters, **other.counters},
             {**self.l2, **other.l2},
             {**self.source_features, **other.source_features},
@@ -103,11 +104,11 @@ class Evidence:
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Evidence:
+    def from_json(cls, d: dict[str, Any]) -> KernelFacts:
         unknown = sorted(set(d) - {"counters", "l2", "source_features", "spec", "target", "locations", "provenance"})
         if unknown:
-            raise EvidenceError(f"unknown evidence field(s) {', '.join(unknown)}")
-        locs = {k: [Location(**x) for x in v] for k, v in d.get("locations", {}).items()}
+            raise FactsError(f"unknown evidence field(s) {', '.join(unknown)}")
+        locs = {k: [FactLocation(**x) for x in v] for k, v in d.get("locations", {}).items()}
         return cls(
             dict(d.get("counters", {})),
             dict(d.get("l2", {})),
@@ -123,26 +124,28 @@ class Evidence:
     @classmethod
     def from_source(
         cls, source: str, path: str | None = None, kernel: str | None = None, constexprs: dict[str, Any] | None = None
-    ) -> Evidence:
+    ) -> KernelFacts:
         """Source features of a kernel module (one kernel and its helpers when `kernel` is given)."""
         feats = extract(source, constexprs=constexprs, filename=path or "<kernel>", kernel=kernel)
-        locs = {f"src.{k}": [Location(line=ln, file=path) for ln in lines] for k, lines in feats.lines.items() if lines}
+        locs = {
+            f"src.{k}": [FactLocation(line=ln, file=path) for ln in lines] for k, lines in feats.lines.items() if lines
+        }
         prov = {"source": path or "<text>"}
         if kernel:
             prov["kernel"] = kernel
         return cls(source_features=dict(feats.values), locations=locs, provenance=prov)
 
     @classmethod
-    def from_source_file(cls, path: str | Path, kernel: str | None = None) -> Evidence:
+    def from_source_file(cls, path: str | Path, kernel: str | None = None) -> KernelFacts:
         p = Path(path)
         try:
             text = p.read_text()
         except OSError as e:
-            raise EvidenceError(f"cannot read kernel source {p}: {e}") from e
+            raise FactsError(f"cannot read kernel source {p}: {e}") from e
         return cls.from_source(text, str(p), kernel)
 
     @classmethod
-    def from_trajectory(cls, traj: Any, passes: bool = True) -> Evidence:
+    def from_trajectory(cls, traj: Any, passes: bool = True) -> KernelFacts:
         """Counters (irscope.signatures.summary), where they show (per source line; with `passes`, the pass that
         raised each one, from the stage-diff graph), the specialization, the target and the source features of
         the captured kernel. `traj`: a Trajectory or a trajectory directory.
@@ -156,7 +159,7 @@ class Evidence:
             try:
                 traj = irscope.load(traj)
             except (OSError, ValueError, KeyError) as e:
-                raise EvidenceError(f"cannot load trajectory {traj}: {e}") from e
+                raise FactsError(f"cannot load trajectory {traj}: {e}") from e
         analyzer = signatures.Analyzer(traj)
         counters = {k: float(v) for k, v in signatures.summary(traj, analyzer).items()}
         measured = set(signatures.counter_names(traj.target.backend))
@@ -165,7 +168,7 @@ class Evidence:
             for stage in on:
                 if stage in stages and counter in measured:
                     counters.setdefault(f"{stage}.{counter}", 0.0)
-        locs: dict[str, list[Location]] = {}
+        locs: dict[str, list[FactLocation]] = {}
         src_file = traj.kernel.source_file
         if passes:
             g = graph.build(traj, analyzer)
@@ -178,7 +181,7 @@ class Evidence:
                 for counter, n in counts.items():
                     if n and line != signatures.UNATTRIBUTED:
                         locs.setdefault(f"{stage}.{counter}", []).append(
-                            Location(stage=stage, line=int(line), file=src_file, count=float(n))
+                            FactLocation(stage=stage, line=int(line), file=src_file, count=float(n))
                         )
         spec = traj.specialization
         consts = {k: v for k, v in spec.constexprs.items() if isinstance(v, int) and not isinstance(v, bool)}
@@ -201,24 +204,24 @@ class Evidence:
         return ev
 
     @classmethod
-    def from_profile(cls, path: str | Path) -> Evidence:
+    def from_profile(cls, path: str | Path) -> KernelFacts:
         """L2 facts from a profile JSON: `{"l2": {...}, "target": {...}}` or a flat mapping of L2 facts."""
         p = Path(path)
         try:
             data = json.loads(p.read_text())
         except (OSError, json.JSONDecodeError) as e:
-            raise EvidenceError(f"cannot read profile {p}: {e}") from e
+            raise FactsError(f"cannot read profile {p}: {e}") from e
         if not isinstance(data, dict):
-            raise EvidenceError(f"{p}: a profile must be a JSON object of L2 facts")
+            raise FactsError(f"{p}: a profile must be a JSON object of L2 facts")
         l2 = data.get("l2", data if "l2" not in data else {})
         if not isinstance(l2, dict):
-            raise EvidenceError(f"{p}: 'l2' must be an object of facts")
+            raise FactsError(f"{p}: 'l2' must be an object of facts")
         l2 = {k: v for k, v in l2.items() if k != "target"}
         target = data.get("target", {}) if isinstance(data.get("target", {}), dict) else {}
         return cls(
             l2=l2,
             target=target,
-            locations={f"l2.{k}": [Location(file=str(p))] for k in l2},
+            locations={f"l2.{k}": [FactLocation(file=str(p))] for k in l2},
             provenance={"profile": str(p)},
         )
 
@@ -240,14 +243,14 @@ def _alignment_facts(signature: dict[str, str], attrs: dict[str, list]) -> dict[
     }
 
 
-def _raised_by(g: Any, traj: Any, stage: str, counter: str) -> list[Location]:
+def _raised_by(g: Any, traj: Any, stage: str, counter: str) -> list[FactLocation]:
     """The passes of `stage` that raised `counter`, or the stage's input when it arrived already nonzero."""
     from irscope.trajectory import INPUT_PASS
 
     raised = [c for c in g.introduced_by(counter) if c.edge.stage == stage]
     if raised:
-        return [Location(stage=stage, pass_arg=c.edge.pass_arg, count=float(c.after)) for c in raised]
+        return [FactLocation(stage=stage, pass_arg=c.edge.pass_arg, count=float(c.after)) for c in raised]
     first = traj.stage_snapshots(stage)[:1]
     if first and g.value(first[0].index, counter):
-        return [Location(stage=stage, pass_arg=INPUT_PASS, count=float(g.value(first[0].index, counter)))]
+        return [FactLocation(stage=stage, pass_arg=INPUT_PASS, count=float(g.value(first[0].index, counter)))]
     return []
