@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope.capture.specialize import unwrap_kernel
-from ladder.context import Context
+from ladder.context import Context, quiet
 from ladder.evidence import LEVELS, Finding, LevelResult
 from ladder.kernel_spec import KernelSpec
 from ladder.levels import registry
@@ -75,7 +75,7 @@ def run(
         options += (("index_db", str(index)),)
     if invariants:
         options += (("invariants", str(invariants)),)
-    ctx = Context(None, spec.path, out, options=options, spec=spec, **({"say": say} if say else {}))
+    ctx = Context(None, spec.path, out, options=options, spec=spec, say=say if say is not None else quiet)
     d = climb(ctx, registry())
     return KernelDiagnosis(spec, d, beyond(ctx, registry(), d, through))
 

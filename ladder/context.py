@@ -38,7 +38,8 @@ class PastRound:
     facts_ref: str | None = None  # the file they were read from (the round's diagnosis.json)
 
 
-def _quiet(message: str) -> None:
+def quiet(message: str) -> None:
+    """Progress for nobody: the default `Context.say`."""
     pass
 
 
@@ -58,7 +59,7 @@ class Context:
     sol_target: float = DEFAULT_SOL_TARGET
     options: tuple[tuple[str, Any], ...] = ()  # level options from the command line, e.g. (("ncu", "ncu"),)
     spec: KernelSpec | None = None
-    say: Callable[[str], None] = field(default=_quiet, compare=False)  # progress of long levels, for people
+    say: Callable[[str], None] = field(default=quiet, compare=False)  # progress of long levels, for people
 
     def __post_init__(self) -> None:
         if (self.op is None) == (self.spec is None):

@@ -11,6 +11,8 @@ overlap, an FP op 1 (pipelined); an uncoalesced access costs a transaction per t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 LOOP_TRIPS = 8  # assumed iterations per enclosing loop: only relative ranking matters
 
 WEIGHTS = {
@@ -36,7 +38,7 @@ EXPOSED_LOAD_LATENCY = 400.0  # a synchronous global load a loop iteration waits
 SM90 = {"registers": 65536, "shared_bytes": 228 * 1024, "cta_shared_reserved": 1024, "max_warps": 64, "max_ctas": 32}
 
 
-def weighted(counts: dict[str, float], names: tuple[str, ...] | None = None) -> float:
+def weighted(counts: Mapping[str, float], names: tuple[str, ...] | None = None) -> float:
     keys = names if names is not None else tuple(WEIGHTS)
     return sum(WEIGHTS.get(k, 1.0) * counts.get(k, 0) for k in keys)
 

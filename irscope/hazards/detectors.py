@@ -401,10 +401,7 @@ def layout_conversion(view: KernelView) -> list[Hazard]:
         if all(_epilogue(r) for r in view.ttgir_ops if r.op.name == "ttg.convert_layout" and r.line == n):
             continue
         counts = _machine(view, [n])
-        declined = view.declined(
-            "tritongpu-remove-layout-conversions",
-            test=lambda ops, n=n: any(r.op.name == "ttg.convert_layout" and r.line == n for r in ops),
-        )
+        declined = view.declined("tritongpu-remove-layout-conversions", test=_converts_on(n))
         found.append(
             Hazard(
                 "layout-conversion",
@@ -421,6 +418,13 @@ def layout_conversion(view: KernelView) -> list[Hazard]:
             )
         )
     return found
+
+
+def _converts_on(line: int) -> Callable[[list[Reached]], bool]:
+    def test(ops: list[Reached]) -> bool:
+        return any(r.op.name == "ttg.convert_layout" and r.line == line for r in ops)
+
+    return test
 
 
 def _epilogue(r: Reached) -> bool:

@@ -9,7 +9,7 @@ from functools import cached_property
 
 from irscope import signatures
 from irscope.access import Access, AccessError, accesses
-from irscope.graph import StageDiffGraph
+from irscope.graph import Edge, StageDiffGraph
 from irscope.hazards.model import PassRef
 from irscope.parse.mlir import Op, parse_mlir
 from irscope.signatures.engine import UNATTRIBUTED, is_llvm_dialect
@@ -138,7 +138,8 @@ class KernelView:
                 return sum(sig.lines.get(n, {}).get(counter, 0) for n in wanted)
             return sig.counters.get(counter, 0)
 
-        within, across = [], []
+        within: list[Edge] = []
+        across: list[Edge] = []
         for e in self.graph.edges():
             before, after = value(e.source), value(e.target)
             if before == 0 < after:

@@ -115,6 +115,7 @@ class IRLevel(Level):
         if ctx.spec is not None:
             dirs, what = self._capture_spec(ctx), f"as specialized: {ctx.spec.describe()}"
         else:
+            assert ctx.op is not None  # a context holds an operator or a kernel spec
             case = self._case(ctx)
             shapes = self._shapes(ctx, case)
             ctx.say(f"L3: capturing {ctx.subject} for {target} on case {case} ({shapes}) …")

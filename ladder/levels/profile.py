@@ -102,7 +102,7 @@ class ProfileLevel(Level):
 
     def gather(self, ctx: Context) -> LevelResult:
         v = ctx.validation
-        if v is None or not v.timed:
+        if v is None or not v.timed or ctx.op is None:
             return LevelResult(self.name, UNAVAILABLE, self._needs_gpu(ctx))
         if ctx.validation_ref is None:
             raise ValueError("the timed validation has no artifact to cite; pass the validation JSON file")

@@ -21,11 +21,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tests.diagnosis.cases import HERE, NONE, Case, load_cases
-
 from ladder.api import KernelDiagnosis, run
 from ladder.evidence import COMPILER_SOURCE, Evidence, LevelResult
 from ladder.kernel_spec import KernelSpec
+from tests.diagnosis.cases import HERE, NONE, Case, load_cases
 
 
 @dataclass
