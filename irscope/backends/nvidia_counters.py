@@ -59,24 +59,47 @@ def asm_accesses(text: str, verb: str) -> tuple[Instr, ...]:
 Measure = Callable[[tuple[Instr, ...]], int]
 
 
-def _access_measures() -> list[tuple[str, str, Measure, str]]:
-    """(counter, verb, value over one asm's accesses, aggregate): the PTX access-width counters, read off inline asm."""
-    out: list[tuple[str, str, Measure, str]] = []
-    for verb, name in (("ld", "load"), ("st", "store")):
-        for n in (1, 2, 4, 8):
-            out.append((f"mem.{name}_vec{n}", verb, lambda acc, n=n: sum(_ptx_lanes(i) == n for i in acc), SUM))
-        out.append((f"mem.{name}_masked", verb, lambda acc: sum(i.predicated for i in acc), SUM))
-    out.append(("mem.load_bits_max", "ld", lambda acc: max((_ptx_bits(i) for i in acc), default=0), MAX))
-    return out
+def _lanes(n: int) -> Measure:
+    def measure(accesses: tuple[Instr, ...]) -> int:
+        return sum(_ptx_lanes(i) == n for i in accesses)
+
+    return measure
+
+
+def _predicated(accesses: tuple[Instr, ...]) -> int:
+    return sum(i.predicated for i in accesses)
+
+
+def _widest(accesses: tuple[Instr, ...]) -> int:
+    return max((_ptx_bits(i) for i in accesses), default=0)
+
+
+# (counter, verb, value over one asm's accesses, aggregate): the PTX access counters, read off inline asm
+_ACCESS_MEASURES: list[tuple[str, str, Measure, str]] = [
+    *[
+        (f"mem.{name}_vec{n}", verb, _lanes(n), SUM)
+        for verb, name in (("ld", "load"), ("st", "store"))
+        for n in (1, 2, 4, 8)
+    ],
+    ("mem.load_masked", "ld", _predicated, SUM),
+    ("mem.store_masked", "st", _predicated, SUM),
+    ("mem.load_bits_max", "ld", _widest, MAX),
+]
+
+
+def _on_asm_op(verb: str, measure: Measure) -> Callable[[Op, dict[str, str]], int]:
+    return lambda op, aliases: measure(asm_accesses(op.text, verb))
+
+
+def _on_asm_call(verb: str, measure: Measure) -> Callable[[Instr], int]:
+    return lambda ins: measure(asm_accesses(ins.text, verb))
 
 
 ASM_ACCESS_OP_RULES = [
-    OpRule(c, ("llvm.inline_asm",), lambda op, a, v=v, m=m: m(asm_accesses(op.text, v)), aggregate=agg)
-    for c, v, m, agg in _access_measures()
+    OpRule(c, ("llvm.inline_asm",), _on_asm_op(v, m), aggregate=agg) for c, v, m, agg in _ACCESS_MEASURES
 ]
 ASM_ACCESS_LLVM_IR_RULES = [
-    InstrRule(c, LLVM_IR, rx(r"^call"), lambda i, v=v, m=m: m(asm_accesses(i.text, v)), rx(r"\basm\b"), agg)
-    for c, v, m, agg in _access_measures()
+    InstrRule(c, LLVM_IR, rx(r"^call"), _on_asm_call(v, m), rx(r"\basm\b"), agg) for c, v, m, agg in _ACCESS_MEASURES
 ]
 
 

@@ -32,8 +32,9 @@ def counter_names(backend: str) -> list[str]:
 def aggregation(backend: str) -> dict[str, str]:
     """Counter → how its occurrences combine (rules.SUM or rules.MAX), as its rules declare."""
     ops, instrs = rules_for(backend)
+    rules: list[OpRule | InstrRule] = [*ops, *instrs]
     out: dict[str, str] = {}
-    for r in [*ops, *instrs]:
+    for r in rules:
         if out.setdefault(r.counter, r.aggregate) != r.aggregate:
             raise ValueError(
                 f"counter {r.counter}: its rules disagree on how it aggregates ({out[r.counter]}, "
