@@ -27,6 +27,7 @@ from compiler_index import queries, render
 from compiler_index.fetch import FetchError
 from compiler_index.sources import SourceError
 from compiler_index.store import IndexDbError
+from compiler_index.target import TargetError
 
 DEFAULT_DB = "out/compiler-index.db"
 
@@ -129,7 +130,8 @@ def cmd_sites(args: argparse.Namespace) -> int:
 
 
 def cmd_conditions(args: argparse.Namespace) -> int:
-    _emit(args, queries.conditions(args.db, args.symbol, callee_depth=1 if args.callees else 0), render.conditions)
+    result = queries.conditions(args.db, args.symbol, callee_depth=1 if args.callees else 0, target=args.target)
+    _emit(args, result, render.conditions)
     return 0
 
 
@@ -157,7 +159,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         result = explain(args.db, args.trajectory, args.pass_ref, depth=args.depth)
     except TrajectoryFormatError as e:
         raise queries.QueryError(str(e)) from None
-    _emit(args, result, render.explanation)
+    _emit(args, result, lambda r: render.explanation(r, render.NO_LIMITS if args.all else render.DEFAULT_LIMITS))
     return 0
 
 
@@ -224,6 +226,11 @@ def parser() -> argparse.ArgumentParser:
     c = add("conditions", cmd_conditions, "gating conditions of a pattern, class, function or pass")
     c.add_argument("symbol")
     c.add_argument("--callees", action="store_true", help="also the gates of the functions it calls")
+    c.add_argument(
+        "--target",
+        help="cuda:90, hip:gfx942, …: leave out the gates whose guards contradict it (version == 5 on sm_90, "
+        "AMD-only files on CUDA, …)",
+    )
     r = add("remarks", cmd_remarks, "which code emits a remark, warning, error or debug message")
     r.add_argument("text", help="the message as seen (values and location prefix may stay), or part of it")
     r.add_argument("--limit", type=int, default=10)
@@ -241,6 +248,9 @@ def parser() -> argparse.ArgumentParser:
         help="snapshot index, stage[i], pass argument or adder (see `irscope ls`)",
     )
     e.add_argument("--depth", type=int, default=queries.CALL_DEPTH)
+    e.add_argument(
+        "--all", action="store_true", help="every op, site, call path, gate and emitter (default: the first few)"
+    )
     return p
 
 
@@ -248,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.fn(args)
-    except (IndexDbError, queries.QueryError, SourceError, FetchError, sqlite3.DatabaseError) as e:
+    except (IndexDbError, queries.QueryError, SourceError, FetchError, TargetError, sqlite3.DatabaseError) as e:
         print(f"compiler-index {args.command}: error: {e}", file=sys.stderr)
         return 2
 

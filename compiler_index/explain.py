@@ -5,6 +5,12 @@ For one edge of a trajectory (the snapshot after pass N versus the one before it
 ops whose count went down: direct sites in the pass class or its patterns, and sites in helpers reached from them
 (with the call path), each with the gating conditions of the function it sits in. Diagnostics the compiler printed
 during the pass are traced to the code that emits them.
+
+The trajectory's target decides what applies: sites in another backend's files and gates whose guards contradict
+the target (compiler_index.target) are left out, and counted. Everything found is ranked, most relevant first (ops
+this pass has code for, by size of change; direct sites before those reached through callers, shorter call paths
+first; gates a compile for the target surely reaches, and those that stop a rewrite, first), so a reader or the
+text rendering can stop after the first few.
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ from pathlib import Path
 import irscope
 from compiler_index import queries
 from compiler_index.queries import GateInfo, PassInfo, QueryError, RemarkMatch, Site, connection
+from compiler_index.target import YES, Target, TargetError, file_applies, for_target
 from irscope.parse import op_counts
+from irscope.parse.diagnostics import parse_diagnostics
 from irscope.trajectory import MLIR, Snapshot, Trajectory
 
-DIAGNOSTIC_WORDS = ("remark", "warning", "error")
+# gate kinds by how directly they decide whether the rewrite happens (others after these)
+DECISIVE_GATES = ("failure", "match-failure", "return-false", "return-expr", "return-true", "remark", "warning")
 
 
 @dataclass
@@ -42,6 +51,8 @@ class OpExplanation:
     sites: list[Site] = field(default_factory=list)  # in code this pass runs
     gates: list[GateInfo] = field(default_factory=list)  # of the functions holding those sites
     other_passes: int = 0  # sites of this op that belong to other passes (not listed)
+    other_targets: int = 0  # sites in files of another backend (not listed)
+    gates_dropped: int = 0  # gates of those functions whose guards contradict the target (not listed)
     note: str = ""
 
 
@@ -58,6 +69,7 @@ class Explanation:
     ops: list[OpExplanation]
     remarks: list[RemarkMatch] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    target: str = ""  # what sites and gates were filtered for: the trajectory's target (cuda:90)
 
 
 def snapshot_for(traj: Trajectory, ref: str | int) -> tuple[Snapshot, Snapshot]:
@@ -88,6 +100,10 @@ def explain(
 ) -> Explanation:
     traj = trajectory if isinstance(trajectory, Trajectory) else irscope.load(trajectory)
     snap, prev = snapshot_for(traj, pass_ref)
+    try:
+        target: Target | None = Target.parse(str(traj.target))
+    except TargetError:  # a backend the guards know nothing of (Ascend): nothing is filtered
+        target = None
     with connection(db) as con:
         result = Explanation(
             str(traj.root or ""),
@@ -99,6 +115,7 @@ def explain(
             _passes(con, snap),
             [],
             [],
+            target=str(target or ""),
         )
         defs = {p.def_name for p in result.passes if p.def_name}
         args = {p.argument for p in result.passes if p.argument}
@@ -119,8 +136,9 @@ def explain(
             if not result.deltas:
                 result.notes.append("no op count changed at this edge (types, attributes or order may have)")
         for d in result.deltas:
-            result.ops.append(_explain_op(con, d, args, files, depth, filtered=bool(defs)))
-        result.remarks = trace_diagnostics(con, snap.diagnostics)
+            result.ops.append(_explain_op(con, d, args, files, depth, bool(defs), target))
+        result.ops.sort(key=lambda o: (not o.sites, -abs(o.after - o.before), o.op))
+        result.remarks = _trace(con, snap.diagnostics)
         return result
 
 
@@ -136,7 +154,13 @@ def _passes(con: sqlite3.Connection, snap: Snapshot) -> list[PassInfo]:
 
 
 def _explain_op(
-    con: sqlite3.Connection, d: OpDelta, args: set[str], files: set[str], depth: int, filtered: bool
+    con: sqlite3.Connection,
+    d: OpDelta,
+    args: set[str],
+    files: set[str],
+    depth: int,
+    filtered: bool,
+    target: Target | None,
 ) -> OpExplanation:
     action = "create" if d.delta > 0 else "erase"
     out = OpExplanation(d.op, d.before, d.after, action)
@@ -147,11 +171,15 @@ def _explain_op(
         out.note = str(e)
         return out
     for s in sites:
+        if target is not None and not file_applies(s.loc.file, target):
+            out.other_targets += 1
+            continue
         kept = _restrict(s, args, files) if filtered else s
         if kept is not None:
             out.sites.append(kept)
         else:
             out.other_passes += 1
+    out.sites.sort(key=lambda s: _site_rank(s, args, files))
     seen: set[tuple[str, int]] = set()
     for s in out.sites:
         if s.function is None:
@@ -161,6 +189,9 @@ def _explain_op(
             if key not in seen:
                 seen.add(key)
                 out.gates.append(g)
+    if target is not None:
+        out.gates, out.gates_dropped = for_target(out.gates, target)
+    out.gates.sort(key=_gate_rank)
     if not out.sites:
         if action == "erase":
             out.note = (
@@ -175,6 +206,19 @@ def _explain_op(
     return out
 
 
+def _site_rank(site: Site, args: set[str], files: set[str]) -> tuple:
+    """Direct sites (in the pass's own files or patterns) first, then by the shortest call path that reaches them."""
+    direct = site.function is not None and (site.function.loc.file in files or bool(args & set(site.direct_passes)))
+    shortest = min((len(p.hops) for p in site.paths), default=0)
+    return (not direct, shortest, site.loc.file, site.loc.line)
+
+
+def _gate_rank(g: GateInfo) -> tuple:
+    """Gates that decide whether the rewrite happens first, and of those the ones the target surely reaches."""
+    kind = DECISIVE_GATES.index(g.kind) if g.kind in DECISIVE_GATES else len(DECISIVE_GATES)
+    return (kind, g.applies not in ("", YES), g.loc.file, g.loc.line)
+
+
 def _restrict(site: Site, args: set[str], files: set[str]) -> Site | None:
     """The site with only the call paths of this pass; None when neither the site nor any path belongs to it."""
     paths = [p for p in site.paths if args & set(p.passes) or any(h.function.loc.file in files for h in p.hops)]
@@ -185,7 +229,8 @@ def _restrict(site: Site, args: set[str], files: set[str]) -> Site | None:
 
 
 def trace_diagnostics(db: str | Path | sqlite3.Connection, text: str) -> list[RemarkMatch]:
-    """Each remark, warning or error line of a compile's diagnostics, traced to the code that emits it."""
+    """The code that emits each diagnostic a compile printed (its message, without location or source excerpt):
+    the one join of a trajectory's diagnostics with the index (`explain` and the ladder's L4 use it)."""
     with connection(db) as con:
         return _trace(con, text)
 
@@ -193,11 +238,9 @@ def trace_diagnostics(db: str | Path | sqlite3.Connection, text: str) -> list[Re
 def _trace(con: sqlite3.Connection, text: str) -> list[RemarkMatch]:
     out: list[RemarkMatch] = []
     seen: set[tuple[str, int]] = set()
-    for line in text.splitlines():
-        if not any(w in line.lower() for w in DIAGNOSTIC_WORDS):
-            continue
+    for d in parse_diagnostics(text):
         try:
-            matches = queries.remarks(con, line, limit=3)
+            matches = queries.remarks(con, d.message, limit=3)
         except QueryError:
             continue
         for m in matches:

@@ -83,16 +83,19 @@ class OpSite:
 
 @dataclass
 class Gate:
-    """A condition that stops or reports a transformation: failure(), notifyMatchFailure, remark, LDBG, assert, …"""
+    """A condition that stops or reports a transformation: failure(), notifyMatchFailure, remark, LDBG, assert, …,
+    and what a bool predicate returns."""
 
     fn: int | None
     kind: str  # failure | match-failure | remark | warning | error | debug | assert | fatal | pass-failure |
-    #            return-false | return-true
-    condition: str  # innermost guarding condition ("" when unguarded); negated as !(…) for else branches
-    guards: list[str]  # all guarding conditions, innermost first
+    #            return-false | return-true | return-expr (a predicate returns `expr`)
+    condition: str  # innermost guarding condition, guards[0] ("" when unguarded); assert: the asserted condition
+    guards: list[str]  # every condition under which the gate is reached, innermost first: enclosing branches
+    #                    (negated as !(…) in else branches) and earlier exits (`if (c) return …;` → !(c))
     message: str  # literal text; non-literal operands of a `<<` chain appear as {expr}
     line: int
     snippet: str
+    expr: str = ""  # return-expr: the returned boolean expression (`width >= 32`)
 
 
 @dataclass

@@ -1,14 +1,20 @@
-"""Human-readable text for query results (the CLI's default output; `--json` bypasses this)."""
+"""Human-readable text for query results (the CLI's default output; `--json` bypasses this and is complete).
+
+Long answers are bounded: results arrive ranked (compiler_index.explain), the text shows the first few of each
+section and says how many more there are; `Limits` sets how many, `None` shows everything (`--all`).
+"""
 
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 
 from compiler_index.build import BuildReport
 from compiler_index.explain import Explanation
 from compiler_index.queries import (
     CallEdge,
     Conditions,
+    GateInfo,
     Loc,
     OpSites,
     PassInfo,
@@ -18,6 +24,30 @@ from compiler_index.queries import (
 )
 
 INDENT = "    "
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How many of each section `explanation` shows; the rest is counted on a "N more" line."""
+
+    ops: int | None = 5  # op explanations (None: all)
+    deltas: int | None = 12  # op count changes on the summary line
+    sites: int | None = 3  # sites per op
+    paths: int | None = 1  # call paths per site
+    gates: int | None = 4  # gates per op
+    remarks: int | None = 3  # diagnostics traced to their emitters
+
+
+DEFAULT_LIMITS = Limits()
+NO_LIMITS = Limits(None, None, None, None, None, None)
+
+
+def _more(n: int, what: str) -> list[str]:
+    return [f"{INDENT}… {n} more {what} (--all shows them)"] if n > 0 else []
+
+
+def _first(items: list, limit: int | None) -> tuple[list, int]:
+    return (items, 0) if limit is None else (items[:limit], max(len(items) - limit, 0))
 
 
 def _cite(loc: Loc | None, snippet: bool = True) -> str:
@@ -66,17 +96,18 @@ def passes(infos: list[PassInfo]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _site(site: Site) -> list[str]:
+def _site(site: Site, max_paths: int | None = None) -> list[str]:
     who = site.function.name if site.function else "(file scope)"
     flags = " (unqualified, ambiguous)" if site.ambiguous else ""
     target = f" [{site.target}]" if site.target else ""
     owners = f"  ← pass {', '.join(site.passes)}" if site.passes else ""
     lines = [f"  {site.loc}  {who}  {site.how}{target}{flags}{owners}", f"{INDENT}{site.loc.snippet}"]
-    for path in site.paths:
+    paths, hidden = _first(site.paths, max_paths)
+    for path in paths:
         chain = " → ".join(f"{h.function.name} ({h.call})" if h.call else h.function.name for h in path.hops)
         lines.append(f"{INDENT}via {chain}")
-    if site.paths_omitted:
-        lines.append(f"{INDENT}(+{site.paths_omitted} more call paths)")
+    if site.paths_omitted or hidden:
+        lines.append(f"{INDENT}(+{site.paths_omitted + hidden} more call paths)")
     return lines
 
 
@@ -113,7 +144,9 @@ def conditions(result: Conditions) -> str:
             out.append(f"{fn}{' (called from ' + g.via + ')' if g.via else ''}:")
         cond = f"if {g.condition}" if g.condition else "always"
         msg = f'  "{g.message}"' if g.message else ""
-        out.append(f"  {g.kind:<13} {cond}{msg}")
+        expr = f"  returns {g.expr}" if g.expr else ""
+        maybe = "  (may not apply)" if g.applies and g.applies != "yes" else ""
+        out.append(f"  {g.kind:<13} {cond}{expr}{msg}{maybe}")
         out.append(f"{INDENT}{g.loc}  {g.loc.snippet}")
     if not result.gates:
         out.append("  (no gates recorded)")
@@ -151,33 +184,57 @@ def search(hits: list[SearchHit]) -> str:
     return "\n".join(f"{h.kind:<12} {h.name}  {h.loc}  {h.snippet}" for h in hits) + ("\n" if hits else "(none)\n")
 
 
-def explanation(e: Explanation) -> str:
-    out = [f"{e.label}  (snapshot {e.index}, adder {e.adder or '-'})"]
+def _gate_line(g: GateInfo) -> str:
+    cond = f"if {g.condition}" if g.condition else "always"
+    msg = f'  "{g.message}"' if g.message else ""
+    expr = f"  returns {g.expr}" if g.expr else ""
+    fn = g.function.name if g.function else ""
+    maybe = "  (may not apply)" if g.applies and g.applies != "yes" else ""
+    return f"{INDENT}{g.kind:<13} {cond}{expr}{msg}  [{fn} {g.loc}]{maybe}"
+
+
+def explanation(e: Explanation, lim: Limits = DEFAULT_LIMITS) -> str:
+    """The explanation, each section cut to `lim` (ranked already: the first are the most relevant)."""
+    out = [f"{e.label}  (snapshot {e.index}, adder {e.adder or '-'}{', for ' + e.target if e.target else ''})"]
     for p in e.passes:
         where = p.classes[0] if p.classes else p.td
         out.append(f"  pass {p.argument or '-'} ({p.def_name or 'no TableGen def'})  {where or ''}")
     out.extend(f"  note: {n}" for n in e.notes)
     if e.deltas:
-        out.append("  op count changes: " + ", ".join(f"{d.op} {d.before}→{d.after}" for d in e.deltas))
-    for o in e.ops:
+        shown, hidden = _first(e.deltas, lim.deltas)
+        more = f", … {hidden} more" if hidden else ""
+        out.append("  op count changes: " + ", ".join(f"{d.op} {d.before}→{d.after}" for d in shown) + more)
+    ops, hidden_ops = _first(e.ops, lim.ops)
+    for o in ops:
         verb = "created" if o.action == "create" else "removed"
         out.append(f"\n{o.op} {o.before}→{o.after}: {verb} by")
-        for s in o.sites:
-            out.extend(_site(s))
-        if o.other_passes:
-            out.append(f"  ({o.other_passes} other {o.action} sites belong to other passes)")
+        sites, hidden = _first(o.sites, lim.sites)
+        for s in sites:
+            out.extend(_site(s, lim.paths))
+        out.extend(_more(hidden, "sites in this pass"))
+        elsewhere = [
+            f"{o.other_passes} other {o.action} sites belong to other passes" if o.other_passes else "",
+            f"{o.other_targets} are in another backend's files" if o.other_targets else "",
+        ]
+        if any(elsewhere):
+            out.append(f"  ({'; '.join(x for x in elsewhere if x)})")
         if o.note:
             out.append(f"  note: {o.note}")
         if o.gates:
             out.append("  gates in those functions:")
-            for g in o.gates:
-                cond = f"if {g.condition}" if g.condition else "always"
-                msg = f'  "{g.message}"' if g.message else ""
-                fn = g.function.name if g.function else ""
-                out.append(f"{INDENT}{g.kind:<13} {cond}{msg}  [{fn} {g.loc}]")
+            gates, hidden = _first(o.gates, lim.gates)
+            out.extend(_gate_line(g) for g in gates)
+            out.extend(_more(hidden, "gates"))
+        if o.gates_dropped:
+            out.append(f"  ({o.gates_dropped} gates left out: their guards contradict {e.target})")
+    if hidden_ops:
+        names = ", ".join(f"{o.op} {o.before}→{o.after}" for o in e.ops[len(ops) :][:8])
+        out.append(f"\n… {hidden_ops} more ops ({names}{', …' if hidden_ops > 8 else ''}; --all shows them)")
     if e.remarks:
         out.append("\ndiagnostics printed during the pass come from:")
-        out.append(remarks(e.remarks).rstrip())
+        matches, hidden = _first(e.remarks, lim.remarks)
+        out.append(remarks(matches).rstrip())
+        out.extend(_more(hidden, "emitters"))
     return "\n".join(out) + "\n"
 
 

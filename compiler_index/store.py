@@ -20,7 +20,8 @@ from pathlib import Path
 
 from compiler_index.model import FileFacts
 
-SCHEMA_VERSION = 2  # 2: backends (files.backend, rows' backend), libclang USRs and resolved calls
+SCHEMA_VERSION = 3  # 2: backends (files.backend, rows' backend), libclang USRs and resolved calls; 3: gates' `expr`
+#                    (return-expr gates) and guards from earlier exits: an index built before misses them
 
 _FILE_TABLES = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,7 +60,7 @@ CREATE INDEX op_sites_class ON op_sites(op_class, action);
 CREATE INDEX op_sites_function ON op_sites(function_id);
 CREATE TABLE gates(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                    function_id INTEGER, kind TEXT, condition TEXT,
-                   guards TEXT, message TEXT, line INTEGER, snippet TEXT);
+                   guards TEXT, message TEXT, line INTEGER, snippet TEXT, expr TEXT);
 CREATE INDEX gates_function ON gates(function_id);
 CREATE TABLE registrations(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                            function_id INTEGER, pattern TEXT,
@@ -333,10 +334,10 @@ def write_file(
         ],
     )
     con.executemany(
-        "INSERT INTO gates(file_id, function_id, kind, condition, guards, message, line, snippet) "
-        "VALUES (?,?,?,?,?,?,?,?)",
+        "INSERT INTO gates(file_id, function_id, kind, condition, guards, message, line, snippet, expr) "
+        "VALUES (?,?,?,?,?,?,?,?,?)",
         [
-            (file_id, fid(g.fn), g.kind, g.condition, json.dumps(g.guards), g.message, g.line, g.snippet)
+            (file_id, fid(g.fn), g.kind, g.condition, json.dumps(g.guards), g.message, g.line, g.snippet, g.expr)
             for g in facts.gates
         ],
     )

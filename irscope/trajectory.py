@@ -1,6 +1,8 @@
 """The trajectory model: what one kernel's compile looked like after every pass.
 
 A Trajectory holds ordered Snapshots (stage, pass, IR text with locations) and Artifacts (cubin, SASS, …).
+What the compiler said during each pass (remarks, warnings, errors) is kept as text per snapshot and read back as
+structured Remarks tied to the pass and the kernel's line.
 Snapshot texts live in files once stored; in memory they load lazily, so a trajectory of 70 snapshots and
 20 MB of IR opens instantly.
 """
@@ -8,11 +10,13 @@ Snapshot texts live in files once stored; in memory they load lazily, so a traje
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from irscope.parse.diagnostics import SEVERITIES, parse_diagnostics
 from irscope.targets import Target
 
 FORMAT_VERSION = 1
@@ -154,6 +158,24 @@ class CompileFailure:
         return {"stage": self.stage, "pass_arg": self.pass_arg, "message": self.message}
 
 
+@dataclass(frozen=True)
+class Remark:
+    """One diagnostic the compiler printed during a pass: "MMA version 3 acceleration not applied …"."""
+
+    snapshot: int  # index of the snapshot of the pass that printed it
+    stage: str
+    pass_arg: str
+    severity: str  # remark | warning | error
+    message: str
+    line: int | None  # the kernel's line it points at (through "called from" notes), None when none does
+    location: str  # where the compiler pointed, FILE:LINE:COL ("" when it named no file)
+    notes: tuple[str, ...] = ()  # notes attached to it ("Target compute capability (90) supports MMA v3.")
+    count: int = 1  # times the pass printed it (a rewrite pattern may report the same op on every attempt)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
 @dataclass
 class Trajectory:
     kernel: KernelInfo
@@ -211,6 +233,19 @@ class Trajectory:
             if q == s.pass_arg or q == s.pass_name or (s.adder and q in s.adder) or q in s.pass_arg:
                 return s
         raise KeyError(f"no snapshot matches {query!r}")
+
+    def remarks(self, severities: tuple[str, ...] = SEVERITIES) -> list[Remark]:
+        """The compiler's diagnostics of every pass, in pass order, identical ones of a pass counted once."""
+        out: list[Remark] = []
+        for snap in self.snapshots:
+            counts = Counter(d for d in parse_diagnostics(snap.diagnostics) if d.severity in severities)
+            for d, n in counts.items():  # insertion order: as printed
+                line = next((f.line for f in d.frames if f.file == self.kernel.source_file), None)
+                where = str(d.frames[0]) if d.frames else ""
+                out.append(
+                    Remark(snap.index, snap.stage, snap.pass_arg, d.severity, d.message, line, where, d.notes, n)
+                )
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {

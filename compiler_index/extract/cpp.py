@@ -542,7 +542,7 @@ class _File:
             lits = _string_literals(args[0])
             cond = re.sub(r'&&\s*"(?:[^"\\]|\\.)*"\s*$', "", _text(args[0])).strip()
             self.facts.gates.append(
-                Gate(caller, "assert", _squeeze(cond), [], _squeeze(" ".join(lits), 300), line, snippet)
+                Gate(caller, "assert", _squeeze(cond), self.guards(node), _squeeze(" ".join(lits), 300), line, snippet)
             )
             return
         elif name in _FATAL:
@@ -555,19 +555,27 @@ class _File:
         self.facts.gates.append(Gate(caller, kind, guards[0] if guards else "", guards, message, line, snippet))
 
     def returns(self) -> None:
-        """Early `return false` / `return true` in bool predicates: the gates that are not `failure()`."""
+        """Returns in bool predicates: early `return false` / `return true` under a branch (the gates that are not
+        `failure()`), and `return <expr>`, whose expression is the predicate's condition (`return width >= 32;`)."""
         for node in self.caps.get("ret", []):
             value = node.named_children[0] if node.named_child_count else None
-            if value is None or value.type not in ("true", "false"):
+            if value is None or value.type == "comment":
                 continue
             fn = self.fn_at(node.start_byte)
             if fn is None or not self.facts.functions[fn].returns.endswith("bool") or self._in_lambda(node):
                 continue
-            guards = self.guards(node)
-            if guards:
-                line = node.start_point.row + 1
+            chain = self.guard_chain(node)
+            guards = [g for g, _ in chain]
+            line = node.start_point.row + 1
+            if value.type in ("true", "false"):
+                if any(branch for _, branch in chain):  # the final `return true` of a predicate is no gate
+                    self.facts.gates.append(
+                        Gate(fn, f"return-{value.type}", guards[0], guards, "", line, self.snippet(line))
+                    )
+            else:
+                expr = _squeeze(_text(value))
                 self.facts.gates.append(
-                    Gate(fn, f"return-{value.type}", guards[0], guards, "", line, self.snippet(line))
+                    Gate(fn, "return-expr", guards[0] if guards else "", guards, "", line, self.snippet(line), expr)
                 )
 
     @staticmethod
@@ -579,21 +587,37 @@ class _File:
             p = p.parent
         return False
 
+    @classmethod
+    def guards(cls, node: Node) -> list[str]:
+        """The conditions under which `node` runs, innermost first (see `guard_chain`)."""
+        return [g for g, _ in cls.guard_chain(node)]
+
     @staticmethod
-    def guards(node: Node) -> list[str]:
-        out: list[str] = []
+    def guard_chain(node: Node) -> list[tuple[str, bool]]:
+        """(condition, from a branch) pairs, innermost first: the `if` branches that enclose `node` (negated as
+        `!(…)` in an else branch, so an else-if chain gives its own condition and every earlier one negated), and
+        the early exits before it in each enclosing block (`if (c) return …;` → `!(c)`; also `break`/`continue`
+        and fatal calls), nearest first (False: an early exit, not a branch)."""
+        out: list[tuple[str, bool]] = []
         child, p = node, node.parent
         while p is not None and p.type != "function_definition":
             if p.type == "if_statement":
                 cond_node = p.child_by_field_name("condition")
-                cond = _squeeze(
-                    _text(cond_node.child_by_field_name("value") if cond_node else None) or _text(cond_node).strip("()")
-                )
+                cond = _condition(p)
                 alt = p.child_by_field_name("alternative")
                 if alt is not None and alt.start_byte <= child.start_byte and child.end_byte <= alt.end_byte:
-                    out.append(f"!({cond})")
+                    out.append((_negate(cond), True))
                 elif cond_node is None or not (cond_node.start_byte <= child.start_byte < cond_node.end_byte):
-                    out.append(cond)
+                    out.append((cond, True))
+            elif p.type == "compound_statement":
+                earlier = [c for c in p.named_children if c.end_byte <= child.start_byte]
+                for sibling in reversed(earlier):
+                    if (
+                        sibling.type == "if_statement"
+                        and sibling.child_by_field_name("alternative") is None
+                        and _exits(sibling.child_by_field_name("consequence"))
+                    ):
+                        out.append((_negate(_condition(sibling)), False))
             child, p = p, p.parent
         return out
 
@@ -625,6 +649,67 @@ class _File:
                 receiver_var, sub_name = sub
                 parent = submodule_vars.get((caller, receiver_var), "")
                 self.facts.py_submodules.append(PySubmodule(caller, name, f"{parent}.{sub_name}".lstrip("."), line))
+
+
+def _condition(if_node: Node) -> str:
+    """An `if`'s condition as written, without its parentheses (`if (auto x = …)`: the declaration's value)."""
+    cond_node = if_node.child_by_field_name("condition")
+    value = cond_node.child_by_field_name("value") if cond_node else None
+    return _squeeze(_text(value) or _text(cond_node).strip("()"))
+
+
+_EXIT_STATEMENTS = ("return_statement", "break_statement", "continue_statement", "throw_statement")
+
+
+def _exits(stmt: Node | None) -> bool:
+    """Control never falls through `stmt`: a return/break/continue, a fatal call, or a block ending in one."""
+    if stmt is None:
+        return False
+    if stmt.type in _EXIT_STATEMENTS:
+        return True
+    if stmt.type == "compound_statement":
+        body = [c for c in stmt.named_children if c.type != "comment"]
+        return bool(body) and _exits(body[-1])
+    if stmt.type == "expression_statement" and stmt.named_child_count:
+        call = stmt.named_children[0]
+        fn = call.child_by_field_name("function") if call.type == "call_expression" else None
+        return fn is not None and _last_name(fn)[0] in _FATAL
+    return False
+
+
+def _top_level_operator(expr: str) -> bool:
+    """Whether `expr` has an operator outside parentheses/brackets (`a && b`, `x == 1`), i.e. is not one operand."""
+    depth = 0
+    text = expr.replace("->", ".").replace("::", ".")
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and ch in " &|=!<>+-*/%^?:,":  # `<`: a comparison or a template, either way not plain
+            return True
+    return False
+
+
+def _negate(cond: str) -> str:
+    """`!(cond)`, written plainly where that is exact: `!x` → `x`, `!(a && b)` → `a && b`."""
+    if cond.startswith("!"):
+        rest = cond[1:].strip()
+        if rest.startswith("(") and rest.endswith(")") and _balanced(rest[1:-1]):
+            return rest[1:-1].strip()
+        if not _top_level_operator(rest):
+            return rest
+    return f"!({cond})"
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _enclosing_namespace(node: Node) -> str:

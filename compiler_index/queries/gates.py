@@ -1,5 +1,5 @@
 """What gates a pattern, function or pass: failure() guards, notifyMatchFailure, diagnostics, LDBG, asserts, early
-returns in predicates."""
+returns and returned expressions in predicates; for a target, only those a compile for it can reach."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from compiler_index.callgraph import FnRow
 from compiler_index.queries.context import Context, connection
 from compiler_index.queries.results import Conditions, FunctionRef, GateInfo
 from compiler_index.queries.symbols import resolve_targets
+from compiler_index.target import Target, for_target
 
 
 def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -> list[GateInfo]:
@@ -26,10 +27,16 @@ def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -
         return _gates(ctx, callgraph.function(con, row[0]), None) if row else []
 
 
-def conditions(db: str | Path | sqlite3.Connection, symbol: str, callee_depth: int = 0) -> Conditions:
+def conditions(
+    db: str | Path | sqlite3.Connection, symbol: str, callee_depth: int = 0, target: str | Target | None = None
+) -> Conditions:
     """Gating conditions of a pattern/class (all its methods), a function (`name` or `Cls::name`) or a pass (its
     class and the patterns it registers): failure() guards, notifyMatchFailure, remarks/warnings/errors, LDBG,
-    asserts, early `return false/true` in predicates. `callee_depth=1` adds the gates of the functions they call."""
+    asserts, early `return false/true` and returned expressions in predicates. `callee_depth=1` adds the gates of
+    the functions they call. With `target` (`cuda:90`, `hip:gfx942`), gates whose guards contradict it are left
+    out (compiler_index.target) and a note says how many."""
+    if isinstance(target, str):
+        target = Target.parse(target)
     with connection(db) as con:
         ctx = Context(con)
         targets, notes = resolve_targets(ctx, symbol)
@@ -47,6 +54,10 @@ def conditions(db: str | Path | sqlite3.Connection, symbol: str, callee_depth: i
                     for _call, edges in callgraph.callees(con, fn, scopes=ctx.scopes):
                         nxt.extend((e.callee, via or fn.qualname) for e in edges if not e.by_name)
             frontier = nxt
+        if target is not None:
+            gates, dropped = for_target(gates, target)
+            if dropped:
+                notes.append(f"{dropped} gates left out: their guards contradict {target}")
         return Conditions(symbol, [ctx.fn_ref(f) for f in targets], gates, notes)
 
 
@@ -61,6 +72,7 @@ def _gates(ctx: Context, fn: FnRow, via: str | None) -> list[GateInfo]:
             ctx.loc(g["file_id"], g["line"], g["snippet"]),
             ref,
             via,
+            g["expr"] or "",
         )
         for g in ctx.con.execute("SELECT * FROM gates WHERE function_id = ? ORDER BY line", (fn.id,))
     ]

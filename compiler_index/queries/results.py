@@ -122,13 +122,15 @@ class OpSites:
 
 @dataclass
 class GateInfo:
-    kind: str
-    condition: str
-    guards: list[str]
+    kind: str  # failure | match-failure | remark | … | return-false | return-true | return-expr
+    condition: str  # the innermost guard (guards[0]), "" when unguarded
+    guards: list[str]  # every condition under which it is reached, innermost first (compiler_index.model.Gate)
     message: str
     loc: Loc
     function: FunctionRef | None
     via: str | None = None  # set for gates found in a callee: the target function that calls it
+    expr: str = ""  # return-expr: the boolean expression the predicate returns
+    applies: str = ""  # asked for a target (compiler_index.target): "yes" or "unknown"; "" when not asked
 
 
 @dataclass

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from irscope.parse.asm import Instr
-from irscope.signatures.rules import InstrRule, OpRule, rx
+from irscope.signatures.rules import MAX, InstrRule, OpRule, rx
 
 MLIR_RULES: list[OpRule] = [
     OpRule(
@@ -46,7 +46,7 @@ AMDGCN_RULES: list[InstrRule] = [
     InstrRule("mem.store", "amdgcn", rx(AMD_STORE)),
     *_vec("load", AMD_LOAD),
     *_vec("store", AMD_STORE),
-    InstrRule("mem.load_bits_max", "amdgcn", rx(AMD_LOAD), lambda i: 32 * _amd_vec(i)),
+    InstrRule("mem.load_bits_max", "amdgcn", rx(AMD_LOAD), lambda i: 32 * _amd_vec(i), aggregate=MAX),
     InstrRule("mem.shared_load", "amdgcn", rx(r"^ds_read")),
     InstrRule("mem.shared_store", "amdgcn", rx(r"^ds_write")),
     InstrRule("mem.local_load", "amdgcn", rx(r"^scratch_load")),

@@ -1,12 +1,21 @@
-"""NVIDIA counters: ttng/nvvm ops, the LLVM-dialect inline PTX, PTX, SASS and LLVM IR (docs/signatures.md)."""
+"""NVIDIA counters: ttng/nvvm ops, the LLVM-dialect inline PTX, PTX, SASS and LLVM IR (docs/signatures.md).
+
+Triton's NVIDIA lowering (convert-triton-gpu-to-llvm) writes global loads and stores, cp.async, fences and some
+math as inline PTX or NVVM intrinsics, so their count, vector width and predicate are final in the LLVM dialect.
+Those counters are measured there and in LLVM IR with the same meaning as on PTX: the stage-diff graph then names
+the pass that created the instructions, not the LLVM → PTX code generation that only prints them.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import lru_cache
 
 from irscope.parse.asm import Instr
 from irscope.parse.mlir import Op
-from irscope.signatures.rules import InstrRule, OpRule, rx
+from irscope.signatures.rules import MAX, SUM, InstrRule, OpRule, rx
+from irscope.trajectory import LLVM_IR
 
 
 def _asm(pattern: str):
@@ -16,6 +25,82 @@ def _asm(pattern: str):
         return len(compiled.findall(op.text))
 
     return value
+
+
+_PTX_VEC = re.compile(r"\.v(\d)\.")
+_PTX_BITS = re.compile(r"\.[bfsu](8|16|32|64)$")
+
+
+def _ptx_vec(ins: Instr) -> int:
+    m = _PTX_VEC.search(ins.opcode + ".")
+    return int(m.group(1)) if m else 1
+
+
+def _ptx_bits(ins: Instr) -> int:
+    m = _PTX_BITS.search(ins.opcode)
+    return _ptx_vec(ins) * (int(m.group(1)) if m else 32)
+
+
+def _ptx_lanes(ins: Instr) -> int:
+    """32-bit lanes one access moves: a 128-bit access is 4."""
+    return max(_ptx_bits(ins), 32) // 32
+
+
+# `ld.global…`/`st.global…` inside inline asm, with the asm's own predicate operand (`@$5 ld.global.v4.b32 …`)
+_ASM_ACCESS = {verb: re.compile(rf"(@!?\$\d+\s+)?\b({verb}\.global[\w.:]*)") for verb in ("ld", "st")}
+
+
+@lru_cache(maxsize=8192)
+def asm_accesses(text: str, verb: str) -> tuple[Instr, ...]:
+    """The global loads (`ld`) or stores (`st`) written as PTX in one inline-asm op or call, as PTX instructions."""
+    return tuple(Instr(m.group(2), bool(m.group(1)), 0, None, m.group(0)) for m in _ASM_ACCESS[verb].finditer(text))
+
+
+Measure = Callable[[tuple[Instr, ...]], int]
+
+
+def _lanes(n: int) -> Measure:
+    def measure(accesses: tuple[Instr, ...]) -> int:
+        return sum(_ptx_lanes(i) == n for i in accesses)
+
+    return measure
+
+
+def _predicated(accesses: tuple[Instr, ...]) -> int:
+    return sum(i.predicated for i in accesses)
+
+
+def _widest(accesses: tuple[Instr, ...]) -> int:
+    return max((_ptx_bits(i) for i in accesses), default=0)
+
+
+# (counter, verb, value over one asm's accesses, aggregate): the PTX access counters, read off inline asm
+_ACCESS_MEASURES: list[tuple[str, str, Measure, str]] = [
+    *[
+        (f"mem.{name}_vec{n}", verb, _lanes(n), SUM)
+        for verb, name in (("ld", "load"), ("st", "store"))
+        for n in (1, 2, 4, 8)
+    ],
+    ("mem.load_masked", "ld", _predicated, SUM),
+    ("mem.store_masked", "st", _predicated, SUM),
+    ("mem.load_bits_max", "ld", _widest, MAX),
+]
+
+
+def _on_asm_op(verb: str, measure: Measure) -> Callable[[Op, dict[str, str]], int]:
+    return lambda op, aliases: measure(asm_accesses(op.text, verb))
+
+
+def _on_asm_call(verb: str, measure: Measure) -> Callable[[Instr], int]:
+    return lambda ins: measure(asm_accesses(ins.text, verb))
+
+
+ASM_ACCESS_OP_RULES = [
+    OpRule(c, ("llvm.inline_asm",), _on_asm_op(v, m), aggregate=agg) for c, v, m, agg in _ACCESS_MEASURES
+]
+ASM_ACCESS_LLVM_IR_RULES = [
+    InstrRule(c, LLVM_IR, rx(r"^call"), _on_asm_call(v, m), rx(r"\basm\b"), agg) for c, v, m, agg in _ACCESS_MEASURES
+]
 
 
 MLIR_RULES: list[OpRule] = [
@@ -49,21 +134,19 @@ MLIR_RULES: list[OpRule] = [
         ("llvm.inline_asm", "nvvm.cp.async.shared.global"),
         lambda op, a: 1 if op.name != "llvm.inline_asm" else len(re.findall(r'"cp\.async\.c[ag]', op.text)),
     ),
+    OpRule("sync.async_wait", ("nvvm.cp.async.wait.group", "nvvm.cp.async.bulk.wait_group")),
+    OpRule("sync.fence", ("nvvm.fence.proxy", "nvvm.fence.mbarrier.init", "nvvm.fence.sc.cluster")),
+    OpRule("sync.fence", ("llvm.inline_asm",), _asm(r'"fence\.')),
+    OpRule(
+        "compute.special",
+        ("llvm.call_intrinsic",),
+        _asm(r'"llvm\.nvvm\.(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx'),
+    ),
+    OpRule("compute.special", ("llvm.inline_asm",), _asm(r'"(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx')),
+    *ASM_ACCESS_OP_RULES,
 ]
 
-_PTX_VEC = re.compile(r"\.v(\d)\.")
-_PTX_BITS = re.compile(r"\.[bfsu](8|16|32|64)$")
 _SASS_WIDTH = re.compile(r"\.(128|64|U16|S16|U8|S8)\b")
-
-
-def _ptx_vec(ins: Instr) -> int:
-    m = _PTX_VEC.search(ins.opcode + ".")
-    return int(m.group(1)) if m else 1
-
-
-def _ptx_bits(ins: Instr) -> int:
-    m = _PTX_BITS.search(ins.opcode)
-    return _ptx_vec(ins) * (int(m.group(1)) if m else 32)
 
 
 def _sass_bits(ins: Instr) -> int:
@@ -104,7 +187,7 @@ PTX_RULES: list[InstrRule] = [
     InstrRule("mem.store_masked", "ptx", rx(PTX_STORE), lambda i: int(i.predicated)),
     *_vec_rules("ptx", "load", PTX_LOAD, _ptx_bits),
     *_vec_rules("ptx", "store", PTX_STORE, _ptx_bits),
-    InstrRule("mem.load_bits_max", "ptx", rx(PTX_LOAD), _ptx_bits),
+    InstrRule("mem.load_bits_max", "ptx", rx(PTX_LOAD), _ptx_bits, aggregate=MAX),
     InstrRule("mem.cp_async", "ptx", rx(r"^cp\.async\.c[ag]\.")),
     InstrRule("mem.tma", "ptx", rx(r"^cp\.async\.bulk\.tensor")),
     InstrRule("mem.shared_load", "ptx", rx(r"^(?:ld\.shared|ldmatrix)")),
@@ -142,7 +225,7 @@ SASS_RULES: list[InstrRule] = [
     InstrRule("mem.store", "sass", rx(SASS_STORE)),
     *_vec_rules("sass", "load", SASS_LOAD, _sass_bits),
     *_vec_rules("sass", "store", SASS_STORE, _sass_bits),
-    InstrRule("mem.load_bits_max", "sass", rx(SASS_LOAD), _sass_bits),
+    InstrRule("mem.load_bits_max", "sass", rx(SASS_LOAD), _sass_bits, aggregate=MAX),
     InstrRule("mem.cp_async", "sass", rx(r"^LDGSTS\b")),
     InstrRule("mem.tma", "sass", rx(r"^(?:UTMALDG|UTMASTG|UBLKCP|UTMAPF)\b")),
     InstrRule("mem.shared_load", "sass", rx(r"^(?:LDS|LDSM)\b")),
@@ -164,6 +247,12 @@ SASS_RULES: list[InstrRule] = [
     InstrRule("res.instructions", "sass", rx(r".")),
 ]
 
+
+def _asm_count(pattern: str) -> Callable[[Instr], int]:
+    compiled = re.compile(pattern)
+    return lambda ins: len(compiled.findall(ins.text))
+
+
 _LL_BARRIER = rx(r"@llvm\.nvvm\.barrier|bar\.sync|barrier\.sync")
 _LL_LOAD = rx(r"ld\.global|load [^,]+, ptr addrspace\(1\)")
 _LL_STORE = rx(r"st\.global|store .* ptr addrspace\(1\)")
@@ -174,6 +263,14 @@ LLVM_IR_RULES: list[InstrRule] = [
     InstrRule("mem.store", "llvm-ir", rx(r"^(?:store|call)"), text_pattern=_LL_STORE),
     InstrRule("compute.mma_wgmma", "llvm-ir", rx(r"^call"), text_pattern=rx(r"wgmma\.mma_async")),
     InstrRule("compute.mma_sync", "llvm-ir", rx(r"^call"), text_pattern=rx(r"mma\.sync")),
+    InstrRule("sync.redux", LLVM_IR, rx(r"^call"), text_pattern=rx(r"@llvm\.nvvm\.redux\.sync")),
+    InstrRule("sync.async_wait", LLVM_IR, rx(r"^call"), text_pattern=rx(r"@llvm\.nvvm\.cp\.async\.(?:bulk\.)?wait")),
+    InstrRule("sync.fence", LLVM_IR, rx(r"^call"), text_pattern=rx(r'@llvm\.nvvm\.fence\.|asm[^"]*"fence\.')),
+    InstrRule("mem.cp_async", LLVM_IR, rx(r"^call"), _asm_count(r"cp\.async\.c[ag]\.")),
+    InstrRule(
+        "compute.special", LLVM_IR, rx(r"^call"), _asm_count(r"\b(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx")
+    ),
+    *ASM_ACCESS_LLVM_IR_RULES,
 ]
 
 NVIDIA_INSTR_RULES = PTX_RULES + SASS_RULES + LLVM_IR_RULES

@@ -12,12 +12,12 @@ from contextlib import contextmanager
 class FdCapture:
     """Redirects one file descriptor into a reusable temp file; `take()` returns what arrived since the last take.
 
-    One temp file serves a whole capture, so redirecting around each of 70 passes costs microseconds.
+    One temp file serves a whole capture, so redirecting around each of 70 passes costs microseconds. What is
+    taken is not re-emitted: the caller decides what the user still sees.
     """
 
-    def __init__(self, fd: int, echo: bool = True, limit: int = 1 << 20):
+    def __init__(self, fd: int, limit: int = 1 << 20):
         self.fd = fd
-        self.echo = echo  # re-emit to the real descriptor, so the user still sees compiler output
         self.limit = limit
         self._tmp = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - lives across many redirects; close()
         self._saved: int | None = None
@@ -44,8 +44,6 @@ class FdCapture:
         data = os.pread(fd, size, 0)
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        if self.echo:
-            os.write(self.fd, data)
         text = data.decode(errors="replace")
         if len(text) > self.limit:
             text = text[: self.limit] + f"\n[irscope: {len(text) - self.limit} more characters not kept]\n"

@@ -4,21 +4,30 @@ Triton's backends build one pass manager per stage through `ir.pass_manager` and
 looked up at call time. While a recorder is installed, `ir.pass_manager` is a subclass that only *records*
 the adders it is given; its `run` then replays them one pass manager per pass, printing the module after
 each. The compiled result is identical (same passes, same order, same options); see docs/capture.md.
+
+While it replays, MLIR remarks are on, so each pass's diagnostics hold what the compiler had to say about the
+kernel ("MMA version 3 acceleration not applied", "vectorization fails"). Triton reads MLIR_ENABLE_DIAGNOSTICS
+in every pass-manager run and no knob exposes it: the variable is set around the replay only (after Triton
+computed the compile's cache key, restored before Triton sees the stage's result), and what is echoed to the
+user's stderr leaves out the severities they did not ask for.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from triton._C import libtriton
 
 from irscope.capture.fdcapture import FdCapture
+from irscope.parse.diagnostics import keep_severities
 
 _REAL_PASS_MANAGER: Any = libtriton.ir.pass_manager  # a pybind11 class; Triton ships no types
 _ADDER_NAMESPACES = ("passes", "nvidia.passes", "amd.passes")
@@ -60,6 +69,26 @@ def pipeline_pass_args(pipeline: str) -> str:
             continue  # an anchor, not a pass
         names.append(m.group(1))
     return ",".join(names)
+
+
+DIAGNOSTICS_ENV = "MLIR_ENABLE_DIAGNOSTICS"
+
+
+@contextmanager
+def remarks_enabled() -> Iterator[set[str]]:
+    """MLIR remarks (and warnings) on while the block runs; yields the severities the user's own setting shows."""
+    old = os.environ.get(DIAGNOSTICS_ENV)
+    asked = {v.strip() for v in (old or "").split(",") if v.strip()}
+    shown = {"error"} | ({"warning"} if asked & {"warnings", "remarks"} else set())
+    shown |= {"remark"} if "remarks" in asked else set()
+    os.environ[DIAGNOSTICS_ENV] = ",".join(sorted(asked | {"remarks"}))
+    try:
+        yield shown
+    finally:
+        if old is None:
+            os.environ.pop(DIAGNOSTICS_ENV, None)
+        else:
+            os.environ[DIAGNOSTICS_ENV] = old
 
 
 class _State(threading.local):
@@ -110,41 +139,47 @@ class RecordingPassManager(_REAL_PASS_MANAGER):
             return
         sink.on_pass_manager_start(stage_tag, module)
         err = FdCapture(2)
-        try:
-            for position, (name, fn, args, kwargs) in enumerate(self._adders):
-                pm = self._fresh()
-                fn(pm, *args, **kwargs)
-                pipeline = pm.get_pipeline_str()
-                failure: str | None = None
-                t0 = time.perf_counter()
-                with err.redirect():
-                    try:
-                        pm.run(module, stage_tag)
-                    except Exception as e:  # a failing pass: keep what it left, then let Triton see the error
-                        failure = f"{type(e).__name__}: {e}"
-                wall = (time.perf_counter() - t0) * 1e3
-                diagnostics = err.take()
+        with remarks_enabled() as shown:
+            try:
+                self._replay(sink, module, stage_tag, err, shown)
+            finally:
+                err.close()
+
+    def _replay(self, sink: PassSink, module: Any, stage_tag: str, err: FdCapture, shown: set[str]) -> None:
+        for position, (name, fn, args, kwargs) in enumerate(self._adders):
+            pm = self._fresh()
+            fn(pm, *args, **kwargs)
+            pipeline = pm.get_pipeline_str()
+            failure: str | None = None
+            t0 = time.perf_counter()
+            with err.redirect():
                 try:
-                    text = module.str()
-                except Exception as e:  # IR left invalid by the failure
-                    text = f"// irscope: module could not be printed after the failure: {e}\n"
-                sink.on_pass(
-                    RecordedPass(
-                        stage_tag,
-                        position,
-                        name,
-                        pipeline_pass_args(pipeline),
-                        pipeline,
-                        text,
-                        wall,
-                        diagnostics,
-                        failure,
-                    )
+                    pm.run(module, stage_tag)
+                except Exception as e:  # a failing pass: keep what it left, then let Triton see the error
+                    failure = f"{type(e).__name__}: {e}"
+            wall = (time.perf_counter() - t0) * 1e3
+            diagnostics = err.take()
+            if echoed := keep_severities(diagnostics, shown):  # the user still sees what they would have
+                os.write(2, echoed.encode())
+            try:
+                text = module.str()
+            except Exception as e:  # IR left invalid by the failure
+                text = f"// irscope: module could not be printed after the failure: {e}\n"
+            sink.on_pass(
+                RecordedPass(
+                    stage_tag,
+                    position,
+                    name,
+                    pipeline_pass_args(pipeline),
+                    pipeline,
+                    text,
+                    wall,
+                    diagnostics,
+                    failure,
                 )
-                if failure is not None:
-                    raise PassFailed(stage_tag, name, failure, diagnostics)
-        finally:
-            err.close()
+            )
+            if failure is not None:
+                raise PassFailed(stage_tag, name, failure, diagnostics)
 
 
 class PassFailed(RuntimeError):

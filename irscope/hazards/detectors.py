@@ -60,8 +60,11 @@ def _fmt(lines: list[int] | tuple[int, ...]) -> str:
     return ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, lines))
 
 
-def _remarks(view: KernelView, at: PassRef | None, needle: str = "remark") -> tuple[str, ...]:
-    return tuple(text for snap, text in view.remarks(needle) if at is None or snap.index == at.snapshot)
+def _remarks(view: KernelView, at: PassRef | None, needle: str = "") -> tuple[str, ...]:
+    """The compiler's remarks about it: those printed by pass `at` (any pass when None) holding `needle`."""
+    return tuple(
+        " ".join((r.message, *r.notes)) for r in view.remarks(needle) if at is None or r.snapshot == at.snapshot
+    )
 
 
 @detector(

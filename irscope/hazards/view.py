@@ -13,7 +13,7 @@ from irscope.graph import Edge, StageDiffGraph
 from irscope.hazards.model import PassRef
 from irscope.parse.mlir import Op, parse_mlir
 from irscope.signatures.engine import UNATTRIBUTED, is_llvm_dialect
-from irscope.trajectory import MLIR, Snapshot, Trajectory
+from irscope.trajectory import MLIR, Remark, Snapshot, Trajectory
 
 LOOP_OPS = ("scf.for", "scf.while")
 
@@ -182,11 +182,6 @@ class KernelView:
         return None
 
     # -- compiler remarks ----------------------------------------------------------------------------------------
-    def remarks(self, needle: str = "remark") -> list[tuple[Snapshot, str]]:
-        seen, out = set(), []
-        for s in self.traj.snapshots:
-            for ln in s.diagnostics.splitlines():
-                if needle in ln and ln.strip() not in seen:
-                    seen.add(ln.strip())
-                    out.append((s, ln.strip()))
-        return out
+    def remarks(self, needle: str = "") -> list[Remark]:
+        """What the compiler printed while capturing (remarks, warnings), those whose message holds `needle`."""
+        return [r for r in self.traj.remarks() if needle in r.message]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from irscope.report.model import ReportModel
+from irscope.report.model import ReportModel, remark_text
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -79,4 +79,17 @@ def render(model: ReportModel) -> str:
         ),
         "",
     ]
+    if model.remarks:
+        parts += [
+            "## Compiler remarks",
+            "",
+            _table(
+                ["#", "pass", "line", "severity", "message"],
+                [
+                    [str(r.snapshot), f"`{r.pass_arg}`", str(r.line or "-"), r.severity, remark_text(r)]
+                    for r in model.remarks
+                ],
+            ),
+            "",
+        ]
     return "\n".join(parts)

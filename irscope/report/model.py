@@ -1,4 +1,5 @@
-"""What every report shows, computed once: stage table, key counters per stage, hot source lines, pass edges."""
+"""What every report shows, computed once: stage table, key counters per stage, hot source lines, pass edges,
+the compiler's remarks."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from irscope.backends import adapter_for
 from irscope.graph import StageDiffGraph, build
 from irscope.signatures import Analyzer, by_line, summary
 from irscope.signatures.engine import UNATTRIBUTED
-from irscope.trajectory import Trajectory
+from irscope.trajectory import Remark, Trajectory
 
 # The counters a reader looks at first; the full set is in the JSON/HTML.
 KEY_COUNTERS = [
@@ -57,6 +58,7 @@ class ReportModel:
     graph: StageDiffGraph
     summary: dict[str, float]
     lines: dict[str, dict[int, dict[str, int]]]  # stage → line → counter → value
+    remarks: list[Remark] = field(default_factory=list)
 
     @property
     def stages(self) -> list[str]:
@@ -106,4 +108,10 @@ class ReportModel:
 
 def build_model(traj: Trajectory) -> ReportModel:
     analyzer = Analyzer(traj)
-    return ReportModel(traj, build(traj, analyzer), summary(traj, analyzer), by_line(traj, analyzer))
+    return ReportModel(traj, build(traj, analyzer), summary(traj, analyzer), by_line(traj, analyzer), traj.remarks())
+
+
+def remark_text(r: Remark) -> str:
+    """The message with its notes and how often the pass printed it."""
+    notes = "".join(f" ({n})" for n in r.notes)
+    return f"{r.message}{notes}" + (f" ×{r.count}" if r.count > 1 else "")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from irscope.report.model import ReportModel
+from irscope.report.model import ReportModel, remark_text
 
 
 def _fmt_delta(d: dict[str, int], limit: int = 6) -> str:
@@ -68,7 +68,15 @@ def render(model: ReportModel) -> Group:
             str(x.vector_bits) if x.vector_bits is not None else "-",
             style=None if x.verdict in ("wide", "scalar") else "yellow",
         )
-    return Group(head, Text(f"resources: {res}"), passes, counters, lines, memory)
+    parts: list[RenderableType] = [head, Text(f"resources: {res}"), passes, counters, lines, memory]
+    if model.remarks:
+        remarks = Table(title="compiler remarks (MLIR diagnostics, per pass)")
+        for col in ("#", "pass", "line", "severity", "message"):
+            remarks.add_column(col, overflow="fold")
+        for r in model.remarks:
+            remarks.add_row(str(r.snapshot), r.pass_arg, str(r.line or "-"), r.severity, remark_text(r))
+        parts.append(remarks)
+    return Group(*parts)
 
 
 def show(model: ReportModel, console: Console) -> None:

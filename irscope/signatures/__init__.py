@@ -9,7 +9,7 @@ Counter names are a contract: docs/signatures.md.
 from __future__ import annotations
 
 from irscope.signatures.engine import UNATTRIBUTED, Analyzer, Signature
-from irscope.signatures.registry import counter_names, rules_for
+from irscope.signatures.registry import aggregation, counter_names, rules_for
 from irscope.trajectory import Trajectory
 
 RESOURCE_COUNTERS = {
@@ -47,4 +47,14 @@ def by_line(traj: Trajectory, analyzer: Analyzer | None = None) -> dict[str, dic
     return {stage: sig.lines for stage, sig in analyzer.stage_signatures().items()}
 
 
-__all__ = ["UNATTRIBUTED", "Analyzer", "Signature", "by_line", "counter_names", "resources", "rules_for", "summary"]
+__all__ = [
+    "UNATTRIBUTED",
+    "Analyzer",
+    "Signature",
+    "aggregation",
+    "by_line",
+    "counter_names",
+    "resources",
+    "rules_for",
+    "summary",
+]

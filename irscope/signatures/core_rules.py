@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from irscope.parse.mlir import Op
-from irscope.signatures.rules import OpRule
+from irscope.signatures.rules import MAX, OpRule
 from irscope.signatures.types import encoding_kind, result_type, tensor_types
 
 _SHARED_ATTR = re.compile(r'"?ttg\.shared"? = (\d+)')
@@ -98,7 +98,7 @@ CORE_RULES: list[OpRule] = [
     OpRule("layout.local_alloc", ("ttg.local_alloc",)),
     OpRule("layout.local_load", ("ttg.local_load",)),
     OpRule("layout.local_store", ("ttg.local_store",)),
-    OpRule("layout.shared_bytes", ("builtin.module",), _shared_bytes),
+    OpRule("layout.shared_bytes", ("builtin.module",), _shared_bytes, aggregate=MAX),
     *[
         OpRule(f"layout.enc.{k}", ("*",), _encoding_count(k))
         for k in ("blocked", "mma", "dot_op", "shared", "linear", "slice")
@@ -116,9 +116,6 @@ CORE_RULES: list[OpRule] = [
     OpRule("compute.scan", ("tt.scan",)),
     OpRule("compute.atomic", ("tt.atomic_rmw", "tt.atomic_cas")),
     OpRule("control.loop", ("scf.for", "scf.while")),
-    OpRule("control.pipeline_stages", ("scf.for", "ttg.async_wait"), _pipeline_depth),
+    OpRule("control.pipeline_stages", ("scf.for", "ttg.async_wait"), _pipeline_depth, aggregate=MAX),
     OpRule("control.warp_specialize", ("ttg.warp_specialize",)),
 ]
-
-# Counters whose trajectory value is the maximum over occurrences, not the sum.
-MAX_COUNTERS = {"control.pipeline_stages", "layout.shared_bytes", "mem.load_bits_max"}

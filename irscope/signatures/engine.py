@@ -9,9 +9,8 @@ from irscope.parse.asm import Instr, parse_amdgcn, parse_ptx, parse_sass
 from irscope.parse.llvmir import parse_llvm_ir
 from irscope.parse.locations import Frame, LocationTable
 from irscope.parse.mlir import Op, parse_mlir, scan_ops
-from irscope.signatures.core_rules import MAX_COUNTERS
 from irscope.signatures.registry import rules_for
-from irscope.signatures.rules import InstrRule, OpRule
+from irscope.signatures.rules import MAX, SUM, InstrRule, OpRule
 from irscope.trajectory import LLVM_IR, MLIR, Snapshot, Trajectory
 
 UNATTRIBUTED = 0  # line key for counts that map to no line of the kernel's file
@@ -30,11 +29,11 @@ class Signature:
     counters: dict[str, int] = field(default_factory=dict)
     lines: dict[int, dict[str, int]] = field(default_factory=dict)  # kernel line → counter → value
 
-    def add(self, counter: str, value: int, line: int) -> None:
+    def add(self, counter: str, value: int, line: int, aggregate: str = SUM) -> None:
         if not value:
             return
         bucket = self.lines.setdefault(line, {})
-        if counter in MAX_COUNTERS:
+        if aggregate == MAX:
             self.counters[counter] = max(self.counters.get(counter, 0), value)
             bucket[counter] = max(bucket.get(counter, 0), value)
         else:
@@ -103,7 +102,7 @@ def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str)
         frame = op.location.user_frame(kernel_file)
         line = frame.line if frame is not None and frame.file == kernel_file else UNATTRIBUTED
         for rule in (named or []) + star:
-            sig.add(rule.counter, rule.value(op, aliases), line)
+            sig.add(rule.counter, rule.value(op, aliases), line, rule.aggregate)
     return sig
 
 
@@ -118,7 +117,7 @@ def instr_signature(
         if line != UNATTRIBUTED:
             previous = line
         for rule in applicable:
-            sig.add(rule.counter, rule.count(ins), line)
+            sig.add(rule.counter, rule.count(ins), line, rule.aggregate)
     return sig
 
 
@@ -129,7 +128,7 @@ def llvm_ir_signature(text: str, stage: str, rules: list[InstrRule], kernel_file
         user = next((f for f in frames if f.file == kernel_file), None)
         line = user.line if user else UNATTRIBUTED
         for rule in applicable:
-            sig.add(rule.counter, rule.count(ins), line)
+            sig.add(rule.counter, rule.count(ins), line, rule.aggregate)
     return sig
 
 

@@ -27,3 +27,17 @@ def rules_for(backend: str) -> tuple[list[OpRule], list[InstrRule]]:
 def counter_names(backend: str) -> list[str]:
     ops, instrs = rules_for(backend)
     return sorted({r.counter for r in ops} | {r.counter for r in instrs})
+
+
+def aggregation(backend: str) -> dict[str, str]:
+    """Counter → how its occurrences combine (rules.SUM or rules.MAX), as its rules declare."""
+    ops, instrs = rules_for(backend)
+    rules: list[OpRule | InstrRule] = [*ops, *instrs]
+    out: dict[str, str] = {}
+    for r in rules:
+        if out.setdefault(r.counter, r.aggregate) != r.aggregate:
+            raise ValueError(
+                f"counter {r.counter}: its rules disagree on how it aggregates ({out[r.counter]}, "
+                f"{r.aggregate}); declare one in every rule of it"
+            )
+    return out

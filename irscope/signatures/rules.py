@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from irscope.parse.asm import Instr
 from irscope.parse.mlir import Op
 
+# How a counter combines its occurrences (per line, per snapshot): counts add up; a widest access or a deepest
+# pipeline is the largest value seen. Every rule of one counter declares the same (registry.aggregation checks).
+SUM, MAX = "sum", "max"
+
 
 @dataclass(frozen=True)
 class OpRule:
@@ -26,6 +30,7 @@ class OpRule:
     ops: tuple[str, ...]
     value: Callable[[Op, dict[str, str]], int] = field(default=lambda op, aliases: 1)
     stages: tuple[str, ...] = ()  # empty: every MLIR stage
+    aggregate: str = SUM
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class InstrRule:
     pattern: re.Pattern[str]
     value: Callable[[Instr], int] | None = None
     text_pattern: re.Pattern[str] | None = None  # optional: the whole instruction line must match too
+    aggregate: str = SUM
 
     def count(self, ins: Instr) -> int:
         if not self.pattern.search(ins.opcode):

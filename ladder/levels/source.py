@@ -13,14 +13,13 @@ justified by compiler source; when nothing is found, L4 says so and the round st
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import irscope
 from compiler_index import queries as q
 from compiler_index.build import build, resolve_roots
 from compiler_index.explain import trace_diagnostics
-from irscope.targets import parse_target
+from compiler_index.target import Target, file_applies, for_target
 from ladder.context import Context
 from ladder.evidence import (
     ARTIFACT,
@@ -41,8 +40,15 @@ from ladder.levels.base import Level
 DEFAULT_INDEX = Path("out") / "compiler-index.db"
 DEFAULT_CHECKOUT = Path("third_party") / "triton"
 MAX_GATES = 3  # per gate symbol: the conditions that decide, not every branch of the function
-BACKEND_DIRS = {"cuda": "third_party/nvidia", "hip": "third_party/amd"}
-GATE_KIND_RANK = {"failure": 0, "notifyMatchFailure": 0, "return-false": 0, "return": 0, "remark": 1, "warning": 1}
+GATE_KIND_RANK = {
+    "failure": 0,
+    "notifyMatchFailure": 0,
+    "return-false": 0,
+    "return-expr": 0,
+    "return": 0,
+    "remark": 1,
+    "warning": 1,
+}
 
 
 def index_db(ctx: Context) -> tuple[Path | None, str]:
@@ -74,47 +80,6 @@ def _cite(eid: str, claim: str, loc: q.Loc, symbol: str | None = None, **data: o
     )
 
 
-class Target:
-    """What decides whether a piece of compiler source applies: the backend (which third_party/ tree) and, on
-    NVIDIA, the compute capability (which MMA versions it may try, which capability branches run)."""
-
-    def __init__(self, text: str):
-        t = parse_target(text)
-        self.backend = t.backend
-        arch = t.arch
-        self.capability = int(arch) if isinstance(arch, int) or str(arch).isdigit() else 0
-
-    def owns(self, file: str) -> bool:
-        other = [d for b, d in BACKEND_DIRS.items() if b != self.backend]
-        return not any(file.startswith(d) for d in other)
-
-    @property
-    def mma_versions(self) -> set[int]:
-        cc = self.capability
-        if self.backend != "cuda" or not cc:
-            return set()
-        return {1} if cc < 75 else {2} if cc < 90 else {3, 2} if cc < 100 else {5, 2} if cc < 110 else {2}
-
-    def excludes(self, guard: str) -> bool:
-        """A guard that cannot hold on this target: an MMA version it never tries, a capability range it is not in."""
-        for m in re.finditer(r"\b(?:version|versionMajor|mmaVersion)\s*==\s*(\d+)", guard):
-            if self.mma_versions and int(m.group(1)) not in self.mma_versions:
-                return True
-        for m in re.finditer(r"\b(?:computeCapability|capability)\s*(>=|>|<=|<)\s*(\d+)", guard):
-            if not self.capability:
-                continue
-            op, bound = m.group(1), int(m.group(2))
-            holds = {
-                ">=": self.capability >= bound,
-                ">": self.capability > bound,
-                "<=": self.capability <= bound,
-                "<": self.capability < bound,
-            }[op]
-            if not holds:
-                return True
-        return False
-
-
 def _deciding(inv: Invariant, gate: q.GateInfo) -> int:
     text = f"{gate.condition} {gate.message}"
     return sum(term in text for term in inv.deciding)
@@ -122,10 +87,9 @@ def _deciding(inv: Invariant, gate: q.GateInfo) -> int:
 
 def ranked_gates(inv: Invariant, gates: list[q.GateInfo], target: Target) -> list[q.GateInfo]:
     """The gates that decide this symptom on this target, most deciding first (then strongest exit, then source
-    order); gates of another backend's code, or under a guard the target excludes, are dropped."""
-    kept = [
-        g for g in gates if target.owns(g.loc.file) and not any(target.excludes(x) for x in (*g.guards, g.condition))
-    ]
+    order); gates of another backend's code, or under a guard the target excludes, are dropped
+    (compiler_index.target)."""
+    kept, _ = for_target(gates, target)
     order = {id(g): i for i, g in enumerate(kept)}
     kept.sort(key=lambda g: (-_deciding(inv, g), GATE_KIND_RANK.get(g.kind, 2), order[id(g)]))
     return kept
@@ -140,7 +104,7 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
     pattern: q.PatternRef | None = None
     try:
         info = q.pass_info(db, pass_arg)[0]
-        where = next((c for c in info.classes if target.owns(c.file)), info.td)
+        where = next((c for c in info.classes if file_applies(c.file, target)), info.td)
         if where is not None:
             role = "declined to act on" if finding.hazard.declined_by else "introduced"
             ev.append(
@@ -151,7 +115,9 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
                     info.def_name,
                 )
             )
-        pattern = next((p for p in info.patterns if p.root_op == inv.source_op and target.owns(p.loc.file)), None)
+        pattern = next(
+            (p for p in info.patterns if p.root_op == inv.source_op and file_applies(p.loc.file, target)), None
+        )
     except q.QueryError as e:
         notes.append(f"pass {pass_arg}: {e}")
     if pattern is not None:
@@ -166,14 +132,14 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
     cause = finding.hazard.cause
     for i, m in enumerate(inv.for_cause(inv.mechanisms, cause)):
         try:
-            defs = [t for t in q.conditions(db, m.symbol).targets if target.owns(t.loc.file)]
+            defs = [t for t in q.conditions(db, m.symbol).targets if file_applies(t.loc.file, target)]
         except q.QueryError:
             defs = []
         if not defs:
             notes.append(f"{m.symbol} is not in the index for {target.backend}")
             continue
         try:
-            calls = [c for c in q.callers(db, m.symbol) if target.owns(c.call.file)]
+            calls = [c for c in q.callers(db, m.symbol) if file_applies(c.call.file, target)]
         except q.QueryError:
             calls = []
         if pattern is not None:
@@ -203,7 +169,7 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
             )
         if len(gates) > MAX_GATES:
             notes.append(f"{g.symbol}: {len(gates) - MAX_GATES} lower-ranked conditions not cited")
-        defs = [t for t in cond.targets if target.owns(t.loc.file)]
+        defs = [t for t in cond.targets if file_applies(t.loc.file, target)]
         if not gates and defs:
             ev.append(_cite(f"L4.{tag}.gate{i}", f"{g.symbol}: {g.explains}", defs[0].loc, g.symbol))
     ev += _remarks(db, inv, finding, tag)
@@ -253,7 +219,7 @@ class SourceLevel(Level):
         if db is None:
             return LevelResult(self.name, UNAVAILABLE, why)
         inv_path, invariants = load_invariants(ctx.option("invariants"))
-        target = Target(ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90"))
+        target = Target.parse(ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90"))
         evidence: list[Evidence] = []
         hypotheses: list[Hypothesis] = []
         families: dict[str, RewriteFamily] = {}

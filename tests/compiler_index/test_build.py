@@ -28,7 +28,7 @@ def test_discovery_claims_cpp_td_and_pipeline_files():
     by_kind = {}
     for f in files:
         by_kind.setdefault(f.extractor, []).append(f.rel)
-    assert len(by_kind["cpp"]) == 15 and len(by_kind["tablegen"]) == 4
+    assert len(by_kind["cpp"]) == 16 and len(by_kind["tablegen"]) == 4
     assert by_kind["pipeline"] == ["toytriton/backends/toy/compiler.py"]  # relative to the package's parent
 
 
@@ -44,10 +44,10 @@ def test_triton_checkout_is_narrowed(triton_checkout: Path):
 def test_incremental_rebuild(corpus_copy: Path, tmp_path: Path):
     db = tmp_path / "index.db"
     first = build(db, roots_for(corpus_copy))
-    assert (first.parsed, first.unchanged, first.relinked) == (20, 0, True)
+    assert (first.parsed, first.unchanged, first.relinked) == (21, 0, True)
 
     again = build(db, roots_for(corpus_copy))
-    assert (again.parsed, again.unchanged, again.removed, again.relinked) == (0, 20, 0, False)
+    assert (again.parsed, again.unchanged, again.removed, again.relinked) == (0, 21, 0, False)
 
     # touching without changing content re-parses nothing; a changed file is re-parsed alone
     util = corpus_copy / "lib/Dialect/ToyGPU/Transforms/Utility.cpp"
@@ -55,7 +55,7 @@ def test_incremental_rebuild(corpus_copy: Path, tmp_path: Path):
     assert build(db, roots_for(corpus_copy)).parsed == 0
     util.write_text(util.read_text().replace('"shuffle moves data"', '"shuffle really moves data"'))
     changed = build(db, roots_for(corpus_copy))
-    assert (changed.parsed, changed.unchanged, changed.relinked) == (1, 19, True)
+    assert (changed.parsed, changed.unchanged, changed.relinked) == (1, 20, True)
     assert queries.remarks(db, "shuffle really moves data")[0].loc.file.endswith("Utility.cpp")
     with pytest.raises(queries.QueryError):
         queries.remarks(db, "shuffle moves data", kinds=("match-failure",))
@@ -76,13 +76,13 @@ def test_changed_extractors_reextract_everything(tmp_path: Path):
         con.execute("DELETE FROM op_sites")
     con.close()
     report = build(db, roots_for(CORPUS))
-    assert (report.parsed, report.unchanged) == (20, 0)
+    assert (report.parsed, report.unchanged) == (21, 0)
     assert queries.creators(db, "tgpu.relayout").sites
 
 
 def test_build_with_progress_display(tmp_path: Path, capsys: pytest.CaptureFixture):
     report = build(tmp_path / "index.db", roots_for(CORPUS), jobs=2, progress=True)
-    assert report.parsed == 20 and not report.errors
+    assert report.parsed == 21 and not report.errors
 
 
 def test_broken_pipeline_file_is_reported_and_the_rest_indexed(corpus_copy: Path, tmp_path: Path):
@@ -91,7 +91,7 @@ def test_broken_pipeline_file_is_reported_and_the_rest_indexed(corpus_copy: Path
     broken.write_text("def make_ttgir(:\n")
     report = build(tmp_path / "index.db", roots_for(corpus_copy))
     assert len(report.errors) == 1 and "backends/broken/compiler.py:1" in report.errors[0]
-    assert report.parsed == 21
+    assert report.parsed == 22
     assert queries.pass_info(tmp_path / "index.db", "toygpu-vectorize-loads")[0].pipeline
 
 
@@ -119,7 +119,7 @@ def test_old_schema_version_is_refused_then_rebuilt(corpus_db: Path, tmp_path: P
     with pytest.raises(store.IndexDbError, match=r"--rebuild"):
         build(old, roots_for(CORPUS))
     report = build(old, roots_for(CORPUS), rebuild=True)
-    assert report.parsed == 20
+    assert report.parsed == 21
     assert queries.creators(old, "tgpu.relayout").sites
 
 

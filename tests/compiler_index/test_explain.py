@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import irscope
+from compiler_index import render
 from compiler_index.explain import explain
 from compiler_index.queries import QueryError
 from irscope.targets import Target
@@ -92,7 +93,10 @@ def test_explain_creations_and_erasures_of_a_pass(corpus_db: Path, toy_trajector
         ("relayoutOperands", 1),
     }
     assert relayout.other_passes == 1  # the DRR pattern, which no pass of this edge registers
-    assert ("failure", "computeCapability < 80") in {(g.kind, g.condition) for g in relayout.gates}
+    # the trajectory is for cuda:90: the `computeCapability < 80` failure cannot fire there and is left out
+    assert ("failure", "computeCapability < 80") not in {(g.kind, g.condition) for g in relayout.gates}
+    assert relayout.gates_dropped == 1 and e.target == "cuda:90"
+    assert (relayout.gates[0].kind, relayout.gates[0].condition) == ("match-failure", "!isContiguousEnough(op, 2)")
     assert [s.how for s in ops["tgpu.shuffle"].sites] == ["replaceOpWithNewOp<X>"]
     tile = ops["tgpu.tile_load"]
     assert (tile.action, [(s.how, s.target) for s in tile.sites]) == ("erase", [("replaceOpWithNewOp", "op")])
@@ -116,3 +120,16 @@ def test_explain_refuses_a_stage_input(corpus_db: Path, toy_trajectory: Path):
         explain(corpus_db, toy_trajectory, 0)
     with pytest.raises(QueryError, match="no snapshot matches"):
         explain(corpus_db, toy_trajectory, "no-such-pass")
+
+
+def test_rendered_explanation_is_ranked_and_bounded(corpus_db: Path, toy_trajectory: Path):
+    e = explain(corpus_db, toy_trajectory, 1)
+    # the largest-change ops this pass has code for first; direct sites before those reached through callers
+    assert [o.op for o in e.ops] == ["tgpu.relayout", "tgpu.shuffle", "tgpu.tile_load"]
+    assert [s.function.name for s in e.ops[0].sites] == ["WidenTileLoad::matchAndRewrite", "relayoutOperands"]
+    full = render.explanation(e, render.NO_LIMITS)
+    short = render.explanation(e, render.Limits(ops=1, sites=1, gates=1))
+    assert "more" not in full and "relayoutOperands" in full and "tgpu.tile_load 1→0: removed by" in full
+    assert "… 1 more sites in this pass" in short and "… 3 more gates" in short
+    assert "… 2 more ops (tgpu.shuffle 0→1, tgpu.tile_load 1→0; --all shows them)" in short
+    assert len(short.splitlines()) < len(full.splitlines()) / 2

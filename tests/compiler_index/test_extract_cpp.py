@@ -183,3 +183,48 @@ def test_split_type():
     assert split_type("const triton::gpu::ConvertLayoutOp &") == ("triton::gpu", "ConvertLayoutOp")
     assert split_type("Operation *") == ("", "Operation")
     assert split_type("SmallVector<Value>") == ("", "SmallVector")
+
+
+MMA = "lib/Dialect/ToyGPU/Transforms/MmaSupport.cpp"
+
+
+def gates_of(f: FileFacts, fn: str) -> dict[int, tuple[str, str, list[str], str]]:
+    return {g.line: (g.kind, g.condition, g.guards, g.expr) for g in f.gates if fn_name(f, g.fn) == fn}
+
+
+def test_predicates_record_returned_expressions():
+    f = facts(MMA)
+    # `return width >= 32;`: the predicate's whole answer, unguarded
+    assert gates_of(f, "isWideEnough") == {11: ("return-expr", "", [], "width >= 32")}
+    mma = gates_of(f, "supportMMA")
+    # the fp32 case: its expression, under its branch and the early return of the version 5 block
+    assert mma[29] == ("return-expr", "bits == 32", ["bits == 32", "!(version == 5)"], "allowTf32 && version >= 2")
+    assert mma[31] == ("return-expr", "!(bits == 32)", ["!(bits == 32)", "!(version == 5)"], "bits == 16")
+
+
+def test_guards_are_innermost_first_through_nesting_else_if_and_early_exits():
+    mma = gates_of(facts(MMA), "supportMMA")
+    # nested: the deciding condition first, the version branch after it
+    assert mma[18] == ("return-false", "bits == 64", ["bits == 64", "version == 5"], "")
+    # an early return before the gate in the same block guards it, negated
+    assert mma[20] == ("return-false", "bits < 8", ["bits < 8", "!(bits == 64)", "version == 5"], "")
+    assert mma[22] == ("return-expr", "!(bits < 8)", ["!(bits < 8)", "!(bits == 64)", "version == 5"], "bits <= 32")
+    # a branch that does not always return guards nothing after it; the version 5 block does
+    assert mma[26] == ("return-false", "bits == 64", ["bits == 64", "version == 3", "!(version == 5)"], "")
+    check = gates_of(facts(MMA), "checkTarget")
+    assert check[36] == ("failure", "computeCapability < 80", ["computeCapability < 80"], "")
+    # else-if chains: the branch's own condition, then every earlier one negated
+    assert check[39][2] == ["versionMajor != 5", "computeCapability >= 100", "!(computeCapability < 80)"]
+    assert check[41][:3] == (
+        "remark",
+        "versionMajor == 5",
+        ["versionMajor == 5", "!(computeCapability >= 100)", "!(computeCapability < 80)"],
+    )
+    # `continue` exits like a return inside its loop; the final else negates the whole chain
+    assert check[47][2] == [
+        "stage > 2",
+        "!(stage == versionMajor)",
+        "!(versionMajor == 5)",
+        "!(computeCapability >= 100)",
+        "!(computeCapability < 80)",
+    ]

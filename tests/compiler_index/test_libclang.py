@@ -70,7 +70,7 @@ def clang_db(clang_build) -> Path:
 
 def test_build_report_and_backends(clang_build):
     db, report = clang_build
-    assert (report.backend, report.errors, report.files, report.parsed) == ("libclang", [], 20, 20)
+    assert (report.backend, report.errors, report.files, report.parsed) == ("libclang", [], 21, 21)
     assert report.compile_commands.endswith("corpus/compile_commands.json")
     assert {k: report.clang[k] for k in ("translation_units", "with_errors", "errors", "missing_headers")} == {
         "translation_units": 8,
@@ -78,7 +78,7 @@ def test_build_report_and_backends(clang_build):
         "errors": 0,
         "missing_headers": [],
     }
-    assert report.clang["files_by_backend"] == {"libclang": 8, "tree-sitter": 11, "python-ast": 1}
+    assert report.clang["files_by_backend"] == {"libclang": 8, "tree-sitter": 12, "python-ast": 1}
     con = sqlite3.connect(db)
     by_file = dict(con.execute("SELECT path, backend FROM files"))
     assert {p for p, b in by_file.items() if b == "libclang"} == set(TRANSLATION_UNITS)
@@ -106,7 +106,7 @@ def test_build_report_and_backends(clang_build):
     assert calls["tree-sitter"] == 2  # the dependent calls in the body of the template `hasOneUse`
     assert calls["libclang"] > 20
     meta = dict(con.execute("SELECT key, value FROM meta"))
-    assert meta["backend"] == "libclang" and meta["libclang"] == "18.1.1" and meta["schema_version"] == "2"
+    assert meta["backend"] == "libclang" and meta["libclang"] == "18.1.1" and meta["schema_version"] == "3"
     con.close()
 
 
@@ -259,11 +259,11 @@ def test_incremental_across_backends(tmp_path: Path):
     src = copy_corpus(tmp_path / "corpus")
     db = tmp_path / "index.db"
     first = build(db, roots(src))  # tree-sitter
-    assert (first.backend, first.parsed) == ("tree-sitter", 20)
+    assert (first.backend, first.parsed) == ("tree-sitter", 21)
     write_compile_commands(src, where="build/compile_commands.json")
     switched = build(db, roots(src), backend="libclang")  # found in <root>/build
     # the translation units are read again: no tree-sitter row of theirs survives
-    assert (switched.parsed, switched.unchanged) == (8, 12)
+    assert (switched.parsed, switched.unchanged) == (8, 13)
     con = sqlite3.connect(db)
     stale = con.execute(
         "SELECT count(*) FROM functions fn JOIN files f ON f.id = fn.file_id WHERE f.backend = "
@@ -330,7 +330,7 @@ def test_cli_backends(tmp_path: Path, capsys: pytest.CaptureFixture):
     rc = main(["build", "--source", str(CORPUS), "--no-pipeline", "--db", db, "--backend", "auto"])
     assert rc == 0 and "backend auto: tree-sitter (no compile_commands.json given or found" in capsys.readouterr().out
     rc = main(["info", "--db", db, "--json"])
-    assert json.loads(capsys.readouterr().out)["files_by_backend"] == {"tree-sitter": 19}
+    assert json.loads(capsys.readouterr().out)["files_by_backend"] == {"tree-sitter": 20}
 
 
 def test_commands_libclang_rejects(tmp_path: Path):

@@ -3,9 +3,12 @@ Skipped, with the reason printed, where no checkout is present (CI has none)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import triton
+import triton.language as tl
 
 from compiler_index import queries as q
 from compiler_index.explain import explain
@@ -111,3 +114,70 @@ def test_explain_coalesce_and_remove_layout_conversions(triton_db: Path, top2_tr
     assert "LayoutRematerialization::backwardRematerialization" in fns
     assert all("tritongpu-remove-layout-conversions" in s.passes or s.loc.file == REMOVE for s in op.sites)
     assert op.gates
+
+
+def test_predicates_answer_with_their_expressions(triton_db: Path):
+    every = q.conditions(triton_db, "supportMMA")
+    (fp32,) = [g for g in every.gates if g.kind == "return-expr" and "TF32" in g.expr]
+    assert fp32.expr == "op.getInputPrecision() == InputPrecision::TF32 && version >= 2"
+    assert fp32.guards == ["aElemTy.isF32() && bElemTy.isF32()", "!(version == 5)"]
+    assert fp32.loc.file == "lib/Analysis/Utility.cpp"
+    pipeliner = q.conditions(triton_db, "canBeConvertedToAsyncLoad")
+    assert ("return-expr", "width >= 32") in {(g.kind, g.expr) for g in pipeliner.gates}
+
+
+def test_gates_for_sm90_leave_out_blackwell_and_amd(triton_db: Path):
+    every = q.conditions(triton_db, "supportMMA")
+    blackwell = [g for g in every.gates if "version == 5" in g.guards]
+    assert any(g.condition == "numWarps != 4 && numWarps != 8" for g in blackwell)  # a v5-only requirement
+    sm90 = q.conditions(triton_db, "supportMMA", target="cuda:90")
+    assert not [g for g in sm90.gates if "version == 5" in g.guards]
+    assert sm90.notes == [f"{len(blackwell)} gates left out: their guards contradict cuda:90"]
+    assert "TF32" in next(g.expr for g in sm90.gates if g.kind == "return-expr")
+    # sm_100 tries v5 then v2: the v5 requirements stay, the v3 ones go
+    sm100 = q.conditions(triton_db, "supportMMA", target="cuda:100").gates
+    assert any(g.condition == "numWarps != 4 && numWarps != 8" for g in sm100)
+    assert not [g for g in sm100 if "version == 3" in g.guards]
+    amd = q.conditions(triton_db, "Pingponger", target="cuda:90")  # third_party/amd: never on CUDA
+    assert amd.gates == [] and amd.notes[-1].endswith("their guards contradict cuda:90")
+    assert q.conditions(triton_db, "Pingponger", target="hip:gfx942").gates
+
+
+def test_explain_output_is_bounded(triton_db: Path, top2_trajectory: Path, capsys: pytest.CaptureFixture):
+    from compiler_index.cli import main
+    from compiler_index.render import DEFAULT_LIMITS
+
+    args = ["explain", "--db", str(triton_db), str(top2_trajectory), "--pass", "convert-triton-gpu-to-llvm"]
+    assert main(args) == 0
+    default = capsys.readouterr().out.splitlines()
+    assert main([*args, "--all"]) == 0
+    everything = capsys.readouterr().out.splitlines()
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    # LLVM lowering changes dozens of op counts: the default shows the first few, says how many more
+    assert len(data["ops"]) == len(data["deltas"]) > DEFAULT_LIMITS.ops
+    assert len(default) <= 150 < len(everything)
+    assert any(line.startswith(f"… {len(data['ops']) - DEFAULT_LIMITS.ops} more ops") for line in default)
+    # ranked: the first op shown is one this pass has code for
+    assert data["ops"][0]["sites"]
+
+
+@triton.jit
+def fp32_ieee_dot(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b, input_precision="ieee"))
+
+
+def test_explain_traces_the_remark_a_pass_printed(triton_db: Path, tmp_path: Path):
+    import irscope
+
+    irscope.capture(fp32_ieee_dot, "*fp32", "*fp32", "*fp32", BLOCK=64, target="cuda:90", out_dir=tmp_path)
+    e = explain(triton_db, tmp_path, "tritongpu-accelerate-matmul")
+    first = e.remarks[0]
+    assert first.message.startswith("MMA version 3 acceleration not applied") and first.score == 1.0
+    assert (first.loc.file, first.function.name) == (
+        "lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp",
+        "getMMAVersionSafe",
+    )

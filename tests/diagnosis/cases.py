@@ -1,4 +1,4 @@
-"""The evaluation cases (cases.yaml) as data, and their compiles through irscope."""
+"""The evaluation cases (cases.yaml, and the held-out holdout.yaml) as data, and their compiles through irscope."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from irscope.trajectory import Trajectory
 
 HERE = Path(__file__).parent
 CASES_FILE = HERE / "cases.yaml"
+HOLDOUT_FILE = HERE / "holdout.yaml"  # written apart from the ladder's rules and from cases.yaml's kernels
 NONE = "none"
 
 
@@ -29,7 +30,7 @@ class Expect:
 
 @dataclass(frozen=True)
 class Case:
-    kernel: str  # FILE.py:NAME, FILE relative to cases.yaml
+    kernel: str  # FILE.py:NAME, FILE relative to the cases file
     args: dict[str, Any]
     constexprs: dict[str, Any]
     num_warps: int

@@ -1,25 +1,52 @@
-"""The evaluation set (cases.yaml) says true things: every case's root cause is really in its compiled code.
+"""The evaluation sets say true things: every case's root cause is really in its compiled code.
 
-Each case is compiled once per module with irscope (real Triton 3.6, for its target, on the CPU) and its
-expected symptom's structural signature (symptoms.py) must hold on the expected line; no other symptom may
-hold unless the case lists it under `also`; a healthy kernel shows none; and where a case names `fixed_by`
-settings, compiling with them removes the symptom. Independent of the ladder's rules: this checks the data
-set, not the diagnosis. The set's 33 compiles take about 30 s of CPU time (50 s on an idle two-core machine).
+Two sets share one format and these checks: cases.yaml, and holdout.yaml, held out from the ladder's rules and
+written with kernels of its own. Each case is compiled once per module with irscope (real Triton 3.6, for its
+target, on the CPU) and its expected symptom's structural signature (symptoms.py) must hold on the expected line;
+no other symptom may hold unless the case lists it under `also`; a healthy kernel shows none; and where a case
+names `fixed_by` settings, compiling with them removes the symptom. Independent of the ladder's rules: this
+checks the data sets, not the diagnosis. The two sets' 59 compiles take about 60 s of CPU time.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .cases import HERE, NONE, Case, load_cases
+from .cases import CASES_FILE, HERE, HOLDOUT_FILE, NONE, Case, load_cases
 from .symptoms import FAMILIES, KERNEL, SIGNATURES, Compiled, present
 
-CASES = load_cases()
-FAULTY = [c for c in CASES if c.expect.symptom != NONE]
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a set must contain: symptoms with a case, and distinct faulty and healthy kernels."""
+
+    symptoms: int
+    faulty_kernels: int
+    healthy_kernels: int
+
+
+SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE}
+COVERAGE = {
+    "cases": Coverage(symptoms=len(SIGNATURES), faulty_kernels=14, healthy_kernels=4),
+    "holdout": Coverage(symptoms=8, faulty_kernels=12, healthy_kernels=4),
+}
+LOADED = {name: load_cases(path) for name, path in SETS.items()}
 TRITON_SOURCE = Path(__file__).resolve().parents[2] / "third_party" / "triton"
+
+
+def _faulty(case: Case) -> bool:
+    return case.expect.symptom != NONE
+
+
+def params(keep: Callable[[Case], bool] = lambda case: True) -> list:
+    """Both sets' cases (those `keep` accepts) as test parameters named SET/KERNEL-SYMPTOM."""
+    return [pytest.param(c, id=f"{name}/{c.id}") for name, loaded in LOADED.items() for c in loaded if keep(c)]
+
 
 pytestmark = pytest.mark.slow
 
@@ -42,17 +69,27 @@ def _kernel_file(case: Case) -> Path:
     return HERE / case.kernel.rpartition(":")[0]
 
 
-def test_the_set_covers_every_symptom():
-    expected = {c.expect.symptom for c in FAULTY}
-    assert expected == set(SIGNATURES), f"symptoms without a case: {set(SIGNATURES) - expected}"
-    assert len({c.kernel for c in FAULTY}) >= 14
-    assert len({c.kernel for c in CASES if c.expect.symptom == NONE}) >= 4
-    for c in CASES:
+@pytest.mark.parametrize("name", SETS)
+def test_the_set_covers_the_symptoms(name: str):
+    loaded, need = LOADED[name], COVERAGE[name]
+    faulty = [c for c in loaded if _faulty(c)]
+    expected = {c.expect.symptom for c in faulty}
+    assert expected <= set(SIGNATURES), f"unknown symptoms: {expected - set(SIGNATURES)}"
+    assert len(expected) >= need.symptoms, f"symptoms without a case: {set(SIGNATURES) - expected}"
+    assert len({c.kernel for c in faulty}) >= need.faulty_kernels
+    assert len({c.kernel for c in loaded if not _faulty(c)}) >= need.healthy_kernels
+    for c in loaded:
         assert set(c.expect.also) <= set(SIGNATURES), c.id
         assert c.expect.symptom not in c.expect.also, c.id
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_the_holdout_set_has_kernels_of_its_own():
+    """Held out means new code: no kernel file of holdout.yaml is one of cases.yaml's."""
+    files = {name: {_kernel_file(c) for c in loaded} for name, loaded in LOADED.items()}
+    assert not files["holdout"] & files["cases"]
+
+
+@pytest.mark.parametrize("case", params())
 def test_case_entry_is_well_formed(case: Case):
     """The docstring names the root cause, the line is inside the kernel, the family matches the symptom."""
     path = _kernel_file(case)
@@ -72,7 +109,7 @@ def test_case_entry_is_well_formed(case: Case):
 
 
 @pytest.mark.skipif(not (TRITON_SOURCE / "lib").is_dir(), reason="Triton's source is not in third_party/triton")
-@pytest.mark.parametrize("case", FAULTY, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params(_faulty))
 def test_l4_names_real_triton_source(case: Case):
     """The cited file exists in Triton's source and defines the cited function."""
     assert case.expect.l4 is not None
@@ -86,7 +123,7 @@ def test_l4_names_real_triton_source(case: Case):
         assert any(d in text for d in declared), f"{src.name} has no class {scope}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params())
 def test_root_cause_is_in_the_compiled_code(case: Case, compiled):
     found = present(compiled(case))
     if case.expect.symptom == NONE:
@@ -101,7 +138,7 @@ def test_root_cause_is_in_the_compiled_code(case: Case, compiled):
     assert not missing, f"`also` lists symptoms that are absent: {missing}"
 
 
-@pytest.mark.parametrize("case", [c for c in FAULTY if c.fixed_by], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params(lambda c: _faulty(c) and bool(c.fixed_by)))
 def test_fixed_by_removes_the_root_cause(case: Case, compiled):
     fixed = present(compiled(case.with_overrides(case.fixed_by)))
     assert case.expect.symptom not in fixed, f"still {case.expect.symptom} with {case.fixed_by}: {fixed}"

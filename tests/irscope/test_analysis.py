@@ -6,9 +6,10 @@ import re
 import pytest
 
 from irscope import capture
+from irscope.cli import main as cli_main
 from irscope.compare import compare
 from irscope.graph import build
-from irscope.signatures import by_line, summary
+from irscope.signatures import aggregation, by_line, summary
 
 from .conftest import capture_example
 from .rowwise_kernels import row_argmax_kernel
@@ -120,3 +121,64 @@ def test_amd_counters_agree_with_amdgcn_text():
     assert s["amdgcn.mem.load"] == count_lines(asm, r"^\s+(global|buffer)_load")
     assert s["ttgir.compute.reduce_index"] == 1
     assert s["res.registers"] == traj.resources["vgprs"]
+
+
+def widest_global_load_bits(ptx: str) -> int:
+    """Independent of irscope's rules: vector count × element bits of every `ld.global` line, the largest."""
+    widths = [
+        int(m.group(1) or 1) * int(m.group(2))
+        for m in re.finditer(r"^\s*(?:@!?%\w+\s+)?ld\.global\S*?(?:\.v(\d))?\.[bfsu](\d+)\s", ptx, re.M)
+    ]
+    return max(widths)
+
+
+@pytest.mark.parametrize("name", ["add", "softmax"])
+def test_widest_load_is_a_maximum_not_a_sum(name):
+    traj = capture_example(name)
+    s, lines = summary(traj), by_line(traj)
+    widest = widest_global_load_bits(traj.stage_output("ptx").text)
+    assert widest == {"add": 128, "softmax": 32}[name]  # add: ld.global.v4.b32; softmax: masked ld.global.b32
+    for stage in ("llir", "llvm", "ptx"):
+        assert s[f"{stage}.mem.load_bits_max"] == widest, stage
+        assert max(c.get("mem.load_bits_max", 0) for c in lines[stage].values()) == widest, stage
+    assert s["sass.mem.load_bits_max"] == widest
+    assert aggregation("cuda")["mem.load_bits_max"] == aggregation("hip")["mem.load_bits_max"] == "max"
+
+
+def test_amd_widest_load_is_a_maximum():
+    traj = capture_example("add", "hip:gfx942")
+    asm = traj.stage_output("amdgcn").text
+    assert count_lines(asm, r"^\s+global_load_dwordx4\b") == 2  # two 128-bit loads: 128, not 256
+    assert summary(traj)["amdgcn.mem.load_bits_max"] == 128
+
+
+ACCESS_COUNTERS = (
+    "mem.load_vec1",
+    "mem.load_vec4",
+    "mem.store_vec1",
+    "mem.store_vec4",
+    "mem.load_masked",
+    "mem.store_masked",
+    "mem.load_bits_max",
+    "mem.cp_async",
+    "sync.async_wait",
+    "compute.special",
+)
+
+
+@pytest.mark.parametrize("name", ["add", "softmax", "attention"])
+def test_access_widths_are_measured_where_the_lowering_creates_them(name, tmp_path, capsys):
+    """Triton's NVIDIA lowering writes global accesses as inline PTX: their widths are final in the LLVM dialect,
+    so the graph names convert-triton-gpu-to-llvm, not the code generation that only prints them."""
+    traj = capture_example(name, out_dir=tmp_path)
+    s = summary(traj)
+    for counter in ACCESS_COUNTERS:
+        assert s.get(f"llir.{counter}", 0) == s.get(f"llvm.{counter}", 0) == s.get(f"ptx.{counter}", 0), counter
+    scalar = name == "softmax"  # n_cols=1000: the mask is not 16-aligned, every access is a 32-bit one
+    counter = "mem.load_vec1" if scalar else "mem.load_vec4"
+    assert s[f"ptx.{counter}"] > 0
+    g = build(traj)
+    assert [c.edge.pass_arg for c in g.introduced_by(counter)] == ["convert-triton-gpu-to-llvm"]
+    assert cli_main(["query", str(tmp_path), "introduced-by", counter]) == 0
+    out = capsys.readouterr().out
+    assert "convert-triton-gpu-to-llvm" in out and "nvptx-codegen" not in out
