@@ -62,6 +62,7 @@ class Access:
     why: str
     dim: int | None  # the fastest dimension whose addresses vary (None: scalar)
     mask_alignment: int | None  # elements the mask is constant over along `dim` (None: no mask)
+    contiguities: tuple[int, ...] = ()  # contiguous elements along each dimension (1 everywhere: no coalescing order)
 
 
 class AccessError(ValueError):
@@ -505,7 +506,12 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
         shape[d],
     )
     access = replace(
-        scalar, contiguity=w.contiguity, divisibility=w.divisibility, dim=d, mask_alignment=w.mask_alignment
+        scalar,
+        contiguity=w.contiguity,
+        divisibility=w.divisibility,
+        dim=d,
+        mask_alignment=w.mask_alignment,
+        contiguities=tuple(min(c, n) for c, n in zip(fact.info.contiguity, shape)),
     )
     if w.contiguity == 1:
         verdict, why = _scattered(ctx, address, d)

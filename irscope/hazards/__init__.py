@@ -48,8 +48,8 @@ def find(traj: Trajectory) -> Findings:
     found: list[Hazard] = []
     for d in DETECTORS.values():
         for h in d.detect(view):
-            if h.symptom == "occupancy-limit":  # scales the whole kernel: its share is the idle fraction
-                h = replace(h, cost=total * float(h.counters.get("idle_share", 0.0)))
+            if h.symptom == "occupancy-limit":  # a lone CTA's prologue, epilogue and barriers go unoverlapped
+                h = replace(h, cost=total * cost.ONE_CTA_IDLE)
             found.append(h)
     found.sort(key=lambda h: -h.cost)
     major = tuple(h for h in found if not total or h.cost >= MIN_SHARE * total)

@@ -28,7 +28,6 @@ WEIGHTS = {
     "compute.fp_ops": 1.0,
     "compute.mma_sync": 16.0,
 }
-MEMORY_COUNTERS = ("mem.load", "mem.store", "mem.local_load", "mem.local_store", "compute.atomic")
 MAX_VECTOR_BITS = 128  # the widest global access one thread issues
 UNCOALESCED_FACTOR = 4.0  # a scalar access per thread touches its own sector: ~4x the traffic of a coalesced one
 ONE_CTA_IDLE = 0.25  # share of a lone CTA's time (prologue, epilogue, barriers) a second resident CTA would hide

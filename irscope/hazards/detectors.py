@@ -471,8 +471,8 @@ def global_atomics(view: KernelView) -> list[Hazard]:
 
 @detector(
     "occupancy-limit",
-    "registers or shared memory per CTA leave one CTA per SM (nothing overlaps its prologue, epilogue and "
-    "barriers), or few warps whose synchronous loads neither other warps nor pipelining hide",
+    "registers or shared memory per CTA leave room for a single CTA per SM: nothing overlaps its prologue, "
+    "epilogue and barriers with another CTA's work",
 )
 def occupancy_limit(view: KernelView) -> list[Hazard]:
     if not view.nvidia:
@@ -480,56 +480,35 @@ def occupancy_limit(view: KernelView) -> list[Hazard]:
     regs = int(view.resources.get("res.registers", 0))
     shared = int(view.resources.get("res.shared_bytes", 0))
     warps, limiter = cost.resident_warps(regs, shared, view.num_warps)
-    if limiter not in ("registers", "shared memory"):
-        return []
-    stage = view.machine_stage
-    hidden = view.total(stage, "mem.cp_async") or view.total(stage, "mem.tma") or view.total(stage, "compute.mma_wgmma")
-    if warps <= view.num_warps:  # nothing overlaps a CTA's prologue, epilogue and barriers: the SM idles through them
-        why, idle = f"one CTA per SM ({warps} warps)", cost.ONE_CTA_IDLE
-    elif warps < MIN_RESIDENT_WARPS and not hidden:
-        # resident warps hide memory latency, not ALU work: only the kernel's memory share can idle
-        memory = _memory_share(view)
-        why = (
-            f"{warps} warps resident per SM (of {cost.SM90['max_warps']}) with synchronous loads "
-            f"({memory:.0%} of the kernel's cost is memory latency)"
-        )
-        idle = (1 - warps / MIN_RESIDENT_WARPS) * memory
-    else:
+    if limiter not in ("registers", "shared memory") or warps > view.num_warps:
         return []
     return [
         Hazard(
             "occupancy-limit",
             view.kernel,
             (),
-            f"{why}, limited by {limiter}: {regs} registers per thread, {shared} bytes of shared memory per CTA, "
-            f"{view.num_warps} warps per CTA",
+            f"one CTA per SM ({warps} warps), limited by {limiter}: {regs} registers per thread, {shared} bytes of "
+            f"shared memory per CTA, {view.num_warps} warps per CTA",
             0.0,  # set from the kernel's total cost by find(): occupancy scales everything
-            {"resident_warps": warps, "res.registers": regs, "res.shared_bytes": shared, "idle_share": idle},
+            {"resident_warps": warps, "res.registers": regs, "res.shared_bytes": shared},
             introduced_by=view.introducing("layout.shared_bytes") if limiter == "shared memory" else None,
             cause=limiter,
         )
     ]
 
 
-def _memory_share(view: KernelView) -> float:
-    """The share of the kernel's cost that is memory latency (global, local and atomic accesses)."""
-    memory = total = 0.0
-    for line, counts in view.lines(view.machine_stage).items():
-        factor = cost.loop_factor(view.loop_depth(line))
-        total += cost.weighted(counts) * factor
-        memory += cost.weighted(counts, cost.MEMORY_COUNTERS) * factor
-    return memory / total if total else 0.0
-
-
-MIN_RESIDENT_WARPS = 16  # a quarter of Hopper's 64: below it, synchronous loads leave the SM mostly idle
-
-
 def _accesses_by_line(view: KernelView, verdict: str) -> dict[int, list[Access]]:
     out: dict[int, list[Access]] = {}
     for a in view.accesses:
-        if a.verdict == verdict and a.line and a.shape:
+        if a.line and a.shape and (a.verdict == verdict or (verdict == "uncoalesced" and _nowhere_contiguous(a))):
             out.setdefault(a.line, []).append(a)
     return out
+
+
+def _nowhere_contiguous(a: Access) -> bool:
+    """A gather (offsets loaded along the thread-fast axis) with no contiguous dimension at all: Coalesce, which
+    lays threads along the most contiguous dimension, has none to choose, so it is scattered like a strided one."""
+    return a.verdict == "gather" and len(a.contiguities) > 1 and max(a.contiguities) == 1
 
 
 def _access_cost(view: KernelView, line: int, factor: float) -> float:

@@ -69,10 +69,10 @@ def summarize(traj: Trajectory, tag: str) -> tuple[Evidence, dict[str, float]]:
     ), facts
 
 
-def cite(h: hazards.Hazard, traj: Trajectory, tag: str, machine: dict[int, dict[str, int]]) -> list[Evidence]:
-    """A hazard's evidence: each of its source lines (with the machine-code counts there) and its pass."""
+def cite(h: hazards.Hazard, traj: Trajectory, prefix: str, machine: dict[int, dict[str, int]]) -> list[Evidence]:
+    """A hazard's evidence (ids under `prefix`): each of its source lines (with the machine-code counts there),
+    its pass and the compiler's remarks about it."""
     assert traj.root is not None
-    prefix = f"L3.{tag}.{h.symptom}"
     out = [
         Evidence(
             f"{prefix}.line{n}",
@@ -165,6 +165,7 @@ class IRLevel(Level):
         top = ranked[0][1].share(ranked[0][0])
         hypotheses: list[Hypothesis] = []
         families: dict[str, RewriteFamily] = {}
+        seen: dict[str, int] = {}  # a symptom found again (other lines, another kernel) gets its own evidence ids
         for h, found, traj, tag in ranked:
             share = found.share(h)
             if share < RIVAL_SHARE * top:
@@ -172,7 +173,9 @@ class IRLevel(Level):
                     f"minor: {h.symptom} at {h.kernel} {_where(h)} ({share:.0%} of the kernel's cost vs {top:.0%})"
                 )
                 continue
-            items = cite(h, traj, tag, machine[tag])
+            prefix = f"L3.{tag}.{h.symptom}"
+            seen[prefix] = seen.get(prefix, 0) + 1
+            items = cite(h, traj, prefix if seen[prefix] == 1 else f"{prefix}.{seen[prefix]}", machine[tag])
             evidence += items
             ids = tuple(e.id for e in items)
             finding = Finding(h, str(traj.root), share)
