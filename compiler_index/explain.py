@@ -138,7 +138,7 @@ def explain(
         for d in result.deltas:
             result.ops.append(_explain_op(con, d, args, files, depth, bool(defs), target))
         result.ops.sort(key=lambda o: (not o.sites, -abs(o.after - o.before), o.op))
-        result.remarks = _diagnostics(con, snap.diagnostics)
+        result.remarks = _trace(con, snap.diagnostics)
         return result
 
 
@@ -228,8 +228,14 @@ def _restrict(site: Site, args: set[str], files: set[str]) -> Site | None:
     return replace(site, paths=paths, passes=sorted(args & set(site.passes)) or site.passes)
 
 
-def _diagnostics(con: sqlite3.Connection, text: str) -> list[RemarkMatch]:
-    """The code that emits each diagnostic the pass printed (its message, without location or source excerpt)."""
+def trace_diagnostics(db: str | Path | sqlite3.Connection, text: str) -> list[RemarkMatch]:
+    """The code that emits each diagnostic a compile printed (its message, without location or source excerpt):
+    the one join of a trajectory's diagnostics with the index (`explain` and the ladder's L4 use it)."""
+    with connection(db) as con:
+        return _trace(con, text)
+
+
+def _trace(con: sqlite3.Connection, text: str) -> list[RemarkMatch]:
     out: list[RemarkMatch] = []
     seen: set[tuple[str, int]] = set()
     for d in parse_diagnostics(text):

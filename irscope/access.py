@@ -38,6 +38,7 @@ from irscope.axisinfo import (
     pointee_bits,
     tensor_types,
 )
+from irscope.parse.layouts import blocked
 from irscope.parse.locations import Frame
 from irscope.parse.mlir import scan_ops
 from irscope.trajectory import MLIR, Trajectory
@@ -61,6 +62,7 @@ class Access:
     why: str
     dim: int | None  # the fastest dimension whose addresses vary (None: scalar)
     mask_alignment: int | None  # elements the mask is constant over along `dim` (None: no mask)
+    contiguities: tuple[int, ...] = ()  # contiguous elements along each dimension (1 everywhere: no coalescing order)
 
 
 class AccessError(ValueError):
@@ -132,30 +134,13 @@ class Layout:
     elements_per_thread: int
 
 
-_LIST = re.compile(r"(\w+) = \[([\d, ]*)\]")
-_SLICE = re.compile(r"#ttg\.slice<\{dim = (\d+), parent = (#[\w.$-]+(?:<.*>)?)\}>")
 _MODULE_INT = re.compile(r'"ttg\.(num-warps|threads-per-warp)" = (\d+)')
-
-
-def _blocked(encoding: str, aliases: dict[str, str]) -> dict[str, list[int]] | None:
-    definition = aliases.get(encoding, encoding)
-    if m := _SLICE.fullmatch(definition):
-        parent = _blocked(m.group(2), aliases)
-        if parent is None:
-            return None
-        dim = int(m.group(1))
-        out = {k: [x for i, x in enumerate(v) if i != dim] for k, v in parent.items() if k != "order"}
-        out["order"] = [o - (o > dim) for o in parent["order"] if o != dim]
-        return out
-    if "blocked<" not in definition:
-        return None
-    return {k: [int(x) for x in v.split(",") if x.strip()] for k, v in _LIST.findall(definition)}
 
 
 def layout_of(encoding: str | None, shape: tuple[int, ...], aliases: dict[str, str], threads: int) -> Layout:
     """A blocked layout's order and per-thread elements (sizePerThread × repetitions per dimension);
     other layouts: the element count spread over the threads."""
-    fields = (_blocked(encoding, aliases) if encoding else None) or {}
+    fields = (blocked(encoding, aliases) if encoding else None) or {}
     spt, tpw, wpc = (fields.get(k, []) for k in ("sizePerThread", "threadsPerWarp", "warpsPerCTA"))
     if not len(spt) == len(tpw) == len(wpc) == len(shape) or not shape:
         return Layout(None, None, max(1, -(-math.prod(shape) // threads)))
@@ -521,7 +506,12 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
         shape[d],
     )
     access = replace(
-        scalar, contiguity=w.contiguity, divisibility=w.divisibility, dim=d, mask_alignment=w.mask_alignment
+        scalar,
+        contiguity=w.contiguity,
+        divisibility=w.divisibility,
+        dim=d,
+        mask_alignment=w.mask_alignment,
+        contiguities=tuple(min(c, n) for c, n in zip(fact.info.contiguity, shape)),
     )
     if w.contiguity == 1:
         verdict, why = _scattered(ctx, address, d)

@@ -14,8 +14,9 @@ from rich.table import Table
 from irscope.backends import adapter_for
 from irscope.backends.ascend.environment import AscendEnvironmentError
 from irscope.capture import CompileError, SpecError, capture_request
+from irscope.capture.arguments import add_specialization_arguments, specialization
 from irscope.capture.loader import KernelLoadError, load_kernel
-from irscope.capture.specialize import build_request, parse_value
+from irscope.capture.specialize import build_request
 from irscope.store import TrajectoryFormatError, load
 from irscope.targets import TargetError, parse_target
 from irscope.trajectory import Trajectory
@@ -23,16 +24,6 @@ from irscope.trajectory import Trajectory
 # Wide tables when piped: pass names are long and truncating them hides the point.
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
-
-
-def _kv(items: list[str], what: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise SpecError(f"{what} {item!r}: expected NAME=VALUE")
-        out[name.strip()] = value.strip()
-    return out
 
 
 def summary_table(traj: Trajectory) -> Table:
@@ -77,11 +68,9 @@ def cmd_dump(a: argparse.Namespace) -> int:
             raise SpecError("give FILE.py:KERNEL or --example NAME")
         # triton-ascend imports the file itself (in its own environment): it may use its language extensions
         kernel, args, options = (a.kernel if ascend else load_kernel(a.kernel)), {}, {}
-    args.update(_kv(a.arg, "--arg"))
-    options.update({k: parse_value(v) for k, v in _kv(a.constexpr, "--constexpr").items()})
-    for opt in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
-        if getattr(a, opt) is not None:
-            options[opt] = getattr(a, opt)
+    given_args, given_options = specialization(a)
+    args.update(given_args)
+    options.update(given_options)
     if ascend:
         return dump_ascend(a, kernel, args, options)
     req = build_request(kernel, args, options, a.target, a.config)
@@ -281,24 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.add_argument("kernel", nargs="?", help="FILE.py:KERNEL")
     d.add_argument("--example", help="a bundled example instead (irscope.examples)")
-    d.add_argument(
-        "--target",
-        default="cuda:90",
-        help="cuda:90 (default), cuda:80, hip:gfx942, …, ascend / npu:<SoC> (docs/ascend.md)",
-    )
-    d.add_argument(
-        "--arg",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a kernel argument: 4096, 1e-5, true, *fp16 (16-byte aligned pointer), "
-        "*fp16:4 (4-byte aligned), fp32[1024,512] (tensor)",
-    )
-    d.add_argument("--constexpr", action="append", default=[], metavar="NAME=VALUE")
-    d.add_argument("--num-warps", type=int)
-    d.add_argument("--num-stages", type=int)
-    d.add_argument("--num-ctas", type=int)
-    d.add_argument("--maxnreg", type=int)
+    add_specialization_arguments(d)
     d.add_argument("--config", type=int, default=0, help="autotune config index for @triton.autotune kernels")
     d.add_argument("--no-disassemble", action="store_true", help="skip SASS")
     d.add_argument("--out", required=True, type=Path)

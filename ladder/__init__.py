@@ -1,1 +1,5 @@
-"""ladder: the hierarchical diagnosis and optimization loop (L1 pattern triage → L4 compiler source)."""
+"""The diagnosis ladder: L1 pattern cards → L2 profiling → L3 IR attribution → L4 compiler source."""
+
+from ladder.api import KernelDiagnosis, diagnose
+
+__all__ = ["KernelDiagnosis", "diagnose"]

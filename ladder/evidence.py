@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from irscope.hazards import Hazard
+
 LEVELS = ("L1", "L2", "L3", "L4")
 LEVEL_TITLES = {
     "L1": "pattern triage",
@@ -115,6 +117,23 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """What L3 hands up with a hypothesis, typed: the hazard (its symptom, lines, cost and the pass that
+    introduced it or declined to remove it) and the trajectory it was read from. L4 narrows exactly this."""
+
+    hazard: Hazard
+    trajectory: str  # the captured kernel's trajectory directory
+    share: float  # of the kernel's whole cost (irscope.hazards.Findings.share)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hazard": self.hazard.to_json(), "trajectory": self.trajectory, "share": round(self.share, 4)}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Finding:
+        return cls(Hazard.from_json(d["hazard"]), d["trajectory"], float(d["share"]))
+
+
+@dataclass(frozen=True)
 class Hypothesis:
     """A bottleneck class (memory-traffic, under-parallelized, index-reduction-sync, …) and where it sits."""
 
@@ -122,18 +141,23 @@ class Hypothesis:
     hotspot: str  # where: a kernel, a source line, a pass; free text for people
     cases: tuple[str, ...]  # the shape cases it explains
     evidence: tuple[str, ...]  # Evidence ids
+    finding: Finding | None = None  # L3 and L4: the hazard behind it
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "bottleneck": self.bottleneck,
             "hotspot": self.hotspot,
             "cases": list(self.cases),
             "evidence": list(self.evidence),
         }
+        if self.finding is not None:
+            d["finding"] = self.finding.to_json()
+        return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Hypothesis:
-        return cls(d["bottleneck"], d["hotspot"], tuple(d["cases"]), tuple(d["evidence"]))
+        finding = Finding.from_json(d["finding"]) if d.get("finding") else None
+        return cls(d["bottleneck"], d["hotspot"], tuple(d["cases"]), tuple(d["evidence"]), finding)
 
 
 @dataclass(frozen=True)
@@ -144,6 +168,7 @@ class RewriteFamily:
     description: str
     evidence: tuple[str, ...]  # Evidence ids that support it
     ruled_out: str | None = None
+    cards: tuple[str, ...] = ()  # ids of the pattern cards behind it, most relevant first
 
     @property
     def stands(self) -> bool:
@@ -153,11 +178,13 @@ class RewriteFamily:
         d: dict[str, Any] = {"name": self.name, "description": self.description, "evidence": list(self.evidence)}
         if self.ruled_out:
             d["ruled_out"] = self.ruled_out
+        if self.cards:
+            d["cards"] = list(self.cards)
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> RewriteFamily:
-        return cls(d["name"], d["description"], tuple(d["evidence"]), d.get("ruled_out"))
+        return cls(d["name"], d["description"], tuple(d["evidence"]), d.get("ruled_out"), tuple(d.get("cards", ())))
 
 
 @dataclass(frozen=True)
@@ -222,6 +249,8 @@ class LevelResult:
     families: tuple[RewriteFamily, ...] = ()
     tests: StopTests | None = None  # filled in by ladder.policy.assess
     notes: tuple[str, ...] = ()  # what the level could not do here, e.g. "no counters: ncu is not on PATH"
+    facts: Mapping[str, Any] = field(default_factory=dict)  # measured facts in the cards' vocabulary (ladder.facts)
+    trajectories: tuple[str, ...] = ()  # L3: the trajectory directories it captured
 
     def __post_init__(self) -> None:
         _check_level(self.level)
@@ -262,6 +291,8 @@ class LevelResult:
             "families": [f.to_json() for f in self.families],
             "tests": self.tests.to_json() if self.tests else None,
             "notes": list(self.notes),
+            "facts": dict(self.facts),
+            "trajectories": list(self.trajectories),
         }
 
     @classmethod
@@ -275,4 +306,6 @@ class LevelResult:
             families=tuple(RewriteFamily.from_json(f) for f in d.get("families", ())),
             tests=StopTests.from_json(d["tests"]) if d.get("tests") else None,
             notes=tuple(d.get("notes", ())),
+            facts=dict(d.get("facts", {})),
+            trajectories=tuple(d.get("trajectories", ())),
         )

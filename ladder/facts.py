@@ -61,8 +61,8 @@ def diagnosis_facts(d: Diagnosis | None) -> dict[str, Any]:
         return out
     for result in d.results:
         ev = result.evidence_by_id()
-        if result.level == "L3" and "L3.0.summary" in ev:
-            out.update(ev["L3.0.summary"].data)
+        if result.level == "L3":
+            out.update(result.facts)
         if result.level == "L2":
             fraction = geomean(e.data["sol_fraction"] for e in result.evidence if "sol_fraction" in e.data)
             if fraction is not None:

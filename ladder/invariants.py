@@ -1,5 +1,10 @@
-"""Distilled backend invariants (ladder/data/invariants.yaml): per bottleneck class, what the compiler's source
-says causes it, which functions to cite, which conditions decide it, and the rewrite family it leaves."""
+"""Distilled backend invariants (ladder/data/invariants.yaml): per L3 symptom, what the compiler's source says
+causes it, which functions to cite, which conditions decide it, and the pattern card whose rewrite fixes it.
+
+One owner per vocabulary: the symptom names are irscope.hazards' (an entry for an unknown symptom fails the load;
+the bundled file covers every symptom, tests/ladder/test_l1.py checks it), the rewrite family is the named card's
+family (patterns), and every symbol must resolve in the compiler index the entries are joined with (`check`).
+"""
 
 from __future__ import annotations
 
@@ -8,25 +13,44 @@ from pathlib import Path
 
 import yaml
 
+from irscope.hazards import symptoms
+from patterns.card import Card
+from patterns.matcher import default_index
+
 DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "invariants.yaml"
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
 class Anchor:
     symbol: str
     explains: str
+    cause: str = ""  # the hazard cause (irscope.hazards.Hazard.cause) it decides; "" for any
+
+    def decides(self, cause: str) -> bool:
+        return not self.cause or self.cause == cause
 
 
 @dataclass(frozen=True)
 class Invariant:
-    bottleneck: str
+    bottleneck: str  # the L3 symptom
+    card: Card
+    pass_arg: str  # the pass to look at when L3 names none
     source_op: str
     statement: str
     mechanisms: tuple[Anchor, ...]
     gates: tuple[Anchor, ...]
+    deciding: tuple[str, ...]  # terms that mark a gate condition as deciding this symptom
     remarks: tuple[str, ...]
-    family: str
     action: str
+
+    @property
+    def family(self) -> str:
+        return self.card.family
+
+    def for_cause(self, anchors: tuple[Anchor, ...], cause: str) -> list[Anchor]:
+        """The anchors that decide this cause first (then the general ones), the others last."""
+        return sorted(anchors, key=lambda a: 0 if a.cause and a.cause == cause else 1 if not a.cause else 2)
 
 
 class InvariantsError(ValueError):
@@ -39,21 +63,57 @@ def load(path: str | Path | None = None) -> tuple[Path, dict[str, Invariant]]:
         doc = yaml.safe_load(p.read_text())
     except (OSError, yaml.YAMLError) as e:
         raise InvariantsError(f"{p}: cannot read the invariants file: {e}") from e
-    if not isinstance(doc, dict) or doc.get("format") != "irscope-invariants" or doc.get("format_version") != 1:
-        raise InvariantsError(f"{p}: not an irscope-invariants file of format_version 1")
+    if not isinstance(doc, dict) or doc.get("format") != "irscope-invariants":
+        raise InvariantsError(f"{p}: not an irscope-invariants file (format: irscope-invariants)")
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise InvariantsError(
+            f"{p}: format_version {doc.get('format_version')!r}; this ladder reads version {FORMAT_VERSION}"
+        )
+    cards = default_index().cards
+    known = symptoms()
     out: dict[str, Invariant] = {}
+    problems: list[str] = []
     for name, d in (doc.get("invariants") or {}).items():
+        if name not in known:
+            problems.append(f"{name}: not a symptom irscope.hazards reports ({', '.join(known)})")
+            continue
         try:
+            card = cards.get(d["card"])
+            if card is None:
+                problems.append(f"{name}: card {d['card']!r} does not exist in patterns/cards")
+                continue
             out[name] = Invariant(
                 bottleneck=name,
+                card=card,
+                pass_arg=d["pass"],
                 source_op=d["source_op"],
-                statement=d["statement"],
+                statement=" ".join(d["statement"].split()),
                 mechanisms=tuple(Anchor(**m) for m in d.get("mechanisms", [])),
                 gates=tuple(Anchor(**g) for g in d.get("gates", [])),
+                deciding=tuple(d.get("deciding", [])),
                 remarks=tuple(d.get("remarks", [])),
-                family=d["family"],
                 action=d.get("action", ""),
             )
         except (KeyError, TypeError) as e:
-            raise InvariantsError(f"{p}: invariant {name!r} is missing or misnames a field: {e}") from e
+            problems.append(f"{name}: missing or misnamed field: {e}")
+    if problems:
+        raise InvariantsError(f"{p}:\n" + "\n".join(f"  - {x}" for x in problems))
     return p, out
+
+
+def check(invariants: dict[str, Invariant], db: str | Path) -> list[str]:
+    """Every symbol and pass the invariants name, looked up in the compiler index: what it cannot find."""
+    from compiler_index import queries as q
+
+    missing: list[str] = []
+    for inv in invariants.values():
+        try:
+            q.pass_info(db, inv.pass_arg)
+        except q.QueryError:
+            missing.append(f"{inv.bottleneck}: pass {inv.pass_arg} is not in the index")
+        for anchor in (*inv.mechanisms, *inv.gates):
+            try:
+                q.conditions(db, anchor.symbol)
+            except q.QueryError:
+                missing.append(f"{inv.bottleneck}: {anchor.symbol} is not in the index")
+    return sorted(set(missing))

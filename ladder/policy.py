@@ -99,9 +99,12 @@ def _dominant(result: LevelResult, ctx: Context, known: Mapping[str, Evidence]) 
         (h for h in backed if h.bottleneck == best_cls),
         key=lambda h: sum(w for c, w in weights.items() if c in (h.cases or weights)),
     )
-    return TestOutcome(
-        True, f"{best_cls} at {top.hotspot} explains {best:.0%} of the remaining headroom [{', '.join(top.evidence)}]"
-    ), result.hypotheses.index(top)
+    if not ctx.timed:  # every case weighs the same: coverage says which cases it concerns, not how much time
+        what = "concerns every case" if best == 1 else f"concerns cases weighing {best:.0%} of them"
+        why = f"{best_cls} at {top.hotspot} {what}; untimed, so no share of the headroom is claimed"
+    else:
+        why = f"{best_cls} at {top.hotspot} explains {best:.0%} of the remaining headroom"
+    return TestOutcome(True, f"{why} [{', '.join(top.evidence)}]"), result.hypotheses.index(top)
 
 
 def _standing(result: LevelResult, known: Mapping[str, Evidence]) -> tuple[list[RewriteFamily], list[str]]:

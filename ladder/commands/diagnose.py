@@ -1,4 +1,9 @@
-"""`ladder diagnose OP`: one pass up the ladder on a kernel; prints each level's evidence and stop tests."""
+"""`ladder diagnose OP | FILE.py:KERNEL`: one pass up the ladder on a kernel; prints each level's evidence and
+stop tests.
+
+OP is a bundled operator (suite/ops; its frozen initial kernel, or --kernel FILE with the same `forward`).
+FILE.py:KERNEL is any kernel of the user's own, specialized by `irscope dump`'s arguments (--arg, --constexpr,
+--num-warps, …); it has no timings, so L2 says so and L1, L3 and L4 run on the compiled code."""
 
 from __future__ import annotations
 
@@ -7,9 +12,15 @@ import json
 import sys
 from pathlib import Path
 
+from irscope.capture import SpecError
+from irscope.capture.arguments import add_specialization_arguments, specialization
+from irscope.capture.loader import KernelLoadError
+from irscope.targets import TargetError
+from ladder import api
 from ladder.commands.base import Command
 from ladder.context import DEFAULT_SOL_TARGET, Context
 from ladder.evidence import ARTIFACT, LEVEL_TITLES, RAN, LevelResult, SourceRef
+from ladder.kernel_spec import KernelSpec, KernelSpecError
 from ladder.levels import registry
 from ladder.policy import Diagnosis, beyond, climb
 from ladder.validation import Validation
@@ -17,8 +28,11 @@ from suite.operator import get_operator
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("op", help="operator name (suite/ops)")
-    p.add_argument("--kernel", type=Path, help="kernel module to diagnose (default: the frozen initial kernel)")
+    p.add_argument("op", metavar="OP|FILE.py:KERNEL", help="an operator name (suite/ops) or a kernel of your own")
+    p.add_argument(
+        "--kernel", type=Path, help="with OP: the kernel module to diagnose (default: the frozen initial kernel)"
+    )
+    add_specialization_arguments(p)
     p.add_argument(
         "--validation",
         type=Path,
@@ -30,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--index",
         type=Path,
-        help="compiler index for L4 (default out/compiler-index.db, built from third_party/triton when absent)",
+        help="compiler index for L4 (default out/compiler-index.db; without it L4 builds one from "
+        "third_party/triton when that checkout exists, else L4 says it is unavailable and how to get it)",
     )
     p.add_argument(
         "--through",
@@ -66,14 +81,49 @@ def describe(d: Diagnosis) -> str:
         lines.append("→ at target: every case runs within target of speed of light")
     else:
         lines.append(f"→ inconclusive: no level up to {d.reached} could stop; no rewrite would be forced")
+    for r in d.results:
+        for h in r.hypotheses:
+            if r.level == d.reached and h.finding is not None:
+                lines.append(f"  {h.finding.hazard.symptom}: {h.finding.share:.0%} of the kernel's cost")
     return "\n".join(lines)
 
 
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_kernel(args: argparse.Namespace) -> int:
+    """FILE.py:KERNEL with its specialization."""
+    try:
+        kernel_args, options = specialization(args)
+        spec = KernelSpec.from_ref(args.op, kernel_args, options, args.target)
+        spec.request()  # a bad specialization fails here, with the JIT binder's message
+    except (KernelLoadError, SpecError, TargetError, KernelSpecError) as e:
+        print(f"ladder: {e}", file=sys.stderr)
+        return 2
+    d = api.run(spec, through=args.through, index=args.index, workdir=args.out, say=_say)
+    if args.json:
+        print(json.dumps(d.to_json(), indent=1))
+    else:
+        print(_text(f"{spec.name}: {spec.path} ({spec.describe()}, {spec.target})", d.diagnosis, d.deeper, args))
+    return 0
+
+
+def _text(head: str, d: Diagnosis, deeper: tuple[LevelResult, ...], args: argparse.Namespace) -> str:
+    text = f"{head}\n{describe(d)}"
+    if deeper:
+        text += f"\n\ndeeper evidence (the ladder stops at {d.level or d.reached}; --through {args.through}):\n"
+        text += "\n".join(line for r in deeper for line in _level(r))
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
+    if ":" in args.op or args.op.endswith(".py"):
+        return run_kernel(args)
     try:
         op = get_operator(args.op)
     except KeyError as e:
-        print(f"ladder: {e.args[0]}", file=sys.stderr)
+        print(f"ladder: {e.args[0]}; or give FILE.py:KERNEL for a kernel of your own", file=sys.stderr)
         return 2
     kernel = args.kernel or op.kernel_path
     if not kernel.is_file():
@@ -89,18 +139,15 @@ def run(args: argparse.Namespace) -> int:
         ref = SourceRef(ARTIFACT, str(args.validation))
     workdir = args.out or Path("out") / "diagnose" / op.name
     workdir.mkdir(parents=True, exist_ok=True)
-    options: tuple = (("ncu", args.ncu),) + ((("index_db", str(args.index)),) if args.index else ())
-    ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target, options=options)
+    options: tuple = (("ncu", args.ncu), ("target", args.target))
+    options += (("index_db", str(args.index)),) if args.index else ()
+    ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target, options=options, say=_say)
     d = climb(ctx, registry())
     deeper = beyond(ctx, registry(), d, args.through)
     if args.json:
         print(json.dumps({**d.to_json(), "beyond": [r.to_json() for r in deeper]}, indent=1))
     else:
-        text = f"{op.name}: {kernel}\n{describe(d)}"
-        if deeper:
-            text += f"\n\ndeeper evidence (the ladder stops at {d.level or d.reached}; --through {args.through}):\n"
-            text += "\n".join(line for r in deeper for line in _level(r))
-        print(text)
+        print(_text(f"{op.name}: {kernel}", d, deeper, args))
     return 0
 
 

@@ -1,27 +1,27 @@
 """L3 IR attribution: which lowering step produced the symptom, from which source line (irscope).
 
-The kernel's `forward` is compiled per pass for the target (ladder/ir_capture.py, CPU, real Triton) on the
-case that matters most among those cheap to build inputs for. Structural symptoms are read from the
-signatures (docs/signatures.md) per source line, and the stage-diff graph names the pass that introduced the
-instructions behind each. A symptom's cost is the PTX instructions attributed to its lines; the costliest is a
-hypothesis, and so is any rival within RIVAL_SHARE of it (then the policy sees competing classes and
-escalates); smaller ones are kept as notes.
+The kernel is compiled per pass for the target on this CPU (real Triton): an operator's kernel module through
+its `forward` on the case that matters most among those cheap to build inputs for (ladder/ir_capture.py, a
+child process with a time limit), a kernel spec directly with its specialization. The hazards of each
+captured kernel (irscope.hazards: cross-warp reductions, index reductions, spills, unpipelined loads, dots off
+the tensor cores or on mma.sync, layout conversions through shared memory, per-element atomics, narrow or
+uncoalesced accesses, occupancy) are ranked by the cost model; the costliest is a hypothesis, and so is any
+rival within RIVAL_SHARE of it (then the policy sees competing classes and escalates); smaller ones are notes.
 
-Symptoms (bottleneck class → rewrite family; families are the pattern cards' families, as L1 and L4 name them):
-  index-producing reduction (ttgir compute.reduce_index)  → index-reduction-sync → index-reduction
-  global accesses narrower than 128 bits on a line (PTX)  → narrow-memory-access → vectorization
-  layout conversions left after optimization (ttgir)      → layout-conversion    → layout
-  dot left on the FMA path (ttgir compute.dot_fma)        → dot-on-fma           → tensor-core
-  register spills (res.spill_bytes)                       → register-spills      → resources
+Each hypothesis carries its hazard typed (ladder.evidence.Finding): lines, the pass that introduced it or
+declined to remove it, the trajectory. Its rewrite family is the family of the pattern card the symptom's
+invariant names (ladder/data/invariants.yaml): the cards own the family names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
+from pathlib import Path
 
 import irscope
-from irscope import graph, signatures
+from irscope import hazards, signatures
+from irscope.capture import CompileError, SpecError, capture_request
+from irscope.hazards import Findings
 from irscope.trajectory import Trajectory
 from ladder.context import Context
 from ladder.evidence import (
@@ -30,91 +30,19 @@ from ladder.evidence import (
     SNAPSHOT,
     SOURCE_LINE,
     Evidence,
+    Finding,
     Hypothesis,
     LevelResult,
     RewriteFamily,
     SourceRef,
 )
-from ladder.ir_capture import capture
+from ladder.invariants import load as load_invariants
+from ladder.ir_capture import CaptureError, capture
 from ladder.levels.base import Level
 from ladder.policy import RIVAL_SHARE
 
 CAPTURE_BYTES = 256 << 20  # largest case (minimum bytes moved) whose inputs L3 builds on the CPU
-COST_COUNTERS = (
-    "compute.fp_ops",
-    "compute.int_ops",
-    "compute.special",
-    "mem.load",
-    "mem.store",
-    "sync.shuffle",
-    "sync.barrier",
-    "sync.redux",
-    "mem.shared_load",
-    "mem.shared_store",
-    "mem.local_load",
-    "mem.local_store",
-)
-
-
-@dataclass(frozen=True)
-class Symptom:
-    bottleneck: str
-    family: str
-    family_description: str
-    stage: str  # where its lines are found
-    lines: Callable[[dict[str, int]], bool]  # does a line's counters at `stage` show it
-    counters: tuple[str, ...]  # the first of these with an introducing pass is cited
-    what: str  # how a line with it is described
-
-
-SYMPTOMS = (
-    Symptom(
-        "index-reduction-sync",
-        "index-reduction",
-        "replace index-producing reductions (argmax/argmin, then masking the winner) by value reductions: the "
-        "max, then a second max that counts occurrences of the first so ties stay correct",
-        "ttgir",
-        lambda c: c.get("compute.reduce_index", 0) > 0,
-        ("sync.shuffle", "sync.barrier"),
-        "an index-producing reduction (value and index travel together through every shuffle step)",
-    ),
-    Symptom(
-        "narrow-memory-access",
-        "vectorization",
-        "give each thread 16 contiguous, aligned bytes per access: more elements per thread (block size vs "
-        "warps), contiguous inner dimension, tl.multiple_of/tl.max_contiguous where the compiler cannot prove it",
-        "ptx",
-        lambda c: (
-            c.get("mem.load_vec1", 0)
-            + c.get("mem.load_vec2", 0)
-            + c.get("mem.store_vec1", 0)
-            + c.get("mem.store_vec2", 0)
-            > 0
-            and not any(c.get(f"mem.{k}_vec{w}", 0) for k in ("load", "store") for w in (4, 8))
-        ),
-        ("mem.load_vec1", "mem.load_vec2", "mem.store_vec1", "mem.store_vec2"),
-        "global accesses narrower than 128 bits",
-    ),
-    Symptom(
-        "layout-conversion",
-        "layout",
-        "make producers and consumers agree on a layout (reduction axis, dot operands) so no ttg.convert_layout "
-        "round trip through shared memory remains",
-        "ttgir",
-        lambda c: c.get("layout.convert_layout", 0) > 0,
-        ("layout.convert_layout",),
-        "layout conversions that survived tritongpu-remove-layout-conversions",
-    ),
-    Symptom(
-        "dot-on-fma",
-        "tensor-core",
-        "feed tl.dot bf16/fp16 operands with tiles of K ≥ 16 so it lowers to wgmma/mma rather than FMAs",
-        "ttgir",
-        lambda c: c.get("compute.dot_fma", 0) > 0,
-        ("compute.dot_fma",),
-        "a dot left on the FMA path",
-    ),
-)
+CAPTURE_TIMEOUT_S = 300.0
 SUMMARY_SHOWN = (
     "ttgir.compute.reduce_index",
     "ttgir.layout.convert_layout",
@@ -125,146 +53,189 @@ SUMMARY_SHOWN = (
     "res.spill_bytes",
     "res.instructions",
 )
-SPILLS = (
-    "register-spills",
-    "resources",
-    "fewer live values per thread (smaller tiles, more warps, fewer stages) so nothing spills",
-)
 
 
-@dataclass
-class _Found:
-    bottleneck: str
-    family: tuple[str, str]
-    cost: int
-    hotspot: str
-    evidence: list[Evidence]
-
-
-def _line_cost(ptx_lines: dict[int, dict[str, int]], lines: list[int]) -> int:
-    return sum(ptx_lines.get(line, {}).get(k, 0) for line in lines for k in COST_COUNTERS)
-
-
-def _introducing_pass(g: graph.StageDiffGraph, counter: str) -> graph.Edge | None:
-    """The last edge that increased `counter` (earlier increases may have been undone since)."""
-    ups = [c for c in g.changes(counter) if c.delta > 0]
-    return ups[-1].edge if ups else None
-
-
-def analyze(traj: Trajectory, tag: str) -> tuple[Evidence, list[_Found]]:
-    """One captured kernel: its counter summary, and its symptoms with source-line and pass evidence."""
+def summarize(traj: Trajectory, tag: str) -> tuple[Evidence, dict[str, float]]:
+    """The kernel's counter summary, as evidence and as facts in the cards' vocabulary."""
     assert traj.root is not None
-    analyzer = signatures.Analyzer(traj)
-    summary = {k: v for k, v in signatures.summary(traj, analyzer).items() if v}
-    shown = ", ".join(f"{k} {summary[k]:g}" for k in SUMMARY_SHOWN if k in summary)
-    overview = Evidence(
+    facts = {k: v for k, v in signatures.summary(traj).items() if v}
+    shown = ", ".join(f"{k} {facts[k]:g}" for k in SUMMARY_SHOWN if k in facts)
+    return Evidence(
         f"L3.{tag}.summary",
         "L3",
         f"{traj.kernel.name}: {len(traj.snapshots)} snapshots for {traj.target}" + (f"; {shown}" if shown else ""),
         SourceRef(ARTIFACT, str(traj.root)),
-        data=summary,
-    )
-    by_line = signatures.by_line(traj, analyzer)
-    ptx = by_line.get("ptx", {})
-    g = graph.build(traj, analyzer)
-    name, src = traj.kernel.name, traj.kernel.source_file
-    found: list[_Found] = []
-    for s in SYMPTOMS:
-        lines = sorted(line for line, c in by_line.get(s.stage, {}).items() if line and s.lines(c))
-        if not lines:
+        data=facts,
+    ), facts
+
+
+def cite(h: hazards.Hazard, traj: Trajectory, prefix: str, machine: dict[int, dict[str, int]]) -> list[Evidence]:
+    """A hazard's evidence (ids under `prefix`): each of its source lines (with the machine-code counts there),
+    its pass and the compiler's remarks about it."""
+    assert traj.root is not None
+    out = [
+        Evidence(
+            f"{prefix}.line{n}",
+            "L3",
+            f"{h.kernel}: {h.claim}" if str(n) in h.claim else f"{h.kernel} line {n}: {h.claim}",
+            SourceRef(SOURCE_LINE, traj.kernel.source_file, line=n),
+            data=dict(machine.get(n, {})),
+        )
+        for n in h.lines
+    ]
+    if not h.lines:
+        out.append(
+            Evidence(prefix, "L3", f"{h.kernel}: {h.claim}", SourceRef(ARTIFACT, str(traj.root)), data=dict(h.counters))
+        )
+    for role, ref in (("introduced", h.introduced_by), ("declined", h.declined_by)):
+        if ref is None:
             continue
-        ev = []
-        for line in lines:
-            at = ptx.get(line, {})
-            # shuffles and barriers are always stated, zero included: "no barrier" is evidence too
-            cost = ", ".join(
-                [f"{k} {at.get(k, 0)}" for k in ("sync.shuffle", "sync.barrier")]
-                + [f"{k} {v}" for k in ("mem.load", "mem.store") if (v := at.get(k))]
-            )
-            ev.append(
-                Evidence(
-                    f"L3.{tag}.{s.bottleneck}.line{line}",
-                    "L3",
-                    f"{name} line {line}: {s.what}" + (f"; in PTX: {cost}" if cost else ""),
-                    SourceRef(SOURCE_LINE, src, line=line),
-                    data=dict(at),
-                )
-            )
-        cited = next(((c, e) for c in s.counters if (e := _introducing_pass(g, c)) is not None), None)
-        if cited is not None:
-            counter, edge = cited
-            ev.append(
-                Evidence(
-                    f"L3.{tag}.{s.bottleneck}.pass",
-                    "L3",
-                    f"{name}: pass {edge.pass_arg} ({edge.stage}, snapshot #{edge.target}) introduced "
-                    f"{edge.counter_deltas.get(counter, 0)} {counter}",
-                    SourceRef(SNAPSHOT, str(traj.root), snapshot=edge.target, pass_arg=edge.pass_arg),
-                    data={counter: edge.counter_deltas.get(counter, 0)},
-                )
-            )
-        hotspot = f"{name} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
-        found.append(_Found(s.bottleneck, (s.family, s.family_description), _line_cost(ptx, lines), hotspot, ev))
-    spill = signatures.resources(traj).get("res.spill_bytes", 0)
-    if spill:
-        log = traj.artifacts.get("ptxas-log")
-        where = str(traj.root / log.file) if log else str(traj.root)
-        total = sum(c.get(k, 0) for c in ptx.values() for k in ("mem.local_load", "mem.local_store"))
-        ev = [
+        verb = "introduced it" if role == "introduced" else "held the opportunity in its input and output and left it"
+        out.append(
             Evidence(
-                f"L3.{tag}.register-spills",
+                f"{prefix}.{role}",
                 "L3",
-                f"{name}: ptxas spills {spill:g} bytes",
-                SourceRef(ARTIFACT, where),
-                data={"spill_bytes": spill},
+                f"{h.kernel}: pass {ref.pass_arg} ({ref.stage}, snapshot #{ref.snapshot}) {verb}",
+                SourceRef(SNAPSHOT, str(traj.root), snapshot=ref.snapshot, pass_arg=ref.pass_arg),
             )
-        ]
-        found.append(_Found(SPILLS[0], SPILLS[1:], total, name, ev))
-    return overview, found
+        )
+    for i, remark in enumerate(h.remarks):
+        out.append(
+            Evidence(f"{prefix}.remark{i}", "L3", f"the compiler said: {remark}", SourceRef(ARTIFACT, str(traj.root)))
+        )
+    return out
 
 
 class IRLevel(Level):
     name = "L3"
 
     def gather(self, ctx: Context) -> LevelResult:
-        case = self._case(ctx)
-        target = ctx.option("target", "cuda:90")
-        dirs = capture(ctx.kernel_path, ctx.op.make_inputs.__module__, case, ctx.workdir / "ir", target)
-        analyzed = [analyze(irscope.load(d), str(i)) for i, d in enumerate(dirs)]
-        overviews = tuple(o for o, _ in analyzed)
-        found = [f for _, fs in analyzed for f in fs]
-        notes = [f"captured {len(dirs)} kernel(s) for {target} as specialized for case {case}"]
-        if not found:
-            return LevelResult(self.name, RAN, evidence=overviews, notes=tuple(notes))
-        found.sort(key=lambda f: -f.cost)
-        top = found[0].cost
-        kept = [f for f in found if f.cost >= RIVAL_SHARE * top]
-        notes += [f"minor: {f.bottleneck} at {f.hotspot} (cost {f.cost} vs {top})" for f in found if f not in kept]
-        evidence = overviews + tuple(e for f in kept for e in f.evidence)
-        hypotheses = tuple(Hypothesis(f.bottleneck, f.hotspot, (), tuple(e.id for e in f.evidence)) for f in kept)
+        target = ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90")
+        started = time.monotonic()
+        if ctx.spec is not None:
+            dirs, what = self._capture_spec(ctx), f"as specialized: {ctx.spec.describe()}"
+        else:
+            assert ctx.op is not None  # a context holds an operator or a kernel spec
+            case = self._case(ctx)
+            shapes = self._shapes(ctx, case)
+            ctx.say(f"L3: capturing {ctx.subject} for {target} on case {case} ({shapes}) …")
+            try:
+                dirs = capture(
+                    ctx.kernel_path,
+                    ctx.op.make_inputs.__module__,
+                    case,
+                    ctx.workdir / "ir",
+                    target,
+                    timeout_s=float(ctx.option("capture_timeout_s", CAPTURE_TIMEOUT_S)),
+                )
+            except CaptureError as e:
+                raise CaptureError(f"{e} (case {case}: {shapes})") from None
+            what = f"as specialized for case {case} ({shapes})"
+        ctx.say(f"L3: captured {len(dirs)} kernel(s) in {time.monotonic() - started:.1f} s; reading hazards")
+        _, invariants = load_invariants(ctx.option("invariants"))
+        evidence: list[Evidence] = []
+        facts: dict[str, float] = {}
+        ranked: list[tuple[hazards.Hazard, Findings, Trajectory, str]] = []
+        machine: dict[str, dict[int, dict[str, int]]] = {}
+        notes = [f"captured {len(dirs)} kernel(s) for {target} {what}"]
+        for i, d in enumerate(dirs):
+            traj = irscope.load(d)
+            overview, kernel_facts = summarize(traj, str(i))
+            evidence.append(overview)
+            facts = facts or kernel_facts  # the first kernel's counters stand for the module (ladder.facts)
+            found = hazards.find(traj)
+            view = hazards.KernelView(traj)
+            machine[str(i)] = view.lines(view.machine_stage)
+            ranked += [(h, found, traj, str(i)) for h in found.hazards]
+            notes += [
+                f"minor: {h.symptom} at {h.kernel} {_where(h)} ({found.share(h):.1%} of the kernel's cost)"
+                for h in found.minor
+            ]
+        if not ranked:
+            notes.append("no hazard above the cost model's threshold in any captured kernel")
+            return LevelResult(
+                self.name,
+                RAN,
+                evidence=tuple(evidence),
+                notes=tuple(notes),
+                facts=facts,
+                trajectories=tuple(map(str, dirs)),
+            )
+        ranked.sort(key=lambda t: -t[1].share(t[0]))
+        top = ranked[0][1].share(ranked[0][0])
+        hypotheses: list[Hypothesis] = []
         families: dict[str, RewriteFamily] = {}
-        for f in kept:
-            ids = tuple(e.id for e in f.evidence)
-            prior = families.get(f.family[0])
-            families[f.family[0]] = RewriteFamily(f.family[0], f.family[1], (prior.evidence if prior else ()) + ids)
+        seen: dict[str, int] = {}  # a symptom found again (other lines, another kernel) gets its own evidence ids
+        for h, found, traj, tag in ranked:
+            share = found.share(h)
+            if share < RIVAL_SHARE * top:
+                notes.append(
+                    f"minor: {h.symptom} at {h.kernel} {_where(h)} ({share:.0%} of the kernel's cost vs {top:.0%})"
+                )
+                continue
+            prefix = f"L3.{tag}.{h.symptom}"
+            seen[prefix] = seen.get(prefix, 0) + 1
+            items = cite(h, traj, prefix if seen[prefix] == 1 else f"{prefix}.{seen[prefix]}", machine[tag])
+            evidence += items
+            ids = tuple(e.id for e in items)
+            finding = Finding(h, str(traj.root), share)
+            hypotheses.append(Hypothesis(h.symptom, f"{h.kernel} {_where(h)}", (), ids, finding))
+            inv = invariants[h.symptom]
+            prior = families.get(inv.family)
+            families[inv.family] = RewriteFamily(
+                inv.family,
+                f"{inv.card.title} (card {inv.card.id}): {inv.action}",
+                (prior.evidence if prior else ()) + ids,
+                cards=tuple(dict.fromkeys((*(prior.cards if prior else ()), inv.card.id))),
+            )
         return LevelResult(
             self.name,
             RAN,
-            evidence=evidence,
-            hypotheses=hypotheses,
+            evidence=tuple(evidence),
+            hypotheses=tuple(hypotheses),
             families=tuple(families.values()),
             notes=tuple(notes),
+            facts=facts,
+            trajectories=tuple(map(str, dirs)),
         )
+
+    @staticmethod
+    def _capture_spec(ctx: Context) -> list[Path]:
+        spec = ctx.spec
+        assert spec is not None
+        out = ctx.workdir / "ir" / f"000-{spec.name}"
+        ctx.say(f"L3: capturing {spec.name} for {spec.target} ({spec.describe() or 'no arguments'}) …")
+        try:
+            capture_request(spec.request(), out_dir=out)
+        except SpecError as e:
+            raise CaptureError(f"{spec.name}: bad specialization: {e}") from None
+        except CompileError as e:
+            raise CaptureError(
+                f"{spec.name} does not compile for {spec.target}: {e} (every pass up to the failing one is in {out})"
+            ) from None
+        return [out]
 
     @staticmethod
     def _case(ctx: Context) -> str:
         """The heaviest case that still matters and is cheap to build on the CPU; else the cheapest case."""
+        assert ctx.op is not None
         cases = {c.name: c for c in ctx.op.cases}
         weights = ctx.case_weights()
         for name in sorted(weights, key=lambda c: -weights[c]):
             if name in cases and ctx.op.bytes_moved(cases[name]) <= CAPTURE_BYTES:
                 return name
         return min(ctx.op.cases, key=ctx.op.bytes_moved).name
+
+    @staticmethod
+    def _shapes(ctx: Context, case: str) -> str:
+        assert ctx.op is not None
+        return next(c for c in ctx.op.cases if c.name == case).label()
+
+
+def _where(h: hazards.Hazard) -> str:
+    if not h.lines:
+        return "as a whole"
+    return ("line " if len(h.lines) == 1 else "lines ") + ", ".join(map(str, h.lines))
 
 
 LEVEL = IRLevel()

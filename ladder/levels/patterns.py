@@ -52,8 +52,14 @@ class PatternLevel(Level):
     def gather(self, ctx: Context) -> LevelResult:
         kernel = Path(ctx.kernel_path)
         source = kernel.read_text()
-        target = parse_target(ctx.option("target", "cuda:90"))
-        facts = KernelFacts.from_source(source, str(kernel)).merge(KernelFacts(target=target.to_json()))
+        target = parse_target(ctx.spec.target if ctx.spec else ctx.option("target", "cuda:90"))
+        spec = ctx.spec
+        if spec is not None:  # the named kernel and its helpers only; its constexprs as specialized
+            constexprs = {k: v for k, v in spec.options.items() if isinstance(v, int) and not isinstance(v, bool)}
+            facts = KernelFacts.from_source(source, str(kernel), spec.name, constexprs)
+        else:
+            facts = KernelFacts.from_source(source, str(kernel))
+        facts = facts.merge(KernelFacts(target=target.to_json()))
         cited: list[Evidence] = []  # where the non-source facts came from
         notes: list[str] = []
         same = [p for p in ctx.history if p.kernel == digest(source) and p.facts and p.facts_ref]
@@ -121,7 +127,14 @@ class PatternLevel(Level):
             )
             hypotheses.append(Hypothesis(family, hotspot, (), ids))
             best = cards[0].card
-            families.append(RewriteFamily(family, f"{best.title} (card {best.id}): {_one_line(best.rewrite)}", ids))
+            families.append(
+                RewriteFamily(
+                    family,
+                    f"{best.title} (card {best.id}): {_one_line(best.rewrite)}",
+                    ids,
+                    cards=tuple(m.card.id for m in cards),
+                )
+            )
         return LevelResult(
             self.name,
             RAN,

@@ -102,7 +102,7 @@ class ProfileLevel(Level):
 
     def gather(self, ctx: Context) -> LevelResult:
         v = ctx.validation
-        if v is None or not v.timed:
+        if v is None or not v.timed or ctx.op is None:
             return LevelResult(self.name, UNAVAILABLE, self._needs_gpu(ctx))
         if ctx.validation_ref is None:
             raise ValueError("the timed validation has no artifact to cite; pass the validation JSON file")
@@ -181,6 +181,11 @@ class ProfileLevel(Level):
     def _needs_gpu(ctx: Context) -> str:
         import torch
 
+        if ctx.spec is not None:
+            return (
+                "L2 needs timings, and a kernel spec has no inputs, reference or speed of light to time against: "
+                "wrap the kernel as an operator (`ladder optimize --op-file`) to profile it on a GPU"
+            )
         seen = f"validated on {ctx.validation.device}, untimed" if ctx.validation else "never validated"
         if torch.cuda.is_available():
             return f"L2 needs timings: the kernel has none ({seen}); validate it with the GPU timing harness first"

@@ -1,40 +1,54 @@
 """L4 compiler-source escalation: which pass, pattern and condition in the compiler produce what L3 found.
 
-L3 hands up a question: a bottleneck class, the source lines it sits on, and the pass that introduced its
-instructions. L4 narrows it with the compiler index (compiler_index.queries) and the distilled invariants
-(ladder/data/invariants.yaml): the pass's definition and C++ class, the pattern of that pass that lowers the
-op behind the symptom, the calls in that pattern that produce the symptom (file:line), the conditions that
-decide whether the compiler could avoid it, and any remark the compile printed, traced to the code that
-emits it. A class whose invariant and compiler evidence are found keeps its rewrite family, now justified by
-compiler source; when nothing is found, L4 says so and the round stays inconclusive rather than guessing.
+L3 hands up typed findings (ladder.evidence.Finding): a symptom, its kernel lines, the pass that introduced it
+or declined to remove it, and the trajectory. L4 narrows each with the compiler index (compiler_index.queries)
+and the distilled invariants (ladder/data/invariants.yaml): the pass's definition and C++ class, the pattern of
+that pass that handles the op behind the symptom, the code whose calls produce the symptom (file:line, on the
+target's backend), the conditions that decide whether the compiler could avoid it — ranked by the terms the
+symptom is about, gates whose guards exclude the target dropped — and every remark the compile printed, traced
+to the code that emits it (compiler_index.explain, the one trajectory × index join). It then states the
+mechanism in one sentence. A symptom whose compiler evidence is found keeps its card's rewrite family, now
+justified by compiler source; when nothing is found, L4 says so and the round stays inconclusive.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import irscope
 from compiler_index import queries as q
 from compiler_index.build import build, resolve_roots
+from compiler_index.explain import trace_diagnostics
+from compiler_index.target import Target, file_applies, for_target
 from ladder.context import Context
 from ladder.evidence import (
     ARTIFACT,
     COMPILER_SOURCE,
     RAN,
-    SNAPSHOT,
     UNAVAILABLE,
     Evidence,
+    Finding,
     Hypothesis,
     LevelResult,
     RewriteFamily,
     SourceRef,
 )
-from ladder.invariants import Invariant
+from ladder.invariants import Invariant, check
 from ladder.invariants import load as load_invariants
 from ladder.levels.base import Level
 
 DEFAULT_INDEX = Path("out") / "compiler-index.db"
 DEFAULT_CHECKOUT = Path("third_party") / "triton"
-MAX_GATES = 6
+MAX_GATES = 3  # per gate symbol: the conditions that decide, not every branch of the function
+GATE_KIND_RANK = {
+    "failure": 0,
+    "notifyMatchFailure": 0,
+    "return-false": 0,
+    "return-expr": 0,
+    "return": 0,
+    "remark": 1,
+    "warning": 1,
+}
 
 
 def index_db(ctx: Context) -> tuple[Path | None, str]:
@@ -46,6 +60,7 @@ def index_db(ctx: Context) -> tuple[Path | None, str]:
     if DEFAULT_INDEX.exists():
         return DEFAULT_INDEX, ""
     if (DEFAULT_CHECKOUT / "lib").is_dir():
+        ctx.say(f"L4: building the compiler index from {DEFAULT_CHECKOUT} into {DEFAULT_INDEX} (once) …")
         DEFAULT_INDEX.parent.mkdir(parents=True, exist_ok=True)
         build(DEFAULT_INDEX, resolve_roots([DEFAULT_CHECKOUT], None))
         return DEFAULT_INDEX, ""
@@ -65,103 +80,82 @@ def _cite(eid: str, claim: str, loc: q.Loc, symbol: str | None = None, **data: o
     )
 
 
-def _introducing_pass(h: Hypothesis, known: dict[str, Evidence]) -> str | None:
-    for eid in h.evidence:
-        ev = known.get(eid)
-        if ev is not None and ev.source.kind == SNAPSHOT and ev.source.pass_arg:
-            return ev.source.pass_arg
-    return None
+def _deciding(inv: Invariant, gate: q.GateInfo) -> int:
+    text = f"{gate.condition} {gate.message}"
+    return sum(term in text for term in inv.deciding)
 
 
-def _trajectory_dirs(l3: LevelResult) -> list[Path]:
-    return [Path(e.source.path) for e in l3.evidence if e.source.kind == ARTIFACT and e.id.endswith(".summary")]
+def ranked_gates(inv: Invariant, gates: list[q.GateInfo], target: Target) -> list[q.GateInfo]:
+    """The gates that decide this symptom on this target, most deciding first (then strongest exit, then source
+    order); gates of another backend's code, or under a guard the target excludes, are dropped
+    (compiler_index.target)."""
+    kept, _ = for_target(gates, target)
+    order = {id(g): i for i, g in enumerate(kept)}
+    kept.sort(key=lambda g: (-_deciding(inv, g), GATE_KIND_RANK.get(g.kind, 2), order[id(g)]))
+    return kept
 
 
-def _diagnostics(dirs: list[Path], needle: str) -> list[str]:
-    """Lines the compile printed on stderr (remarks, warnings) that contain `needle`, from L3's trajectories."""
-    import irscope
-
-    lines: list[str] = []
-    for d in dirs:
-        try:
-            traj = irscope.load(d)
-        except Exception:  # a trajectory L3 could not finish: no diagnostics to trace
-            continue
-        for s in traj.snapshots:
-            lines += [ln for ln in s.diagnostics.splitlines() if needle in ln and ln not in lines]
-    return lines
-
-
-def narrow(
-    db: Path, inv: Invariant, pass_arg: str | None, tag: str, dirs: list[Path]
-) -> tuple[list[Evidence], list[str]]:
-    """Compiler evidence for one bottleneck class; notes say what the index could not find."""
+def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target) -> tuple[list[Evidence], list[str]]:
+    """Compiler evidence for one finding; notes say what the index could not find."""
     ev: list[Evidence] = []
     notes: list[str] = []
+    ref = finding.hazard.pass_ref
+    pass_arg = ref.pass_arg if ref else inv.pass_arg
     pattern: q.PatternRef | None = None
-    if pass_arg:
-        try:
-            info = q.pass_info(db, pass_arg)[0]
-            where = info.classes[0] if info.classes else info.td
-            if where is not None:
-                ev.append(
-                    _cite(
-                        f"L4.{tag}.pass",
-                        f"pass {pass_arg} ({info.def_name}), which introduced the symptom in L3, is implemented here",
-                        where,
-                        info.def_name,
-                    )
+    try:
+        info = q.pass_info(db, pass_arg)[0]
+        where = next((c for c in info.classes if file_applies(c.file, target)), info.td)
+        if where is not None:
+            role = "declined to act on" if finding.hazard.declined_by else "introduced"
+            ev.append(
+                _cite(
+                    f"L4.{tag}.pass",
+                    f"pass {pass_arg} ({info.def_name}), which {role} the symptom in L3, is implemented here",
+                    where,
+                    info.def_name,
                 )
-            pattern = next((p for p in info.patterns if p.root_op == inv.source_op), None)
-        except q.QueryError as e:
-            notes.append(f"pass {pass_arg}: {e}")
+            )
+        pattern = next(
+            (p for p in info.patterns if p.root_op == inv.source_op and file_applies(p.loc.file, target)), None
+        )
+    except q.QueryError as e:
+        notes.append(f"pass {pass_arg}: {e}")
     if pattern is not None:
         ev.append(
             _cite(
                 f"L4.{tag}.pattern",
-                f"{pattern.name} ({pattern.base}) is the pattern of {pass_arg} that lowers {inv.source_op}",
+                f"{pattern.name} ({pattern.base}) is the pattern of {pass_arg} that handles {inv.source_op}",
                 pattern.loc,
                 pattern.name,
             )
         )
-    elif pass_arg:
-        notes.append(f"no pattern of {pass_arg} lowers {inv.source_op} in the index")
-    for i, m in enumerate(inv.mechanisms):
+    cause = finding.hazard.cause
+    for i, m in enumerate(inv.for_cause(inv.mechanisms, cause)):
         try:
-            calls = q.callers(db, m.symbol)
+            defs = [t for t in q.conditions(db, m.symbol).targets if file_applies(t.loc.file, target)]
+        except q.QueryError:
+            defs = []
+        if not defs:
+            notes.append(f"{m.symbol} is not in the index for {target.backend}")
+            continue
+        try:
+            calls = [c for c in q.callers(db, m.symbol) if file_applies(c.call.file, target)]
         except q.QueryError:
             calls = []
         if pattern is not None:
-            inside = [c for c in calls if c.caller.name.startswith(pattern.name + "::")]
-            calls = inside or calls
-        if calls:
-            c = calls[0]
-            more = f" (and {len(calls) - 1} more call sites)" if len(calls) > 1 else ""
-            ev.append(
-                _cite(
-                    f"L4.{tag}.mechanism{i}",
-                    f"{c.caller.name} calls {m.symbol}: {m.explains}{more}",
-                    c.call,
-                    m.symbol,
-                    calls=len(calls),
-                )
-            )
-        else:
-            try:
-                target = q.conditions(db, m.symbol).targets
-            except q.QueryError:
-                target = []
-            if target:
-                ev.append(_cite(f"L4.{tag}.mechanism{i}", f"{m.symbol}: {m.explains}", target[0].loc, m.symbol))
-            else:
-                notes.append(f"{m.symbol} is not in the index")
-    for i, g in enumerate(inv.gates):
+            calls = [c for c in calls if c.caller.name.startswith(pattern.name + "::")] or calls
+        via = f" (called from {calls[0].caller.name}, {calls[0].call.file}:{calls[0].call.line})" if calls else ""
+        ev.append(
+            _cite(f"L4.{tag}.mechanism{i}", f"{m.symbol}{via}: {m.explains}", defs[0].loc, m.symbol, calls=len(calls))
+        )
+    for i, g in enumerate(inv.for_cause(inv.gates, cause)):
         try:
             cond = q.conditions(db, g.symbol)
         except q.QueryError:
             notes.append(f"{g.symbol}: no conditions in the index")
             continue
-        for j, gate in enumerate(cond.gates[:MAX_GATES]):
+        gates = ranked_gates(inv, cond.gates, target)
+        for j, gate in enumerate(gates[:MAX_GATES]):
             text = f" — {gate.message!r}" if gate.message else ""
             ev.append(
                 _cite(
@@ -170,26 +164,47 @@ def narrow(
                     gate.loc,
                     g.symbol,
                     condition=gate.condition,
+                    deciding=_deciding(inv, gate),
                 )
             )
-        if not cond.gates and cond.targets:
-            ev.append(_cite(f"L4.{tag}.gate{i}", f"{g.symbol}: {g.explains}", cond.targets[0].loc, g.symbol))
-    for i, needle in enumerate(inv.remarks):
-        for k, line in enumerate(_diagnostics(dirs, needle)[:3]):
-            try:
-                match = q.remarks(db, line)[0]
-            except q.QueryError:
-                continue
-            ev.append(
-                _cite(
-                    f"L4.{tag}.remark{i}.{k}",
-                    f"the compile printed {line.strip()!r}, emitted here "
-                    f"({match.kind} if {match.condition or 'always'})",
-                    match.loc,
-                    match.function.name if match.function else None,
-                )
-            )
+        if len(gates) > MAX_GATES:
+            notes.append(f"{g.symbol}: {len(gates) - MAX_GATES} lower-ranked conditions not cited")
+        defs = [t for t in cond.targets if file_applies(t.loc.file, target)]
+        if not gates and defs:
+            ev.append(_cite(f"L4.{tag}.gate{i}", f"{g.symbol}: {g.explains}", defs[0].loc, g.symbol))
+    ev += _remarks(db, inv, finding, tag)
     return ev, notes
+
+
+def _remarks(db: Path, inv: Invariant, finding: Finding, tag: str) -> list[Evidence]:
+    """Remarks the compile printed about this symptom, traced to the code that emits them."""
+    try:
+        traj = irscope.load(finding.trajectory)
+    except Exception:  # a trajectory L3 could not finish: no diagnostics to trace
+        return []
+    wanted = (*inv.remarks, *finding.hazard.remarks)
+    text = "\n".join(
+        ln for s in traj.snapshots for ln in s.diagnostics.splitlines() if wanted and any(w in ln for w in wanted)
+    )
+    out = []
+    for k, match in enumerate(trace_diagnostics(db, text)[:3]):
+        out.append(
+            _cite(
+                f"L4.{tag}.remark{k}",
+                f"the compile printed {match.message!r}, emitted here ({match.kind} if {match.condition or 'always'})",
+                match.loc,
+                match.function.name if match.function else None,
+            )
+        )
+    return out
+
+
+def mechanism(inv: Invariant, finding: Finding) -> str:
+    """The mechanism in one sentence: the symptom, where, and what the compiler's code does about it."""
+    h = finding.hazard
+    where = ("line " if len(h.lines) == 1 else "lines ") + ", ".join(map(str, h.lines)) if h.lines else "the kernel"
+    first = inv.statement.split(". ")[0].rstrip(".")
+    return f"{h.symptom} at {where} of {h.kernel}: {first}."
 
 
 class SourceLevel(Level):
@@ -197,40 +212,48 @@ class SourceLevel(Level):
 
     def gather(self, ctx: Context) -> LevelResult:
         l3 = next((r for r in ctx.earlier if r.level == "L3" and r.status == RAN), None)
-        if l3 is None or not l3.hypotheses:
+        findings = [h for h in (l3.hypotheses if l3 else ()) if h.finding is not None]
+        if not findings:
             return LevelResult(self.name, RAN, notes=("L3 found no symptom, so there is no question to narrow",))
         db, why = index_db(ctx)
         if db is None:
             return LevelResult(self.name, UNAVAILABLE, why)
         inv_path, invariants = load_invariants(ctx.option("invariants"))
-        known = {e.id: e for r in ctx.earlier for e in r.evidence}
-        dirs = _trajectory_dirs(l3)
+        target = Target.parse(ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90"))
         evidence: list[Evidence] = []
         hypotheses: list[Hypothesis] = []
         families: dict[str, RewriteFamily] = {}
         notes: list[str] = [f"compiler index {db}"]
-        for n, h in enumerate(l3.hypotheses):
+        notes += [f"invariants vs index: {m}" for m in check(invariants, db)]
+        for n, h in enumerate(findings):
+            assert h.finding is not None
             inv = invariants.get(h.bottleneck)
             if inv is None:
                 notes.append(f"no invariant for {h.bottleneck} in {inv_path}: nothing to narrow it with")
                 continue
             tag = f"{n}.{h.bottleneck}"
-            found, missing = narrow(db, inv, _introducing_pass(h, known), tag, dirs)
+            ctx.say(f"L4: narrowing {h.bottleneck} with the compiler index …")
+            found, missing = narrow(db, inv, h.finding, tag, target)
             notes += [f"{h.bottleneck}: {m}" for m in missing]
             if not found:
                 continue
             statement = Evidence(
                 f"L4.{tag}.invariant",
                 "L4",
-                f"{inv.statement} Rewrite: {inv.action}.",
+                f"{mechanism(inv, h.finding)} Rewrite: {inv.action}.",
                 SourceRef(ARTIFACT, str(inv_path)),
+                data={"statement": inv.statement},
             )
             evidence += [statement, *found]
             ids = (*(e.id for e in found), statement.id)
-            hypotheses.append(Hypothesis(h.bottleneck, h.hotspot, h.cases, ids))
+            hypotheses.append(Hypothesis(h.bottleneck, h.hotspot, h.cases, ids, h.finding))
             prior = families.get(inv.family)
-            description = next((f.description for f in l3.families if f.name == inv.family), inv.action)
-            families[inv.family] = RewriteFamily(inv.family, description, (prior.evidence if prior else ()) + ids)
+            families[inv.family] = RewriteFamily(
+                inv.family,
+                f"{inv.card.title} (card {inv.card.id}): {inv.action}",
+                (prior.evidence if prior else ()) + ids,
+                cards=tuple(dict.fromkeys((*(prior.cards if prior else ()), inv.card.id))),
+            )
         return LevelResult(
             self.name,
             RAN,

@@ -30,8 +30,6 @@ from patterns.appliers import APPLIERS, Candidate, generate
 from patterns.card import Card
 from patterns.matcher import default_index
 
-CARD_EVIDENCE = "L1.card."  # evidence ids of the cards L1 cited (ladder/levels/patterns.py)
-
 
 @dataclass(frozen=True)
 class Option:
@@ -86,11 +84,7 @@ class OfflineRewriter(Rewriter):
     def rewrite(self, request: RewriteRequest) -> Rewrite:
         d = request.diagnosis
         family = d.family.name if d and d.family else None
-        cited = [
-            i.removeprefix(CARD_EVIDENCE)
-            for i in (d.family.evidence if d and d.family else ())
-            if i.startswith(CARD_EVIDENCE)
-        ]
+        cited = list(d.family.cards) if d and d.family else []
         own = family_appliers(family, cited) if family else list(APPLIERS)
         options, failed = self._options(request.base_source, own)
         tried = {p.candidate for p in request.history if p.candidate}

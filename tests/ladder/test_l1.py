@@ -6,14 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
+from irscope.hazards import symptoms
 from ladder.context import Context, PastRound, digest
 from ladder.evidence import ARTIFACT, SOURCE_LINE, SourceRef
 from ladder.facts import LAUNCH_BOUND_MS, diagnosis_facts, validation_facts
 from ladder.harness.timing import TimingSettings
+from ladder.invariants import DEFAULT_PATH, InvariantsError
 from ladder.invariants import load as load_invariants
 from ladder.levels import registry
-from ladder.levels.ir import SPILLS, SYMPTOMS, IRLevel
+from ladder.levels.ir import IRLevel
 from ladder.levels.patterns import PatternLevel
 from ladder.policy import INCONCLUSIVE, Diagnosis, climb
 from patterns.matcher import default_index
@@ -112,9 +115,19 @@ def test_an_earlier_rounds_ir_facts_about_the_same_kernel_count_at_l1(tmp_path):
     assert "L1.facts.round1" in r.hypotheses[0].evidence
 
 
-def test_one_name_per_rewrite_family_across_l1_l3_and_l4():
+def test_one_name_per_rewrite_family_across_l1_l3_and_l4(tmp_path):
+    """L3 and L4 take family names from the card each symptom's invariant names; the bundled invariants cover every
+    symptom; an invariant for an unknown symptom, or naming a card that does not exist, fails the load."""
     card_families = set(default_index().by_family)
-    l3 = {s.family for s in SYMPTOMS} | {SPILLS[1]}
-    l4 = {inv.family for inv in load_invariants()[1].values()}
-    assert l3 == {"index-reduction", "vectorization", "layout", "tensor-core", "resources"}
-    assert l3 | l4 <= card_families
+    invariants = load_invariants()[1]
+    assert set(invariants) == set(symptoms())
+    assert {inv.family for inv in invariants.values()} <= card_families
+    doc = yaml.safe_load(DEFAULT_PATH.read_text())
+    doc["invariants"]["layout-conversion"]["card"] = "no-such-card"
+    doc["invariants"]["slow-kernel"] = doc["invariants"].pop("global-atomics")
+    bad = tmp_path / "invariants.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(InvariantsError) as e:
+        load_invariants(bad)
+    assert "card 'no-such-card' does not exist" in str(e.value)
+    assert "slow-kernel: not a symptom irscope.hazards reports" in str(e.value)

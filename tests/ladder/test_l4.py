@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from compiler_index.build import build, resolve_roots
+from irscope.hazards import Hazard, PassRef
 from ladder.context import Context
 from ladder.evidence import (
     ARTIFACT,
@@ -16,6 +17,7 @@ from ladder.evidence import (
     SNAPSHOT,
     UNAVAILABLE,
     Evidence,
+    Finding,
     Hypothesis,
     LevelResult,
     SourceRef,
@@ -26,28 +28,37 @@ from suite.operator import get_operator
 CORPUS = Path(__file__).resolve().parents[1] / "compiler_index" / "corpus"
 TRITON = Path(__file__).resolve().parents[2] / "third_party" / "triton"
 
+# A real symptom narrowed with the toy dialect's code: the invariant format, not Triton's source, is under test.
 TOY_INVARIANTS = """
 format: irscope-invariants
-format_version: 1
+format_version: 2
 invariants:
-  barrier-heavy:
+  cross-warp-reduction:
+    card: warp-local-reduction
+    pass: toygpu-lower-barriers
     source_op: tgpu.barrier
-    statement: ToyGPU lowers every barrier to bar.sync through the target's emitBarrier.
+    statement: ToyGPU lowers every barrier to bar.sync through the target's emitBarrier. Nothing removes them.
     mechanisms:
       - {symbol: "emitBarrier", explains: "the bar.sync itself"}
     gates:
       - {symbol: "BarrierOpConversion", explains: "which targets have a barrier lowering"}
-    family: fewer-barriers
+    deciding: [target]
 """
 
 
 def l3_result(pass_arg: str, bottleneck: str, kernel: Path) -> LevelResult:
+    """What L3 hands up, typed: a hazard on line 5 that `pass_arg` introduced (as irscope.hazards reports one)."""
+    hazard = Hazard(bottleneck, "k", (5,), "line 5: barriers", 10.0, introduced_by=PassRef(3, "llir", pass_arg))
     snap = Evidence(
-        "L3.0.x.pass", "L3", "pass introduced it", SourceRef(SNAPSHOT, "traj", snapshot=3, pass_arg=pass_arg)
+        "L3.0.x.introduced", "L3", "pass introduced it", SourceRef(SNAPSHOT, "traj", snapshot=3, pass_arg=pass_arg)
     )
-    line = Evidence("L3.0.x.line", "L3", "line 5", SourceRef("source_line", str(kernel), line=5))
+    line = Evidence("L3.0.x.line5", "L3", "line 5", SourceRef("source_line", str(kernel), line=5))
+    finding = Finding(hazard, "traj", 1.0)
     return LevelResult(
-        "L3", RAN, evidence=(line, snap), hypotheses=(Hypothesis(bottleneck, "kernel line 5", (), (line.id, snap.id)),)
+        "L3",
+        RAN,
+        evidence=(line, snap),
+        hypotheses=(Hypothesis(bottleneck, "kernel line 5", (), (line.id, snap.id), finding),),
     )
 
 
@@ -67,7 +78,7 @@ def test_l4_cites_compiler_source_for_the_l3_question(corpus_db, tmp_path):
         op.kernel_path,
         tmp_path,
         options=(("index_db", str(corpus_db)), ("invariants", str(inv))),
-        earlier=(l3_result("toygpu-lower-barriers", "barrier-heavy", op.kernel_path),),
+        earlier=(l3_result("toygpu-lower-barriers", "cross-warp-reduction", op.kernel_path),),
     )
     result = L4.run(ctx)
     assert result.status == RAN
@@ -76,15 +87,24 @@ def test_l4_cites_compiler_source_for_the_l3_question(corpus_db, tmp_path):
     assert pattern.source.path.endswith("BarrierOpToLLVM.cpp") and pattern.source.line > 1
     assert any(i.endswith(".mechanism0") and "emitBarrier" in e.claim for i, e in cited.items())
     assert any(".gate0" in i and "no barrier lowering for this target" in e.claim for i, e in cited.items())
-    assert [f.name for f in result.families] == ["fewer-barriers"]
+    assert [f.name for f in result.families] == ["reduction-layout"]  # the family of card warp-local-reduction
+    assert result.families[0].cards == ("warp-local-reduction",)
+    statement = next(e for e in result.evidence if e.id.endswith(".invariant"))
+    # the mechanism in one sentence: the symptom, where, and the statement's first sentence
+    assert statement.claim.startswith(
+        "cross-warp-reduction at line 5 of k: ToyGPU lowers every barrier to bar.sync through the target's emitBarrier."
+    )
     assert result.tests is not None and result.tests.justified_here.passed
     assert any(e.source.kind == ARTIFACT and e.source.path == str(inv) for e in result.evidence)
 
 
 def test_l4_without_an_answer_stays_inconclusive(corpus_db, tmp_path):
     op = get_operator("new_gelu")
-    earlier = (l3_result("toygpu-lower-barriers", "no-invariant-for-this", op.kernel_path),)
-    ctx = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(corpus_db)),), earlier=earlier)
+    earlier = (l3_result("toygpu-lower-barriers", "global-atomics", op.kernel_path),)
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(TOY_INVARIANTS)
+    options = (("index_db", str(corpus_db)), ("invariants", str(inv)))
+    ctx = Context(op, op.kernel_path, tmp_path, options=options, earlier=earlier)
     result = L4.run(ctx)
     assert result.families == () and not result.stopped
     assert any("no invariant" in n for n in result.notes)
@@ -106,5 +126,5 @@ def test_diagnose_moe_top2_reaches_the_reduction_lowering(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "index-producing reduction" in out and "sync.shuffle" in out and "sync.barrier" in out  # L3
     assert "lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp:17 (ReduceOpConversion)" in out  # L4, file:line
-    assert "ReduceOpConversion::sync" in out and "ReduceOpToLLVM.cpp:" in out
+    assert "ReduceOpConversion::warpReduce" in out and "ReduceOpHelper::isWarpSynchronous" in out
     shutil.rmtree(tmp_path / "d")

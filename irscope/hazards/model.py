@@ -1,0 +1,79 @@
+"""What a hazard finding is: a symptom on kernel lines, the pass that made (or failed to remove) it, its cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PassRef:
+    """One pass of the captured pipeline: the snapshot after it (its index in the trajectory) and its name."""
+
+    snapshot: int
+    stage: str
+    pass_arg: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"snapshot": self.snapshot, "stage": self.stage, "pass_arg": self.pass_arg}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PassRef:
+        return cls(int(d["snapshot"]), str(d["stage"]), str(d["pass_arg"]))
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A structural performance hazard the signatures show in one compiled kernel.
+
+    `introduced_by` is the pass that created the instructions behind it (the graph edge that raised its
+    counter); `declined_by` the pass whose input already held the opportunity and whose output still misses
+    it (an absence: no MMA, no async copy, a conversion left in place). `cost` is the cost model's estimate
+    (irscope/hazards/cost.py) in weighted per-thread instruction slots, the scale every hazard is ranked on.
+    """
+
+    symptom: str
+    kernel: str
+    lines: tuple[int, ...]
+    claim: str
+    cost: float
+    counters: Mapping[str, float] = field(default_factory=dict)
+    introduced_by: PassRef | None = None
+    declined_by: PassRef | None = None
+    remarks: tuple[str, ...] = ()
+    cause: str = ""  # the fact that decided it, in a word (warps, divisibility, mask, num_stages, …): L4 ranks by it
+
+    @property
+    def pass_ref(self) -> PassRef | None:
+        """The pass L4 should look at: the one that declined to act, else the one that introduced it."""
+        return self.declined_by or self.introduced_by
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "symptom": self.symptom,
+            "kernel": self.kernel,
+            "lines": list(self.lines),
+            "claim": self.claim,
+            "cost": round(self.cost, 2),
+            "counters": dict(self.counters),
+            "introduced_by": self.introduced_by.to_json() if self.introduced_by else None,
+            "declined_by": self.declined_by.to_json() if self.declined_by else None,
+            "remarks": list(self.remarks),
+            "cause": self.cause,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Hazard:
+        return cls(
+            symptom=d["symptom"],
+            kernel=d["kernel"],
+            lines=tuple(d.get("lines", ())),
+            claim=d["claim"],
+            cost=float(d["cost"]),
+            counters=dict(d.get("counters", {})),
+            introduced_by=PassRef.from_json(d["introduced_by"]) if d.get("introduced_by") else None,
+            declined_by=PassRef.from_json(d["declined_by"]) if d.get("declined_by") else None,
+            remarks=tuple(d.get("remarks", ())),
+            cause=d.get("cause", ""),
+        )

@@ -1,0 +1,83 @@
+"""Small kernels, each showing one hazard mechanism or its healthy twin, for tests/irscope/test_hazards.py."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+@triton.jit
+def rows_per_warp_sum(x_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :])
+    tl.store(out_ptr + rows, tl.sum(x, axis=1))
+
+
+@triton.jit
+def top1_then_second(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=-float("inf"))
+    best, where = tl.max(x, axis=0, return_indices=True)
+    rest = tl.where(offs == where, -float("inf"), x)
+    tl.store(out_ptr + row, best + tl.max(rest, axis=0))
+
+
+@triton.jit
+def scatter_count(idx_ptr, counts_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    bucket = tl.load(idx_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_add(counts_ptr + bucket, 1, mask=offs < n)
+
+
+@triton.jit
+def partial_sum_atomic(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(total_ptr, tl.sum(x, axis=0))
+
+
+@triton.jit
+def tile_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def ieee_dot(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="ieee"))
+
+
+@triton.jit
+def column_read(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    col = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * n_cols + col, mask=offs < n_rows, other=0.0)
+    tl.store(out_ptr + col * BLOCK + offs, x, mask=offs < n_rows)
+
+
+@triton.jit
+def copy_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + offs)
+    tl.store(out_ptr + row * n_cols + offs, x * 2.0)

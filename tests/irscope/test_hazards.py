@@ -1,0 +1,144 @@
+"""irscope.hazards on real cuda:90 compiles: each detector fires on the mechanism it states, names the pass behind
+it, and stays silent on the healthy twin (tests/irscope/hazard_kernels.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+import irscope
+from irscope import hazards
+from irscope.hazards import cost
+from tests.irscope import hazard_kernels as K
+
+MM = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*bf16", M=4096, N=4096, K=4096)
+CASES = {
+    "row_sum_8_warps": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4096), dict(BLOCK=4096, num_warps=8)),
+    "row_sum_1_warp": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=1024), dict(BLOCK=1024, num_warps=1)),
+    "top1_then_second": (K.top1_then_second, dict(x_ptr="*fp32", out_ptr="*fp32", n=256), dict(BLOCK=256)),
+    "scatter_count": (K.scatter_count, dict(idx_ptr="*i32", counts_ptr="*i32", n=4096), dict(BLOCK=1024)),
+    "partial_sum_atomic": (
+        K.partial_sum_atomic,
+        dict(x_ptr="*fp32", total_ptr="*fp32", n=4096),
+        dict(BLOCK=1024, num_warps=1),
+    ),
+    "matmul_pipelined": (K.tile_matmul, MM, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=3)),
+    "matmul_one_stage": (K.tile_matmul, MM, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=1)),
+    "matmul_two_warps": (K.tile_matmul, MM, dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=2, num_stages=3)),
+    "ieee_dot": (K.ieee_dot, dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32"), dict(BLOCK=64)),
+    "column_read": (
+        K.column_read,
+        dict(x_ptr="*fp32", out_ptr="*fp32", n_rows=1024, n_cols=4096),
+        dict(BLOCK=1024),
+    ),
+    "copy_aligned": (K.copy_rows, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4096), dict(BLOCK=1024)),
+    "copy_odd": (K.copy_rows, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4095), dict(BLOCK=1024)),
+}
+
+
+@pytest.fixture(scope="module")
+def found() -> dict[str, hazards.Findings]:
+    out = {}
+    for name, (kernel, args, options) in CASES.items():
+        out[name] = hazards.find(irscope.capture(kernel, target="cuda:90", kernel_kwargs=args, **options))
+    return out
+
+
+def symptoms(f: hazards.Findings) -> list[str]:
+    return [h.symptom for h in f.hazards]
+
+
+def line_of(kernel, text: str) -> int:
+    """The kernel file's line holding `text` (line numbers are derived, not typed in)."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(kernel.fn)
+    return first + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+def test_a_reduction_across_warps_goes_through_shared_memory_and_one_warp_does_not(found):
+    # 8 warps along the only axis: ReduceOpConversion stores warp partials, syncs, combines, syncs again
+    h = found["row_sum_8_warps"].hazards[0]
+    assert h.symptom == "cross-warp-reduction" and h.lines == (line_of(K.row_sum, "tl.sum"),)
+    assert "8 warps" in h.claim and h.counters["sync.barrier"] >= 2 and h.counters["mem.shared_store"] >= 1
+    assert h.introduced_by is not None and h.introduced_by.pass_arg == "convert-triton-gpu-to-llvm"
+    # one warp: shuffles only, nothing to blame
+    assert "cross-warp-reduction" not in symptoms(found["row_sum_1_warp"])
+
+
+def test_an_index_reduction_owns_the_reduction_that_masks_its_winner(found):
+    (h,) = [h for h in found["top1_then_second"].hazards if h.symptom == "index-reduction-sync"]
+    # the argmax line, and the second max whose input the index masked (data flow, not line adjacency)
+    assert h.lines == (line_of(K.top1_then_second, "return_indices"), line_of(K.top1_then_second, "best + tl.max"))
+    assert "cross-warp-reduction" not in symptoms(found["top1_then_second"])
+
+
+def test_per_element_atomics_are_a_hazard_and_one_atomic_per_program_is_not(found):
+    h = next(h for h in found["scatter_count"].hazards if h.symptom == "global-atomics")
+    assert h.lines == (line_of(K.scatter_count, "tl.atomic_add"),) and h.counters["compute.atomic"] >= 1
+    assert "global-atomics" not in symptoms(found["partial_sum_atomic"])  # a scalar atomic after tl.sum
+
+
+def test_a_dot_loop_without_stages_is_not_pipelined_and_the_pipelined_one_is_clean(found):
+    h = found["matmul_one_stage"].hazards[0]
+    loads = (line_of(K.tile_matmul, "a = tl.load"), line_of(K.tile_matmul, "b = tl.load"))
+    assert h.symptom == "not-pipelined" and h.lines == loads and h.counters["num_stages"] == 1
+    assert h.declined_by is not None and h.declined_by.pass_arg == "tritongpu-assign-latencies"
+    # wgmma fed by cp.async: nothing above the threshold (the epilogue's accumulator conversion is intended)
+    assert found["matmul_pipelined"].hazards == ()
+
+
+def test_two_warps_keep_a_hopper_dot_on_mma_sync(found):
+    # supportMMA(op, 3) needs num_warps % 4 == 0: the dot falls back to MMA v2
+    h = next(h for h in found["matmul_two_warps"].hazards if h.symptom == "mma-downgrade")
+    assert h.lines == (line_of(K.tile_matmul, "tl.dot"),)
+    assert h.introduced_by is not None and h.introduced_by.pass_arg == "tritongpu-accelerate-matmul"
+
+
+def test_an_ieee_fp32_dot_stays_on_fma_and_spills(found):
+    f = found["ieee_dot"]
+    dot = next(h for h in f.hazards if h.symptom == "dot-on-fma")
+    assert dot.declined_by is not None and dot.declined_by.pass_arg == "tritongpu-accelerate-matmul"
+    # a 64x64 fp32 product on 128 threads needs more than 255 registers: ptxas spills (SASS local traffic)
+    spill = next(h for h in f.hazards if h.symptom == "register-spills")
+    assert spill.counters["res.spill_bytes"] > 0 and spill.counters["mem.local_load"] > 0
+
+
+def test_strided_reads_are_uncoalesced_and_unaligned_rows_are_narrow(found):
+    col = found["column_read"].hazards[0]
+    assert col.symptom == "uncoalesced-access" and col.lines == (line_of(K.column_read, "tl.load"),)
+    odd = symptoms(found["copy_odd"])
+    assert odd == ["narrow-memory-access", "narrow-memory-access"]  # the load and the store of each row
+    assert found["copy_aligned"].hazards == ()  # n_cols=4096 is specialized divisible by 16: 128-bit accesses
+
+
+def test_hazards_are_ranked_by_cost_and_minor_ones_kept_apart(found):
+    for f in found.values():
+        costs = [h.cost for h in f.hazards]
+        assert costs == sorted(costs, reverse=True)
+        assert all(h.cost < hazards.MIN_SHARE * f.kernel_cost for h in f.minor)
+
+
+def test_resident_warps_follow_the_register_and_shared_memory_limits():
+    # 255 registers → 256 per thread → 65536 / (256 · 32 · 4) = 2 CTAs of 4 warps
+    assert cost.resident_warps(255, 0, 4) == (8, "registers")
+    # 100 KB of shared memory per CTA (+1 KB reserved): 228 KB / 101 KB = 2 CTAs
+    assert cost.resident_warps(32, 100 * 1024, 4) == (8, "shared memory")
+    # nothing large: the warp limit (64 / 8 warps = 8 CTAs)
+    assert cost.resident_warps(32, 0, 8) == (64, "warps per SM")
+
+
+def test_every_symptom_states_its_mechanism():
+    assert set(hazards.symptoms()) == {
+        "cross-warp-reduction",
+        "index-reduction-sync",
+        "register-spills",
+        "not-pipelined",
+        "dot-on-fma",
+        "mma-downgrade",
+        "layout-conversion",
+        "global-atomics",
+        "occupancy-limit",
+        "uncoalesced-access",
+        "narrow-memory-access",
+    }
+    assert all(len(text) > 60 for text in hazards.symptoms().values())
