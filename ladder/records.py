@@ -8,6 +8,7 @@ round not committed, loses no finished round, and cannot record one twice ((op, 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -234,29 +235,41 @@ class History:
             self.path = self.path / self.FILE
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions below
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA busy_timeout=10000")
-            self._migrate()
-        except sqlite3.DatabaseError as e:
-            self._db.close()
-            raise HistoryError(f"{self.path} is not a readable ladder history: {e}") from e
+        # Jobs opening one history at once take turns setting it up: switching a new file to WAL and creating
+        # the schema both need it alone, and SQLite's busy handler does not wait for the journal-mode switch.
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._db.execute("PRAGMA busy_timeout=10000")
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._migrate()
+            except sqlite3.DatabaseError as e:
+                self._db.close()
+                raise HistoryError(f"{self.path} is not a readable ladder history: {e}") from e
 
     def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            tables = self._db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
-            if tables:
-                raise HistoryError(f"{self.path} holds tables but no ladder schema version: not a ladder history")
-            self._db.executescript(
-                f"BEGIN IMMEDIATE; {_SCHEMA}; INSERT INTO meta VALUES ('format', 'ladder-history'); "
-                f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
-            )
-        elif version > SCHEMA_VERSION:
-            raise HistoryError(
-                f"{self.path} has history schema {version}; this ladder reads up to {SCHEMA_VERSION}: upgrade irscope"
-            )
+        self._db.execute("BEGIN IMMEDIATE")  # statements one by one: executescript would commit early
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                tables = self._db.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
+                if tables:
+                    raise HistoryError(f"{self.path} holds tables but no ladder schema version: not a ladder history")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute("INSERT INTO meta VALUES ('format', 'ladder-history')")
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version > SCHEMA_VERSION:
+                raise HistoryError(
+                    f"{self.path} has history schema {version}; this ladder reads up to {SCHEMA_VERSION}: "
+                    "upgrade irscope"
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self._db.close()

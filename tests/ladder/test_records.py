@@ -241,3 +241,27 @@ def test_jsonl_export_carries_what_the_synthesizer_needs_and_every_field_is_docu
     section = DOCS.read_text().split("## JSONL export")[1].split("### Synthesizer format")[0]
     documented = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
     assert set(line) == documented, f"fields and docs differ: {set(line) ^ documented}"
+
+
+def _open_history(path: str, barrier) -> None:
+    barrier.wait()
+    History(path).close()
+
+
+def test_jobs_that_open_a_new_history_at_once_all_get_one_schema(tmp_path):
+    """`--jobs N` opens one history from N workers: the first creates the schema, the others wait and find it
+    (before: "table meta already exists", or "database is locked" while switching to WAL)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    for trial in range(8):
+        path = tmp_path / f"h{trial}.sqlite"
+        barrier = ctx.Barrier(4)
+        procs = [ctx.Process(target=_open_history, args=(str(path), barrier)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+        with History(path) as h:
+            assert h._db.execute("SELECT value FROM meta WHERE key='format'").fetchone() == ("ladder-history",)
