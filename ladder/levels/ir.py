@@ -122,7 +122,7 @@ class IRLevel(Level):
             try:
                 dirs = capture(
                     ctx.kernel_path,
-                    ctx.op.make_inputs.__module__,
+                    ctx.op.ref,
                     case,
                     ctx.workdir / "ir",
                     target,
