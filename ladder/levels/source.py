@@ -254,13 +254,7 @@ class SourceLevel(Level):
             evidence += [statement, *found]
             ids = (*(e.id for e in found), statement.id)
             hypotheses.append(Hypothesis(h.bottleneck, h.hotspot, h.cases, ids, h.finding))
-            prior = families.get(inv.family)
-            families[inv.family] = RewriteFamily(
-                inv.family,
-                f"{inv.card.title} (card {inv.card.id}): {inv.action}",
-                (prior.evidence if prior else ()) + ids,
-                cards=tuple(dict.fromkeys((*(prior.cards if prior else ()), inv.card.id))),
-            )
+            families[inv.family] = inv.rewrite_family(ids, families.get(inv.family))
         return LevelResult(
             self.name,
             RAN,
