@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from irscope.hazards import symptoms
+from ladder.evidence import RewriteFamily
 from patterns.card import Card
 from patterns.matcher import default_index
 
@@ -47,6 +48,16 @@ class Invariant:
     @property
     def family(self) -> str:
         return self.card.family
+
+    def rewrite_family(self, evidence: tuple[str, ...], prior: RewriteFamily | None = None) -> RewriteFamily:
+        """This symptom's rewrite family (its card's), citing `evidence`; merged into `prior`, the same family
+        another symptom of the level already stands for."""
+        return RewriteFamily(
+            self.family,
+            f"{self.card.title} (card {self.card.id}): {self.action}",
+            (prior.evidence if prior else ()) + evidence,
+            cards=tuple(dict.fromkeys((*(prior.cards if prior else ()), self.card.id))),
+        )
 
     def for_cause(self, anchors: tuple[Anchor, ...], cause: str) -> list[Anchor]:
         """The anchors that decide this cause first (then the general ones), the others last."""

@@ -29,7 +29,7 @@ class CaptureError(RuntimeError):
 
 
 def capture(
-    kernel: Path, op_module: str, case: str, out_dir: Path, target: str = "cuda:90", timeout_s: float = 600
+    kernel: Path, op_ref: str, case: str, out_dir: Path, target: str = "cuda:90", timeout_s: float = 600
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
@@ -40,7 +40,7 @@ def capture(
             "-m",
             "ladder.ir_capture",
             str(kernel.resolve()),
-            op_module,
+            op_ref,
             case,
             str(out_dir.resolve()),
             target,
@@ -56,14 +56,13 @@ def capture(
     return dirs
 
 
-def _child(kernel: str, op_module: str, case: str, out_dir: str, target: str) -> list[str]:
-    import importlib
-
+def _child(kernel: str, op_ref: str, case: str, out_dir: str, target: str) -> list[str]:
     import irscope
     from irscope.capture import dry_run_driver
     from irscope.capture.loader import load_module
+    from suite.operator import resolve_operator
 
-    op = importlib.import_module(op_module).OPERATOR
+    op = resolve_operator(op_ref)
     chosen = next(c for c in op.cases if c.name == case)
     mod = load_module(kernel, "candidate")
     inputs = op.make_inputs(chosen, 0, "cpu", "random")
@@ -75,7 +74,7 @@ def _child(kernel: str, op_module: str, case: str, out_dir: str, target: str) ->
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="child process of ladder.ir_capture.capture")
     ap.add_argument("kernel")
-    ap.add_argument("op_module")
+    ap.add_argument("op_ref")
     ap.add_argument("case")
     ap.add_argument("out_dir")
     ap.add_argument("target")

@@ -218,18 +218,18 @@ def counters(report: Path, case: str, ncu: str = "ncu", timeout_s: float = 600) 
     return CaseCounters(case, report, kernels)
 
 
-def _child(kernel: str, op_name: str, case_name: str, lock: str | None) -> int:
+def _child(kernel: str, op_ref: str, case_name: str, lock: str | None) -> int:
     """Runs inside ncu: warm up, then exactly one profiled forward call (alone on the GPU when given its lock)."""
     import torch
 
     from irscope.capture.loader import KernelLoadError, load_module
     from ladder.harness.gpu_lock import exclusive, shared
-    from suite.operator import get_operator
+    from suite.operator import resolve_operator
 
-    op = get_operator(op_name)
+    op = resolve_operator(op_ref)
     case = next((c for c in op.cases if c.name == case_name), None)
     if case is None:
-        print(f"operator {op_name} has no case {case_name}", file=sys.stderr)
+        print(f"operator {op_ref} has no case {case_name}", file=sys.stderr)
         return 2
     try:
         mod = load_module(kernel, "candidate")
@@ -253,5 +253,5 @@ if __name__ == "__main__":
     ap.add_argument("--child", nargs=3, metavar=("KERNEL", "OP", "CASE"), required=True)
     ap.add_argument("--lock", help="the GPU's GpuLock file")
     a = ap.parse_args()
-    kernel, op_name, case_name = a.child
-    sys.exit(_child(kernel, op_name, case_name, a.lock))
+    kernel, op_ref, case_name = a.child
+    sys.exit(_child(kernel, op_ref, case_name, a.lock))

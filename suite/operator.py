@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,10 +71,24 @@ class Operator:
     # Correctness rule replacing the oracle comparison, for outputs with more than one right answer (a selection
     # at a near-tie): (pristine inputs, outputs, tolerance) → Verdict. None: compare with `oracle` (suite.compare).
     verify: Callable[[tuple[Any, ...], Any, Tolerance], Verdict] | None = None
+    # An operator defined outside the suite names its initial kernel module (a relative path is taken from the
+    # operator's own file); the suite's live in suite/kernels/<name>.py.
+    initial_kernel: Path | str | None = None
+    origin: str | None = None  # the file it was loaded from (`load_operator_file`); None for modules on sys.path
 
     @property
     def kernel_path(self) -> Path:
-        return KERNELS_DIR / f"{self.name}.py"
+        return Path(self.initial_kernel) if self.initial_kernel is not None else KERNELS_DIR / f"{self.name}.py"
+
+    @property
+    def ref(self) -> str:
+        """How another process finds this operator again (`resolve_operator`): the suite's by name, one loaded
+        from a file by that file, one defined in an importable module by `module:OPERATOR`."""
+        if self.origin is not None:
+            return self.origin
+        if all_operators().get(self.name) is self:
+            return self.name
+        return f"{self.make_inputs.__module__}:OPERATOR"
 
     def initial_source(self) -> str:
         return self.kernel_path.read_text()
@@ -101,8 +115,14 @@ def get_operator(name: str) -> Operator:
     return ops[name]
 
 
+class OperatorFileError(ValueError):
+    """An operator file that cannot be loaded, or does not define a usable OPERATOR."""
+
+
 def resolve_operator(spec: str) -> Operator:
-    """A suite operator by name, or an Operator defined elsewhere given as "package.module:ATTR" (tests)."""
+    """An operator by its `Operator.ref`: a suite name, a file (`path/to/op.py`), or "package.module:ATTR"."""
+    if spec.endswith(".py"):
+        return load_operator_file(Path(spec))
     if ":" not in spec:
         return get_operator(spec)
     module, attr = spec.split(":", 1)
@@ -110,3 +130,30 @@ def resolve_operator(spec: str) -> Operator:
     if not isinstance(op, Operator):
         raise TypeError(f"{spec} is {type(op).__name__}, not suite.operator.Operator")
     return op
+
+
+def load_operator_file(path: Path) -> Operator:
+    """The OPERATOR a user's operator file defines (docs/ladder.md, "An operator of your own"): its initial kernel
+    resolved next to the file when relative, and checked to exist."""
+    from irscope.capture.loader import KernelLoadError, load_module
+
+    path = path.resolve()
+    try:
+        module = load_module(path, f"user_operator_{path.stem}")
+    except KernelLoadError as e:
+        raise OperatorFileError(str(e)) from None
+    op = getattr(module, "OPERATOR", None)
+    if not isinstance(op, Operator):
+        raise OperatorFileError(
+            f"{path}: defines no OPERATOR = suite.operator.Operator(...) (found {type(op).__name__}); "
+            "see docs/ladder.md, 'An operator of your own'"
+        )
+    if op.initial_kernel is None:
+        raise OperatorFileError(f"{path}: OPERATOR names no initial_kernel (the kernel module the loop starts from)")
+    kernel = Path(op.initial_kernel)
+    kernel = kernel if kernel.is_absolute() else path.parent / kernel
+    if not kernel.is_file():
+        raise OperatorFileError(f"{path}: initial_kernel {kernel} does not exist")
+    if not op.cases or not op.small_cases:
+        raise OperatorFileError(f"{path}: OPERATOR needs cases (timed on a GPU) and small_cases (checked on a CPU)")
+    return replace(op, initial_kernel=kernel.resolve(), origin=str(path))

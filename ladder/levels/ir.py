@@ -122,7 +122,7 @@ class IRLevel(Level):
             try:
                 dirs = capture(
                     ctx.kernel_path,
-                    ctx.op.make_inputs.__module__,
+                    ctx.op.ref,
                     case,
                     ctx.workdir / "ir",
                     target,
@@ -181,13 +181,7 @@ class IRLevel(Level):
             finding = Finding(h, str(traj.root), share)
             hypotheses.append(Hypothesis(h.symptom, f"{h.kernel} {_where(h)}", (), ids, finding))
             inv = invariants[h.symptom]
-            prior = families.get(inv.family)
-            families[inv.family] = RewriteFamily(
-                inv.family,
-                f"{inv.card.title} (card {inv.card.id}): {inv.action}",
-                (prior.evidence if prior else ()) + ids,
-                cards=tuple(dict.fromkeys((*(prior.cards if prior else ()), inv.card.id))),
-            )
+            families[inv.family] = inv.rewrite_family(ids, families.get(inv.family))
         return LevelResult(
             self.name,
             RAN,

@@ -123,7 +123,7 @@ class ProfileLevel(Level):
             else:
                 counters = ncu.profile(
                     ctx.kernel_path,
-                    ctx.op.name,
+                    ctx.op.ref,
                     case,
                     ctx.workdir / "ncu",
                     ctx.option("ncu", "ncu"),

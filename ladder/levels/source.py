@@ -81,8 +81,15 @@ def _cite(eid: str, claim: str, loc: q.Loc, symbol: str | None = None, **data: o
 
 
 def _deciding(inv: Invariant, gate: q.GateInfo) -> int:
-    text = f"{gate.condition} {gate.message}"
+    text = f"{gate.condition} {gate.expr} {gate.message}"
     return sum(term in text for term in inv.deciding)
+
+
+def _decision(gate: q.GateInfo) -> str:
+    """A gate as a sentence: what the function does under which condition (`returns X` for a predicate)."""
+    if gate.kind == "return-expr":
+        return f"returns {gate.expr}" + (f" when {gate.condition}" if gate.condition else "")
+    return f"{gate.kind} if {gate.condition}"
 
 
 def ranked_gates(inv: Invariant, gates: list[q.GateInfo], target: Target) -> list[q.GateInfo]:
@@ -160,10 +167,10 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
             ev.append(
                 _cite(
                     f"L4.{tag}.gate{i}.{j}",
-                    f"{g.symbol} ({g.explains}): {gate.kind} if {gate.condition}{text}",
+                    f"{g.symbol} ({g.explains}): {_decision(gate)}{text}",
                     gate.loc,
                     g.symbol,
-                    condition=gate.condition,
+                    condition=gate.condition or gate.expr,
                     deciding=_deciding(inv, gate),
                 )
             )
@@ -247,13 +254,7 @@ class SourceLevel(Level):
             evidence += [statement, *found]
             ids = (*(e.id for e in found), statement.id)
             hypotheses.append(Hypothesis(h.bottleneck, h.hotspot, h.cases, ids, h.finding))
-            prior = families.get(inv.family)
-            families[inv.family] = RewriteFamily(
-                inv.family,
-                f"{inv.card.title} (card {inv.card.id}): {inv.action}",
-                (prior.evidence if prior else ()) + ids,
-                cards=tuple(dict.fromkeys((*(prior.cards if prior else ()), inv.card.id))),
-            )
+            families[inv.family] = inv.rewrite_family(ids, families.get(inv.family))
         return LevelResult(
             self.name,
             RAN,

@@ -70,7 +70,7 @@ class HarnessValidator:
         self._environment()
         gpu = self.device == "cuda"
         result = evaluate_candidate(
-            op.name,
+            op.ref,
             candidate=candidate,
             device=self.device,
             seeds=self.seeds,

@@ -39,7 +39,7 @@ class InterpretValidator:
                 "-m",
                 "ladder.validators.interpret",
                 str(candidate.resolve()),
-                op.make_inputs.__module__,
+                op.ref,
                 str(self.seeds),
                 str(result),
             ]
@@ -54,14 +54,13 @@ class InterpretValidator:
         return Validation(self.name, DEVICE, not bad and bool(cases), detail, cases)
 
 
-def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
+def _check(candidate: Path, op_ref: str, seeds: int) -> list[dict]:
     """One CaseResult per small case: its first failing (input kind, seed), if any; the rest of that case is skipped."""
-    import importlib
-
     from irscope.capture.loader import load_module
     from suite.interp_check import check_forward
+    from suite.operator import resolve_operator
 
-    op = importlib.import_module(op_module).OPERATOR
+    op = resolve_operator(op_ref)
     forward = load_module(candidate, "candidate").forward
     results = []
     for case in op.small_cases:
@@ -74,8 +73,8 @@ def _check(candidate: Path, op_module: str, seeds: int) -> list[dict]:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="child process of InterpretValidator")
     ap.add_argument("candidate", type=Path)
-    ap.add_argument("op_module")
+    ap.add_argument("op_ref")
     ap.add_argument("seeds", type=int)
     ap.add_argument("result", type=Path)
     a = ap.parse_args()
-    a.result.write_text(json.dumps(_check(a.candidate, a.op_module, a.seeds)))
+    a.result.write_text(json.dumps(_check(a.candidate, a.op_ref, a.seeds)))

@@ -98,6 +98,8 @@ def test_an_ieee_fp32_dot_stays_on_fma_and_spills(found):
     f = found["ieee_dot"]
     dot = next(h for h in f.hazards if h.symptom == "dot-on-fma")
     assert dot.declined_by is not None and dot.declined_by.pass_arg == "tritongpu-accelerate-matmul"
+    # the compiler's own remark on that pass, harvested into the trajectory, travels with the hazard
+    assert any("MMA version 3 acceleration not applied" in r for r in dot.remarks) and dot.cause == "precision"
     # a 64x64 fp32 product on 128 threads needs more than 255 registers: ptxas spills (SASS local traffic)
     spill = next(h for h in f.hazards if h.symptom == "register-spills")
     assert spill.counters["res.spill_bytes"] > 0 and spill.counters["mem.local_load"] > 0

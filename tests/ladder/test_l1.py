@@ -131,3 +131,13 @@ def test_one_name_per_rewrite_family_across_l1_l3_and_l4(tmp_path):
         load_invariants(bad)
     assert "card 'no-such-card' does not exist" in str(e.value)
     assert "slow-kernel: not a symptom irscope.hazards reports" in str(e.value)
+
+
+def test_l2_family_names_are_card_families_or_aliases():
+    """L2 names coarse families (fuse-passes, …): each must be a card family or alias, so the offline rewriter and
+    L1 find the cards behind it (the cards own the family names)."""
+    from ladder.levels.profile import FAMILIES
+
+    index = default_index()
+    names = {c.family for c in index.cards.values()} | {a for c in index.cards.values() for a in c.aliases}
+    assert {name for families in FAMILIES.values() for name, _ in families} <= names

@@ -128,3 +128,13 @@ def test_diagnose_moe_top2_reaches_the_reduction_lowering(tmp_path, capsys):
     assert "lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp:17 (ReduceOpConversion)" in out  # L4, file:line
     assert "ReduceOpConversion::warpReduce" in out and "ReduceOpHelper::isWarpSynchronous" in out
     shutil.rmtree(tmp_path / "d")
+
+
+@pytest.mark.skipif(not (TRITON / "lib").is_dir(), reason="no Triton checkout in third_party/triton")
+def test_every_invariant_symbol_resolves_in_the_real_index(tmp_path):
+    from ladder.invariants import check
+    from ladder.invariants import load as load_invariants
+
+    db = tmp_path / "triton.db"
+    build(db, resolve_roots([TRITON], None))
+    assert check(load_invariants()[1], db) == []

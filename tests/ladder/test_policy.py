@@ -299,3 +299,11 @@ def test_beyond_runs_the_deeper_levels_without_changing_the_diagnosis():
     assert deeper[0].status == UNAVAILABLE and "no L3 level" in deeper[0].reason
     assert l4_seen == [["L1", "L2", "L3"]]  # L4 sees everything below it
     assert beyond(ctx(), levels, d, "L2") == () and beyond(ctx(), levels, d, "L1") == ()
+
+
+def test_without_timings_no_share_of_the_headroom_is_claimed():
+    """Untimed, every case weighs 1: coverage says which cases a class concerns, not how much time it costs."""
+    r = assess(l2_traffic(), ctx(validation=None))
+    assert r.tests.dominant.passed
+    assert "concerns every case; untimed, so no share of the headroom is claimed" in r.tests.dominant.why
+    assert "explains" not in r.tests.dominant.why
