@@ -77,7 +77,7 @@ def cite(h: hazards.Hazard, traj: Trajectory, prefix: str, machine: dict[int, di
         Evidence(
             f"{prefix}.line{n}",
             "L3",
-            f"{h.kernel}: {h.claim}" if str(n) in h.claim else f"{h.kernel} line {n}: {h.claim}",
+            f"{h.kernel}: {h.claim}" if h.claim.startswith(f"line {n}:") else f"{h.kernel} line {n}: {h.claim}",
             SourceRef(SOURCE_LINE, traj.kernel.source_file, line=n),
             data=dict(machine.get(n, {})),
         )

@@ -19,6 +19,7 @@ import irscope
 from compiler_index import queries as q
 from compiler_index.build import build, resolve_roots
 from compiler_index.explain import trace_diagnostics
+from compiler_index.store import IndexDbError, open_index
 from compiler_index.target import Target, file_applies, for_target
 from ladder.context import Context
 from ladder.evidence import (
@@ -57,12 +58,18 @@ def index_db(ctx: Context) -> tuple[Path | None, str]:
     if given:
         p = Path(given)
         return (p, "") if p.exists() else (None, f"compiler index {p} does not exist")
+    checkout = (DEFAULT_CHECKOUT / "lib").is_dir()
     if DEFAULT_INDEX.exists():
-        return DEFAULT_INDEX, ""
-    if (DEFAULT_CHECKOUT / "lib").is_dir():
+        try:
+            open_index(DEFAULT_INDEX).close()
+            return DEFAULT_INDEX, ""
+        except IndexDbError as e:  # written by an older compiler_index: rebuilt when the sources are here
+            if not checkout:
+                return None, str(e)
+    if checkout:
         ctx.say(f"L4: building the compiler index from {DEFAULT_CHECKOUT} into {DEFAULT_INDEX} (once) …")
         DEFAULT_INDEX.parent.mkdir(parents=True, exist_ok=True)
-        build(DEFAULT_INDEX, resolve_roots([DEFAULT_CHECKOUT], None))
+        build(DEFAULT_INDEX, resolve_roots([DEFAULT_CHECKOUT], None), rebuild=True)
         return DEFAULT_INDEX, ""
     return None, (
         f"no compiler index: build one with `compiler-index build --source {DEFAULT_CHECKOUT} --db "

@@ -138,3 +138,19 @@ def test_every_invariant_symbol_resolves_in_the_real_index(tmp_path):
     db = tmp_path / "triton.db"
     build(db, resolve_roots([TRITON], None))
     assert check(load_invariants()[1], db) == []
+
+
+def test_an_index_of_an_older_schema_is_named_and_not_used(tmp_path, monkeypatch):
+    """out/compiler-index.db from an older compiler_index: without sources to rebuild it, L4 says so (with the
+    rebuild command) instead of failing on a query."""
+    import sqlite3
+
+    monkeypatch.chdir(tmp_path)  # no third_party/triton here
+    (tmp_path / "out").mkdir()
+    with sqlite3.connect(tmp_path / "out" / "compiler-index.db") as con:
+        con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    op = get_operator("new_gelu")
+    earlier = (l3_result("toygpu-lower-barriers", "cross-warp-reduction", op.kernel_path),)
+    result = L4.run(Context(op, op.kernel_path, tmp_path, earlier=earlier))
+    assert result.status == UNAVAILABLE and "schema version 2" in result.reason and "--rebuild" in result.reason
