@@ -307,3 +307,26 @@ def test_without_timings_no_share_of_the_headroom_is_claimed():
     assert r.tests.dominant.passed
     assert "concerns every case; untimed, so no share of the headroom is claimed" in r.tests.dominant.why
     assert "explains" not in r.tests.dominant.why
+
+
+@pytest.mark.parametrize(
+    "covered, dominant",
+    [
+        (("c1", "c2", "c3"), False),  # 3 of 5 equal cases: 60 %, between a lowered 50 % and the 75 % threshold
+        (("c1", "c2", "c3", "c4"), True),  # 80 %: above it
+    ],
+)
+def test_the_dominance_threshold_sits_at_three_quarters(covered, dominant):
+    """Untimed, the five cases weigh the same, so coverage is the share of cases a class explains."""
+    assert DOMINANCE == 0.75
+    r = assess(l2_traffic(covered), ctx(validation=None))
+    assert r.tests.dominant.passed is dominant
+    if not dominant:
+        assert "no bottleneck class explains ≥75% of the remaining headroom" in r.tests.dominant.why
+
+
+def test_two_classes_above_the_threshold_compete():
+    a = l2_traffic(("c1", "c2", "c3", "c4"))
+    rival = Hypothesis("under-parallelized", "kernel k", ("c2", "c3", "c4", "c5"), a.hypotheses[0].evidence)
+    r = assess(replace(a, hypotheses=(*a.hypotheses, rival)), ctx(validation=None))
+    assert not r.tests.dominant.passed and "bottleneck classes compete" in r.tests.dominant.why
