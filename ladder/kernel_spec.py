@@ -14,15 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from irscope.capture.loader import load_kernel
-from irscope.capture.specialize import build_request
+from irscope.capture.specialize import build_request, unwrap_kernel
 from irscope.targets import parse_target
 
-OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 CASE = "spec"  # the one "case" of a kernel spec: its specialization
-
-
-class KernelSpecError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -35,8 +30,7 @@ class KernelSpec:
 
     @property
     def name(self) -> str:
-        fn = getattr(self.kernel, "fn", self.kernel)
-        return getattr(fn, "__name__", str(fn))
+        return str(unwrap_kernel(self.kernel)[0].fn.__name__)
 
     def describe(self) -> str:
         """The specialization as `irscope dump` arguments would spell it."""
@@ -59,14 +53,9 @@ class KernelSpec:
 
     @classmethod
     def from_kernel(cls, kernel: Any, args: Mapping[str, Any], options: Mapping[str, Any], target: str) -> KernelSpec:
-        fn = getattr(kernel, "fn", kernel)
-        while hasattr(fn, "fn"):  # autotuner → heuristics → JITFunction
-            fn = fn.fn
-        src = getattr(getattr(fn, "fn", fn), "__code__", None)
-        if src is None:
-            raise KernelSpecError(f"{kernel!r} is not a @triton.jit function")
+        fn = unwrap_kernel(kernel)[0]  # SpecError for anything but a (wrapped) @triton.jit function
         parse_target(target)
-        return cls(kernel, Path(src.co_filename).resolve(), dict(args), dict(options), target)
+        return cls(kernel, Path(fn.fn.__code__.co_filename).resolve(), dict(args), dict(options), target)
 
 
 def _show(v: Any) -> str:

@@ -220,10 +220,6 @@ def register_spills(view: KernelView) -> list[Hazard]:
     ]
 
 
-def _async(view: KernelView, ops: list) -> bool:
-    return any(r.op.name in ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local") for r in ops)
-
-
 ASYNC_LOADS = ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local", "tt.descriptor_load")
 DOTS = ("tt.dot", "ttng.warp_group_dot")
 

@@ -20,7 +20,7 @@ from ladder import api
 from ladder.commands.base import Command
 from ladder.context import DEFAULT_SOL_TARGET, Context
 from ladder.evidence import ARTIFACT, LEVEL_TITLES, RAN, LevelResult, SourceRef
-from ladder.kernel_spec import KernelSpec, KernelSpecError
+from ladder.kernel_spec import KernelSpec
 from ladder.levels import registry
 from ladder.policy import Diagnosis, beyond, climb
 from ladder.validation import Validation
@@ -98,7 +98,7 @@ def run_kernel(args: argparse.Namespace) -> int:
         kernel_args, options = specialization(args)
         spec = KernelSpec.from_ref(args.op, kernel_args, options, args.target)
         spec.request()  # a bad specialization fails here, with the JIT binder's message
-    except (KernelLoadError, SpecError, TargetError, KernelSpecError) as e:
+    except (KernelLoadError, SpecError, TargetError) as e:
         print(f"ladder: {e}", file=sys.stderr)
         return 2
     d = api.run(spec, through=args.through, index=args.index, workdir=args.out, say=_say)
