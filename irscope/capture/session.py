@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import platform
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -128,12 +129,10 @@ def _all_adapters() -> list[Any]:
 
 def versions() -> dict[str, str]:
     out = {"irscope": __version__, "triton": triton.__version__, "python": platform.python_version()}
-    try:
-        import torch
-
+    # torch takes part only when the program imported it (tensor arguments); importing it here would cost a
+    # second that a compile never pays.
+    if (torch := sys.modules.get("torch")) is not None:
         out["torch"] = torch.__version__
-    except ImportError:
-        pass
     return out
 
 
