@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from irscope.capture.pass_names import pass_name
@@ -39,6 +40,10 @@ _TAG_TO_STAGE = {"make_ttir": "ttir", "make_ttgir": "ttgir", "gluon_to_ttgir": "
 
 class SnapshotListener:
     """Something that wants each snapshot as soon as it exists (the on-disk journal)."""
+
+    def directory(self) -> Path | None:
+        """Where artifacts are written, when they are (a backend then makes derived ones right there)."""
+        return None
 
     def snapshot_added(self, snap: Snapshot) -> None: ...
 
