@@ -22,6 +22,9 @@ from pathlib import Path
 import irscope
 from compiler_index import queries
 from compiler_index.queries import GateInfo, PassInfo, QueryError, RemarkMatch, Site, connection
+from compiler_index.queries.context import Context
+from compiler_index.queries.gates import gates_of
+from compiler_index.queries.ops import op_sites
 from compiler_index.target import YES, Target, TargetError, file_applies, for_target
 from irscope.parse import op_counts
 from irscope.parse.diagnostics import parse_diagnostics
@@ -105,6 +108,7 @@ def explain(
     except TargetError:  # a backend the guards know nothing of (Ascend): nothing is filtered
         target = None
     with connection(db) as con:
+        ctx = Context(con)
         result = Explanation(
             str(traj.root or ""),
             snap.index,
@@ -136,7 +140,7 @@ def explain(
             if not result.deltas:
                 result.notes.append("no op count changed at this edge (types, attributes or order may have)")
         for d in result.deltas:
-            result.ops.append(_explain_op(con, d, args, files, depth, bool(defs), target))
+            result.ops.append(_explain_op(ctx, d, args, files, depth, bool(defs), target))
         result.ops.sort(key=lambda o: (not o.sites, -abs(o.after - o.before), o.op))
         result.remarks = _trace(con, snap.diagnostics)
         return result
@@ -154,7 +158,7 @@ def _passes(con: sqlite3.Connection, snap: Snapshot) -> list[PassInfo]:
 
 
 def _explain_op(
-    con: sqlite3.Connection,
+    ctx: Context,
     d: OpDelta,
     args: set[str],
     files: set[str],
@@ -164,9 +168,8 @@ def _explain_op(
 ) -> OpExplanation:
     action = "create" if d.delta > 0 else "erase"
     out = OpExplanation(d.op, d.before, d.after, action)
-    find = queries.creators if action == "create" else queries.erasers
     try:
-        sites = find(con, d.op, depth).sites
+        sites = op_sites(ctx, d.op, action, depth).sites
     except QueryError as e:
         out.note = str(e)
         return out
@@ -184,7 +187,7 @@ def _explain_op(
     for s in out.sites:
         if s.function is None:
             continue
-        for g in queries.function_gates(con, s.function):
+        for g in gates_of(ctx, s.function):
             key = (g.loc.file, g.loc.line)
             if key not in seen:
                 seen.add(key)

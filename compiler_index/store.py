@@ -20,8 +20,9 @@ from pathlib import Path
 
 from compiler_index.model import FileFacts
 
-SCHEMA_VERSION = 3  # 2: backends (files.backend, rows' backend), libclang USRs and resolved calls; 3: gates' `expr`
-#                    (return-expr gates) and guards from earlier exits: an index built before misses them
+SCHEMA_VERSION = 4  # 2: backends (files.backend, rows' backend), libclang USRs and resolved calls; 3: gates' `expr`
+#                    (return-expr gates) and guards from earlier exits: an index built before misses them;
+#                    4: caller_paths, the call paths to every function holding an op site, precomputed
 
 _FILE_TABLES = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -136,6 +137,8 @@ CREATE TABLE pass_patterns(def_name TEXT, pattern TEXT, class_file_id INTEGER, r
                            depth INTEGER);
 CREATE INDEX pass_patterns_def ON pass_patterns(def_name);
 CREATE INDEX pass_patterns_pattern ON pass_patterns(pattern);
+CREATE TABLE caller_paths(function_id INTEGER, depth INTEGER, paths TEXT, omitted INTEGER,
+                          PRIMARY KEY(function_id, depth));
 """
 
 DERIVED_NAMES = [
@@ -147,6 +150,7 @@ DERIVED_NAMES = [
     "pass_classes",
     "adders",
     "pass_patterns",
+    "caller_paths",
 ]
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from compiler_index import callgraph, store
 from compiler_index.callgraph import FnRow
@@ -29,10 +30,19 @@ def connection(db: str | Path | sqlite3.Connection) -> Iterator[sqlite3.Connecti
 
 
 class Context:
-    """Lookups shared by one query, each loaded on first use: file paths, pass ownership, op names."""
+    """Lookups shared by one query, each loaded on first use: file paths, pass ownership, op names; and per
+    function, memoized: its row, reference, owners, callers, gates and caller paths. `explain` runs one query per
+    changed op (75 at convert-triton-gpu-to-llvm of a matmul) through one Context: the same helpers recur, so
+    each function's call graph is walked once."""
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
+        self._functions: dict[int, FnRow] = {}
+        self._refs: dict[int, FunctionRef] = {}
+        self._owners: dict[int, set[str]] = {}
+        self._callers: dict[int, list[callgraph.CallEdge]] = {}
+        self.ref_ids: dict[tuple[str, int, str], int] = {}  # (file, line, qualname) of a FunctionRef made here → id
+        self.memo: dict[tuple, Any] = {}  # per-function results of the queries built on this Context
 
     @cached_property
     def files(self) -> dict[int, str]:
@@ -74,11 +84,18 @@ class Context:
             out.setdefault(r[0], set()).add(r[1])
         return out
 
+    @cached_property
+    def _pattern_files(self) -> dict[str, list[tuple[int | None, set[str]]]]:
+        out: dict[str, list[tuple[int | None, set[str]]]] = {}
+        for (name, f), defs in self.pattern_passes.items():
+            out.setdefault(name, []).append((f, defs))
+        return out
+
     def registered_by(self, pattern: str, file_id: int | None) -> set[str]:
         """Passes that register pattern class `pattern` as defined in `file_id` (None: any definition)."""
-        out = set(self.pattern_passes.get((pattern, None), set()))
-        for (name, f), defs in self.pattern_passes.items():
-            if name == pattern and f is not None and (file_id is None or f == file_id):
+        out: set[str] = set()
+        for f, defs in self._pattern_files.get(pattern, ()):
+            if f is None or file_id is None or f == file_id:
                 out |= defs
         return out
 
@@ -91,6 +108,17 @@ class Context:
         out: dict[str, list[str]] = {}
         for r in self.con.execute("SELECT cpp_class, name FROM td_ops"):
             out.setdefault(r[0], []).append(r[1])
+        return out
+
+    @cached_property
+    def site_classes(self) -> dict[str, list[tuple[str, str]]]:
+        """lower-case op class of the op sites → (op class, lower-case scope), in index order: how upstream ops
+        (llvm.*, arith.*) are matched to the C++ classes code creates."""
+        out: dict[str, list[tuple[str, str]]] = {}
+        for cls, scope in self.con.execute(
+            "SELECT op_class, op_scope FROM op_sites WHERE op_class IS NOT NULL ORDER BY rowid"
+        ):
+            out.setdefault(cls.lower(), []).append((cls, (scope or "").lower()))
         return out
 
     @cached_property
@@ -133,17 +161,40 @@ class Context:
         return Loc(self.files.get(file_id, "?"), line, snippet or "")
 
     def fn_ref(self, fn: FnRow) -> FunctionRef:
-        sig = self.con.execute("SELECT signature FROM functions WHERE id = ?", (fn.id,)).fetchone()
-        return FunctionRef(fn.qualname, self.loc(fn.file_id, fn.line, sig[0] if sig else ""), fn.end_line)
+        ref = self._refs.get(fn.id)
+        if ref is None:
+            sig = self.con.execute("SELECT signature FROM functions WHERE id = ?", (fn.id,)).fetchone()
+            ref = FunctionRef(fn.qualname, self.loc(fn.file_id, fn.line, sig[0] if sig else ""), fn.end_line)
+            self._refs[fn.id] = ref
+            self.ref_ids[(ref.loc.file, ref.loc.line, ref.name)] = fn.id
+        return ref
+
+    def function(self, fn_id: int) -> FnRow:
+        fn = self._functions.get(fn_id)
+        if fn is None:
+            fn = self._functions[fn_id] = callgraph.function(self.con, fn_id)
+        return fn
 
     def fn_ref_by_id(self, fn_id: int | None) -> tuple[FnRow | None, FunctionRef | None]:
         if fn_id is None:
             return None, None
-        fn = callgraph.function(self.con, fn_id)
+        fn = self.function(fn_id)
         return fn, self.fn_ref(fn)
+
+    def callers(self, fn: FnRow) -> list[callgraph.CallEdge]:
+        edges = self._callers.get(fn.id)
+        if edges is None:
+            edges = self._callers[fn.id] = callgraph.callers(self.con, fn, scopes=self.scopes)
+        return edges
 
     def owners(self, fn: FnRow) -> set[str]:
         """Pass def names that run `fn`: methods of their pass class, methods of patterns they register."""
+        hit = self._owners.get(fn.id)
+        if hit is None:
+            hit = self._owners[fn.id] = self._find_owners(fn)
+        return hit
+
+    def _find_owners(self, fn: FnRow) -> set[str]:
         out: set[str] = set()
         cands = self.pass_classes.get(fn.cls or "", [])
         out |= {d for d, file_id in cands if len(cands) == 1 or file_id == fn.file_id}

@@ -18,13 +18,26 @@ from compiler_index.target import Target, for_target
 def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -> list[GateInfo]:
     """The gates inside one function, as returned in a result (`Site.function`, `CallEdge.caller`, …)."""
     with connection(db) as con:
-        ctx = Context(con)
-        row = con.execute(
+        return gates_of(Context(con), function)
+
+
+def gates_of(ctx: Context, function: FunctionRef) -> list[GateInfo]:
+    """`function_gates` on an open Context (a function reference it made is found without a lookup)."""
+    key = (function.loc.file, function.loc.line, function.name)
+    fn_id = ctx.ref_ids.get(key)
+    if fn_id is None:
+        row = ctx.con.execute(
             "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
             "f.line = ? AND f.qualname = ?",
-            (function.loc.file, function.loc.line, function.name),
+            key,
         ).fetchone()
-        return _gates(ctx, callgraph.function(con, row[0]), None) if row else []
+        if row is None:
+            return []
+        fn_id = row[0]
+    memo = ctx.memo.setdefault(("gates",), {})
+    if fn_id not in memo:
+        memo[fn_id] = _gates(ctx, ctx.function(fn_id), None)
+    return memo[fn_id]
 
 
 def conditions(

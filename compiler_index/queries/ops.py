@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import asdict
 from pathlib import Path
 
-from compiler_index import callgraph
 from compiler_index.callgraph import FnRow
 from compiler_index.queries.context import Context, connection, not_found
-from compiler_index.queries.results import CallPath, Hop, Loc, OpInfo, OpSites, QueryError, Site
+from compiler_index.queries.results import CallPath, FunctionRef, Hop, Loc, OpInfo, OpSites, QueryError, Site
 
 CALL_DEPTH = 4  # callers followed from a creation/erase site
 MAX_PATHS = 8  # call paths kept per function
@@ -21,7 +21,7 @@ def resolve_op(db: str | Path | sqlite3.Connection, op: str) -> OpInfo:
         return _resolve_op(con, op)
 
 
-def _resolve_op(con: sqlite3.Connection, op: str) -> OpInfo:
+def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) -> OpInfo:
     r = con.execute(
         "SELECT * FROM td_ops WHERE name = ? OR def_name = ? ORDER BY name = ? DESC LIMIT 1", (op, op, op)
     ).fetchone()
@@ -39,13 +39,11 @@ def _resolve_op(con: sqlite3.Connection, op: str) -> OpInfo:
         )
     if "." in op:  # an op of a dialect not in the index (arith, scf, llvm, nvvm, …): match C++ class names
         dialect, _, mnemonic = op.partition(".")
+        classes = (ctx or Context(con)).site_classes
         for want in _upstream_class_keys(mnemonic):
-            row = con.execute(
-                "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
-                (want, f"%{dialect.lower()}"),
-            ).fetchone()
-            if row is not None:
-                return OpInfo(op, row[0], dialect, "upstream-name")
+            found = next((c for c, scope in classes.get(want, ()) if scope.endswith(dialect.lower())), None)
+            if found is not None:
+                return OpInfo(op, found, dialect, "upstream-name")
         known = con.execute("SELECT 1 FROM td_dialects WHERE name = ?", (dialect,)).fetchone()
         hint = (
             ""
@@ -83,21 +81,22 @@ def creators(db: str | Path | sqlite3.Connection, op: str, depth: int = CALL_DEP
     """Where op OP is created: `X::create`, `create<X>`, `replaceOpWithNewOp<X>`, DRR results; each site with the call
     paths that reach it (up to `depth` callers) and the passes that run it."""
     with connection(db) as con:
-        return _op_sites(Context(con), op, "create", depth)
+        return op_sites(Context(con), op, "create", depth)
 
 
 def erasers(db: str | Path | sqlite3.Connection, op: str, depth: int = CALL_DEPTH) -> OpSites:
     """Where op OP is removed: eraseOp/replaceOp/replaceOpWithNewOp on it, `x.erase()`, `x.replaceAllUsesWith(…)` (the
     op is left dead for the greedy driver), its `fold`/`canonicalize` methods, DRR patterns rooted at it."""
     with connection(db) as con:
-        return _op_sites(Context(con), op, "erase", depth)
+        return op_sites(Context(con), op, "erase", depth)
 
 
-def _op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
+def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
+    """Sites that create (`action` "create") or erase op OP; call paths of each function are walked once per
+    Context, so queries sharing one share that work."""
     con = ctx.con
-    info = _resolve_op(con, op)
+    info = _resolve_op(con, op, ctx)
     sites: list[Site] = []
-    paths_cache: dict[int, tuple[list[CallPath], int]] = {}
     rows = con.execute(
         "SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line", (info.cpp_class, action)
     ).fetchall()
@@ -115,7 +114,6 @@ def _op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
                 r["target"] or "",
                 ambiguous,
                 depth,
-                paths_cache,
             )
         )
     if action == "erase" and info.resolved_by != "upstream-name":
@@ -133,7 +131,6 @@ def _op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
                     "",
                     False,
                     0,
-                    paths_cache,
                 )
             )
     column = "root_op" if action == "erase" else "result_ops"
@@ -155,16 +152,16 @@ def _site(
     target: str,
     ambiguous: bool,
     depth: int,
-    paths_cache: dict[int, tuple[list[CallPath], int]],
 ) -> Site:
     fn, ref = ctx.fn_ref_by_id(fn_id)
     site = Site(action, how, loc, ref, fn.cls if fn and fn.cls in ctx.patterns else None, target, ambiguous)
     if fn is None:
         return site
     owners = ctx.owners(fn)
-    if fn.id not in paths_cache:
-        paths_cache[fn.id] = _caller_paths(ctx, fn, depth) if not owners else ([], 0)
-    site.paths, site.paths_omitted = paths_cache[fn.id]
+    if owners:
+        site.paths, site.paths_omitted = [], 0
+    else:
+        site.paths, site.paths_omitted = caller_paths(ctx, fn, depth)
     site.direct_passes = ctx.pass_args(owners or ctx.file_owners(fn.file_id))
     site.passes = sorted(set(site.direct_passes).union(*(p.passes for p in site.paths)))
     return site
@@ -187,7 +184,7 @@ def _caller_paths(ctx: Context, start: FnRow, depth: int) -> tuple[list[CallPath
             # no cycles, and no chain through two backends' code (NVIDIA's and AMD's same-named helpers)
             edges = [
                 e
-                for e in callgraph.callers(ctx.con, fn, scopes=ctx.scopes)
+                for e in ctx.callers(fn)
                 if all(e.caller.id != f.id for f, _ in chain)
                 and not (backends and ctx.backend(e.caller.file_id) not in (None, *backends))
             ]
@@ -206,3 +203,49 @@ def _caller_paths(ctx: Context, start: FnRow, depth: int) -> tuple[list[CallPath
         for chain, owners in ranked[:MAX_PATHS]
     ]
     return paths, max(0, len(ranked) - MAX_PATHS)
+
+
+def caller_paths(ctx: Context, fn: FnRow, depth: int) -> tuple[list[CallPath], int]:
+    """`_caller_paths`, read from the index's precomputed table when it holds them, else walked (once per Context)."""
+    memo: dict[int, tuple[list[CallPath], int]] = ctx.memo.setdefault(("caller_paths", depth), {})
+    if fn.id not in memo:
+        row = ctx.con.execute(
+            "SELECT paths, omitted FROM caller_paths WHERE function_id = ? AND depth = ?", (fn.id, depth)
+        ).fetchone()
+        memo[fn.id] = (_paths_from_json(row[0]), row[1]) if row else _caller_paths(ctx, fn, depth)
+    return memo[fn.id]
+
+
+def precompute_caller_paths(con: sqlite3.Connection, depth: int = CALL_DEPTH) -> int:
+    """Fill `caller_paths` for every function holding an op site and owned by no pass (the ones whose sites
+    report call paths). Returns how many functions it walked."""
+    ctx = Context(con)
+    rows = []
+    for (fn_id,) in con.execute("SELECT DISTINCT function_id FROM op_sites WHERE function_id IS NOT NULL"):
+        fn = ctx.function(fn_id)
+        if ctx.owners(fn):
+            continue
+        paths, omitted = _caller_paths(ctx, fn, depth)
+        rows.append((fn_id, depth, json.dumps([asdict(p) for p in paths]), omitted))
+    con.executemany("INSERT INTO caller_paths VALUES (?, ?, ?, ?)", rows)
+    return len(rows)
+
+
+def _loc(d: dict | None) -> Loc | None:
+    return Loc(**d) if d is not None else None
+
+
+def _paths_from_json(text: str) -> list[CallPath]:
+    return [
+        CallPath(
+            [
+                Hop(
+                    FunctionRef(h["function"]["name"], Loc(**h["function"]["loc"]), h["function"]["end_line"]),
+                    _loc(h["call"]),
+                )
+                for h in p["hops"]
+            ],
+            p["passes"],
+        )
+        for p in json.loads(text)
+    ]
