@@ -46,11 +46,20 @@ def schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
 
-def validate(doc: dict) -> None:
+@cache
+def _validator() -> Any:
     import jsonschema  # 35 ms of imports: only reading (and tests) validate, never the capture's write path
 
+    cls = jsonschema.validators.validator_for(schema())
+    cls.check_schema(schema())  # once: jsonschema.validate() checks the schema itself on every call
+    return cls(schema())
+
+
+def validate(doc: dict) -> None:
+    import jsonschema
+
     try:
-        jsonschema.validate(doc, schema())
+        _validator().validate(doc)
     except jsonschema.ValidationError as e:
         where = "/".join(map(str, e.absolute_path)) or "(top level)"
         raise TrajectoryFormatError(f"trajectory.json does not match the schema at {where}: {e.message}") from e
