@@ -146,6 +146,11 @@ def _infer_from_users(ops: list[Op]) -> None:
 _OP_NAME_ONLY = re.compile(r'\n[ \t]*(?:%[^\n=]*?=[ \t]*)?"?([a-z_][\w$]*\.[\w.$]+)"?')
 
 
+def op_sequence(text: str) -> list[str]:
+    """Operation names in text order (what `op_counts` counts)."""
+    return [name for name in _OP_NAME_ONLY.findall("\n" + text) if name != "builtin.module"]
+
+
 def op_counts(text: str) -> Counter[str]:
     """Operation name → count, without building Op objects (fast path for diffs and joins)."""
     counts = Counter(_OP_NAME_ONLY.findall("\n" + text))
