@@ -85,6 +85,8 @@ class Snapshot:
 
     @classmethod
     def from_json(cls, d: dict[str, Any], loader: Callable[[str], str] | None = None) -> Snapshot:
+        if d["stage"] == "llir" and d["kind"] == LLVM_IR:  # written before the LLVM IR had its own stage
+            d = {**d, "stage": "llvm", "stage_index": 0}
         return cls(**d, _loader=loader)
 
 

@@ -22,7 +22,7 @@ import triton
 from triton import knobs
 
 from irscope.backends import adapter_for
-from irscope.capture.builder import SnapshotListener, TrajectoryBuilder
+from irscope.capture.builder import FRONTEND, SnapshotListener, TrajectoryBuilder
 from irscope.capture.passes import recording
 from irscope.targets import Target
 from irscope.trajectory import CompileFailure, KernelInfo, Specialization, Trajectory
@@ -168,4 +168,6 @@ def finish(
 def failure_from(builder: TrajectoryBuilder, exc: BaseException) -> CompileFailure:
     if builder.failure is not None:
         return builder.failure
+    if builder.stage is None:  # before the first stage: the frontend turning the Python AST into TTIR
+        return CompileFailure(*FRONTEND, f"{type(exc).__name__}: {exc}")
     return CompileFailure(builder.stage, None, f"{type(exc).__name__}: {exc}")
