@@ -25,7 +25,9 @@ from compiler_index.queries import GateInfo, PassInfo, QueryError, RemarkMatch, 
 from compiler_index.queries.context import Context
 from compiler_index.queries.gates import gates_of
 from compiler_index.queries.ops import op_sites
+from compiler_index.queries.passes import find_passes
 from compiler_index.target import YES, Target, TargetError, file_applies, for_target
+from irscope.opcounts import snapshot_op_counts
 from irscope.parse import op_counts
 from irscope.parse.diagnostics import parse_diagnostics
 from irscope.trajectory import MLIR, Snapshot, Trajectory
@@ -89,8 +91,9 @@ def snapshot_for(traj: Trajectory, ref: str | int) -> tuple[Snapshot, Snapshot]:
     return snap, traj.snapshots[pos - 1]
 
 
-def op_deltas(before: Snapshot, after: Snapshot) -> list[OpDelta]:
-    a, b = op_counts(before.text), op_counts(after.text)
+def op_deltas(before: Snapshot, after: Snapshot, traj: Trajectory | None = None) -> list[OpDelta]:
+    """Ops whose count differs between two snapshots (counts cached beside `traj` when it is stored)."""
+    a, b = snapshot_op_counts(traj, [before, after]) if traj is not None else map(op_counts, (before.text, after.text))
     out = [OpDelta(op, a.get(op, 0), b.get(op, 0)) for op in sorted(set(a) | set(b)) if a.get(op, 0) != b.get(op, 0)]
     return sorted(out, key=lambda d: (-abs(d.delta), d.op))
 
@@ -116,7 +119,7 @@ def explain(
             snap.stage,
             snap.pass_arg,
             snap.adder,
-            _passes(con, snap),
+            _passes(ctx, snap),
             [],
             [],
             target=str(target or ""),
@@ -136,7 +139,7 @@ def explain(
         if snap.kind != MLIR or prev.kind != MLIR:
             result.notes.append(f"op counts need MLIR text on both sides of the edge ({prev.kind} → {snap.kind})")
         else:
-            result.deltas = op_deltas(prev, snap)
+            result.deltas = op_deltas(prev, snap, traj)
             if not result.deltas:
                 result.notes.append("no op count changed at this edge (types, attributes or order may have)")
         for d in result.deltas:
@@ -146,12 +149,12 @@ def explain(
         return result
 
 
-def _passes(con: sqlite3.Connection, snap: Snapshot) -> list[PassInfo]:
+def _passes(ctx: Context, snap: Snapshot) -> list[PassInfo]:
     for ref in (snap.pass_arg, snap.adder):
         if not ref:
             continue
-        try:
-            return queries.pass_info(con, ref)
+        try:  # pass_info on the explain's own Context: the functions it names are looked up once
+            return [info for part in ref.split(",") if part.strip() for info in find_passes(ctx, part.strip())]
         except QueryError:
             continue
     return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -29,6 +29,9 @@ def connection(db: str | Path | sqlite3.Connection) -> Iterator[sqlite3.Connecti
         con.close()
 
 
+BULK_AFTER = 64  # single-row signature lookups before a Context loads them all
+
+
 class Context:
     """Lookups shared by one query, each loaded on first use: file paths, pass ownership, op names; and per
     function, memoized: its row, reference, owners, callers, gates and caller paths. `explain` runs one query per
@@ -43,6 +46,7 @@ class Context:
         self._callers: dict[int, list[callgraph.CallEdge]] = {}
         self.ref_ids: dict[tuple[str, int, str], int] = {}  # (file, line, qualname) of a FunctionRef made here → id
         self.memo: dict[tuple, Any] = {}  # per-function results of the queries built on this Context
+        self._sig_lookups = 0
 
     @cached_property
     def files(self) -> dict[int, str]:
@@ -111,15 +115,34 @@ class Context:
         return out
 
     @cached_property
-    def site_classes(self) -> dict[str, list[tuple[str, str]]]:
-        """lower-case op class of the op sites → (op class, lower-case scope), in index order: how upstream ops
-        (llvm.*, arith.*) are matched to the C++ classes code creates."""
-        out: dict[str, list[tuple[str, str]]] = {}
-        for cls, scope in self.con.execute(
-            "SELECT op_class, op_scope FROM op_sites WHERE op_class IS NOT NULL ORDER BY rowid"
-        ):
-            out.setdefault(cls.lower(), []).append((cls, (scope or "").lower()))
+    def signatures(self) -> dict[int, str]:
+        """Function id → its signature, all at once (about 2.5 ms for Triton's 3,800 functions)."""
+        return {r[0]: r[1] for r in self.con.execute("SELECT id, signature FROM functions")}
+
+    def _signature(self, fn_id: int) -> str:
+        # A query naming a few functions looks each up; one naming many (explain: hundreds) loads them all.
+        self._sig_lookups += 1
+        if self._sig_lookups > BULK_AFTER:
+            return self.signatures.get(fn_id) or ""
+        row = self.con.execute("SELECT signature FROM functions WHERE id = ?", (fn_id,)).fetchone()
+        return row[0] if row and row[0] else ""
+
+    @cached_property
+    def _td_ops(self) -> dict[str, dict[str, sqlite3.Row]]:
+        """td_ops by name, by def name and by C++ class: the first row in table order for each value."""
+        out: dict[str, dict[str, sqlite3.Row]] = {"name": {}, "def_name": {}, "cpp_class": {}}
+        for r in self.con.execute("SELECT * FROM td_ops ORDER BY rowid"):
+            for key, index in out.items():
+                index.setdefault(r[key], r)
         return out
+
+    def td_op(self, op: str) -> sqlite3.Row | None:
+        """The td_ops row `_resolve_op` would select for `op`: by name first, then by def name, then (a bare
+        name) by C++ class."""
+        for key in ("name", "def_name") + (("cpp_class",) if "." not in op else ()):
+            if (row := self._td_ops[key].get(op)) is not None:
+                return row
+        return None
 
     @cached_property
     def aliases(self) -> dict[str, str]:
@@ -163,11 +186,18 @@ class Context:
     def fn_ref(self, fn: FnRow) -> FunctionRef:
         ref = self._refs.get(fn.id)
         if ref is None:
-            sig = self.con.execute("SELECT signature FROM functions WHERE id = ?", (fn.id,)).fetchone()
-            ref = FunctionRef(fn.qualname, self.loc(fn.file_id, fn.line, sig[0] if sig else ""), fn.end_line)
+            ref = FunctionRef(fn.qualname, self.loc(fn.file_id, fn.line, self._signature(fn.id)), fn.end_line)
             self._refs[fn.id] = ref
             self.ref_ids[(ref.loc.file, ref.loc.line, ref.name)] = fn.id
         return ref
+
+    def prefetch(self, fn_ids: Iterable[int]) -> None:
+        """Load the rows of these functions in one query (a query about to name them one by one)."""
+        missing = sorted({i for i in fn_ids if i is not None and i not in self._functions})
+        for chunk in range(0, len(missing), 500):
+            ids = missing[chunk : chunk + 500]
+            for fn in callgraph.functions(self.con, ids):
+                self._functions[fn.id] = fn
 
     def function(self, fn_id: int) -> FnRow:
         fn = self._functions.get(fn_id)

@@ -22,11 +22,14 @@ def resolve_op(db: str | Path | sqlite3.Connection, op: str) -> OpInfo:
 
 
 def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) -> OpInfo:
-    r = con.execute(
-        "SELECT * FROM td_ops WHERE name = ? OR def_name = ? ORDER BY name = ? DESC LIMIT 1", (op, op, op)
-    ).fetchone()
-    if r is None and "." not in op:
-        r = con.execute("SELECT * FROM td_ops WHERE cpp_class = ? LIMIT 1", (op,)).fetchone()
+    if ctx is not None:  # a Context holds the (small) td_ops table: no query per op
+        r = ctx.td_op(op)
+    else:
+        r = con.execute(
+            "SELECT * FROM td_ops WHERE name = ? OR def_name = ? ORDER BY name = ? DESC LIMIT 1", (op, op, op)
+        ).fetchone()
+        if r is None and "." not in op:
+            r = con.execute("SELECT * FROM td_ops WHERE cpp_class = ? LIMIT 1", (op,)).fetchone()
     if r is not None:
         dialect_file = con.execute("SELECT path FROM files WHERE id = ?", (r["file_id"],)).fetchone()[0]
         return OpInfo(
@@ -39,11 +42,13 @@ def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) ->
         )
     if "." in op:  # an op of a dialect not in the index (arith, scf, llvm, nvvm, …): match C++ class names
         dialect, _, mnemonic = op.partition(".")
-        classes = (ctx or Context(con)).site_classes
         for want in _upstream_class_keys(mnemonic):
-            found = next((c for c, scope in classes.get(want, ()) if scope.endswith(dialect.lower())), None)
-            if found is not None:
-                return OpInfo(op, found, dialect, "upstream-name")
+            row = con.execute(  # op_sites_lower_class indexes lower(op_class)
+                "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
+                (want, f"%{dialect.lower()}"),
+            ).fetchone()
+            if row is not None:
+                return OpInfo(op, row[0], dialect, "upstream-name")
         known = con.execute("SELECT 1 FROM td_dialects WHERE name = ?", (dialect,)).fetchone()
         hint = (
             ""
@@ -100,6 +105,9 @@ def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
     rows = con.execute(
         "SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line", (info.cpp_class, action)
     ).fetchall()
+    ids = [r["function_id"] for r in rows if r["function_id"] is not None]
+    ctx.prefetch(ids)
+    _prefetch_caller_paths(ctx, ids, depth)
     for r in rows:
         ok, ambiguous = _scope_ok(ctx, info, r["op_scope"] or "")
         if not ok:
@@ -214,6 +222,19 @@ def caller_paths(ctx: Context, fn: FnRow, depth: int) -> tuple[list[CallPath], i
         ).fetchone()
         memo[fn.id] = (_paths_from_json(row[0]), row[1]) if row else _caller_paths(ctx, fn, depth)
     return memo[fn.id]
+
+
+def _prefetch_caller_paths(ctx: Context, fn_ids: list[int], depth: int) -> None:
+    memo: dict[int, tuple[list[CallPath], int]] = ctx.memo.setdefault(("caller_paths", depth), {})
+    missing = sorted({i for i in fn_ids if i not in memo})
+    if not missing:
+        return
+    marks = ",".join("?" * len(missing))
+    for fn_id, paths, omitted in ctx.con.execute(
+        f"SELECT function_id, paths, omitted FROM caller_paths WHERE depth = ? AND function_id IN ({marks})",
+        [depth, *missing],
+    ):
+        memo[fn_id] = (_paths_from_json(paths), omitted)
 
 
 def precompute_caller_paths(con: sqlite3.Connection, depth: int = CALL_DEPTH) -> int:

@@ -3,6 +3,7 @@ SASS made beside the capture (background or on first use), texts out of memory o
 still matching the schema that is no longer checked on the write path."""
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -98,3 +99,23 @@ def test_written_texts_leave_memory_and_reload_identically(tmp_path):
     plain = capture_example("top2_argmax")
     assert [s.text for s in traj.snapshots] == [s.text for s in plain.snapshots]
     validate(json.loads((Path(tmp_path) / "trajectory.json").read_text()))
+
+
+def test_op_counts_are_kept_beside_the_trajectory(tmp_path):
+    """Counted once, read back after: equal to counting the text, keyed by its sha1; where the cache cannot be
+    written (here a file stands where its directory would), the counts still come, uncached."""
+    from irscope.opcounts import CACHE_FILE, snapshot_op_counts
+    from irscope.parse import op_counts
+
+    capture_example("softmax", out_dir=tmp_path)
+    traj = irscope.load(tmp_path)
+    mlir = [s for s in traj.snapshots if s.kind == "mlir"]
+    fresh = [op_counts(s.text) for s in mlir]
+    assert snapshot_op_counts(traj, mlir) == fresh
+    cached = json.loads((tmp_path / CACHE_FILE).read_text())
+    assert set(cached) == {s.sha1 for s in mlir}
+    assert snapshot_op_counts(irscope.load(tmp_path), mlir) == fresh  # from the file now
+    shutil.rmtree(tmp_path / "cache")
+    (tmp_path / "cache").write_text("not a directory")
+    assert snapshot_op_counts(irscope.load(tmp_path), mlir[:3]) == fresh[:3]
+    assert (tmp_path / "cache").read_text() == "not a directory"
