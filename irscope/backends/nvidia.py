@@ -5,10 +5,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +81,10 @@ class NvidiaAdapter(BackendAdapter):
 # for line), so SASS counts follow the PTX's attribution to the kernel's lines, inlined tl.* code included.
 NVDISASM_FLAGS = "-c -g -gp"
 SASS_FILE = "artifacts/sass.sass"
-# The output takes its final name only when complete: a reader never sees half a disassembly. "$2.err" keeps
-# nvdisasm's complaint when it fails.
-_SCRIPT = f'"$0" {NVDISASM_FLAGS} "$1" > "$2.part" 2> "$2.err" && mv "$2.part" "$2" && rm -f "$2.err"'
+# The output takes its final name only when complete: a reader never sees half a disassembly. Each run writes
+# its own part file ("$3"), so a reader disassembling while the background run still works cannot mix the two.
+# "$2.err" keeps nvdisasm's complaint when it fails.
+_SCRIPT = f'"$0" {NVDISASM_FLAGS} "$1" > "$3" 2> "$2.err" && mv "$3" "$2" && rm -f "$2.err"'
 
 
 class SassError(RuntimeError):
@@ -89,7 +92,8 @@ class SassError(RuntimeError):
 
 
 def _command(cubin: Path, out: Path) -> list[str]:
-    return ["sh", "-c", _SCRIPT, knobs.nvidia.nvdisasm.path, str(cubin), str(out)]
+    part = f"{out}.{os.getpid()}.{threading.get_ident()}.part"
+    return ["sh", "-c", _SCRIPT, knobs.nvidia.nvdisasm.path, str(cubin), str(out), part]
 
 
 class Disassembly:
@@ -99,7 +103,7 @@ class Disassembly:
 
     def __init__(self, cubin: Path, out: Path):
         self.cubin, self.out = cubin, out
-        for stale in (out, Path(f"{out}.part"), Path(f"{out}.err")):  # an earlier capture into the same directory
+        for stale in (out, Path(f"{out}.err")):  # an earlier capture into the same directory
             stale.unlink(missing_ok=True)
         self._proc = subprocess.Popen(
             _command(cubin, out),
