@@ -217,24 +217,30 @@ def caller_paths(ctx: Context, fn: FnRow, depth: int) -> tuple[list[CallPath], i
     """`_caller_paths`, read from the index's precomputed table when it holds them, else walked (once per Context)."""
     memo: dict[int, tuple[list[CallPath], int]] = ctx.memo.setdefault(("caller_paths", depth), {})
     if fn.id not in memo:
-        row = ctx.con.execute(
-            "SELECT paths, omitted FROM caller_paths WHERE function_id = ? AND depth = ?", (fn.id, depth)
-        ).fetchone()
+        raw: dict[int, tuple[str, int] | None] = ctx.memo.get(("caller_paths_raw", depth), {})
+        if fn.id in raw:
+            row = raw[fn.id]
+        else:
+            row = ctx.con.execute(
+                "SELECT paths, omitted FROM caller_paths WHERE function_id = ? AND depth = ?", (fn.id, depth)
+            ).fetchone()
         memo[fn.id] = (_paths_from_json(row[0]), row[1]) if row else _caller_paths(ctx, fn, depth)
     return memo[fn.id]
 
 
 def _prefetch_caller_paths(ctx: Context, fn_ids: list[int], depth: int) -> None:
-    memo: dict[int, tuple[list[CallPath], int]] = ctx.memo.setdefault(("caller_paths", depth), {})
-    missing = sorted({i for i in fn_ids if i not in memo})
+    """The stored paths of these functions in one query, kept as text: decoded only for the sites used."""
+    raw: dict[int, tuple[str, int] | None] = ctx.memo.setdefault(("caller_paths_raw", depth), {})
+    missing = sorted({i for i in fn_ids if i not in raw})
     if not missing:
         return
+    raw.update(dict.fromkeys(missing))
     marks = ",".join("?" * len(missing))
     for fn_id, paths, omitted in ctx.con.execute(
         f"SELECT function_id, paths, omitted FROM caller_paths WHERE depth = ? AND function_id IN ({marks})",
         [depth, *missing],
     ):
-        memo[fn_id] = (_paths_from_json(paths), omitted)
+        raw[fn_id] = (paths, omitted)
 
 
 def precompute_caller_paths(con: sqlite3.Connection, depth: int = CALL_DEPTH) -> int:
