@@ -23,7 +23,7 @@ import irscope
 from compiler_index import queries
 from compiler_index.queries import GateInfo, PassInfo, QueryError, RemarkMatch, Site, connection
 from compiler_index.queries.context import Context
-from compiler_index.queries.gates import gates_of
+from compiler_index.queries.gates import gates_of, prefetch_gates, ref_key
 from compiler_index.queries.ops import op_sites
 from compiler_index.queries.passes import find_passes
 from compiler_index.target import YES, Target, TargetError, file_applies, for_target
@@ -187,6 +187,7 @@ def _explain_op(
             out.other_passes += 1
     out.sites.sort(key=lambda s: _site_rank(s, args, files))
     seen: set[tuple[str, int]] = set()
+    prefetch_gates(ctx, [i for s in out.sites if s.function and (i := ctx.ref_ids.get(ref_key(s.function)))])
     for s in out.sites:
         if s.function is None:
             continue

@@ -146,6 +146,7 @@ class _Patterns:
             names,
         ):
             self.match_fns.setdefault((r["cls"], r["file_id"]), r["id"])
+        ctx.prefetch(self.match_fns.values())
 
 
 def _marks(values: list) -> str:
