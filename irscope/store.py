@@ -55,6 +55,9 @@ def _validator() -> Any:
     return cls(schema())
 
 
+_VALID: set[str] = set()  # sha1 of trajectory.json documents this process validated
+
+
 def validate(doc: dict) -> None:
     import jsonschema
 
@@ -167,15 +170,19 @@ def load(root: str | Path) -> Trajectory:
         if (root / JOURNAL).exists():
             return _load_journal(root)
         raise TrajectoryFormatError(f"{root}: no trajectory.json (is this an `irscope dump` output directory?)")
+    raw = doc_path.read_bytes()
     try:
-        doc = json.loads(doc_path.read_text())
+        doc = json.loads(raw)
     except json.JSONDecodeError as e:
         raise TrajectoryFormatError(f"{doc_path}: not valid JSON ({e})") from e
     if doc.get("format_version") != FORMAT_VERSION:
         raise TrajectoryFormatError(
             f"{doc_path}: format version {doc.get('format_version')!r}, this irscope reads {FORMAT_VERSION}"
         )
-    validate(doc)
+    digest = sha1(raw)
+    if digest not in _VALID:  # a process that loads the same document again (a ladder step's queries) checks it once
+        validate(doc)
+        _VALID.add(digest)
     return from_json(doc, root)
 
 

@@ -17,6 +17,7 @@ from triton.compiler import make_backend
 
 import irscope
 from irscope.capture.specialize import TensorSpec, specialize_arg
+from irscope.examples import EXAMPLES
 from irscope.store import validate
 
 from .conftest import capture_example
@@ -119,3 +120,25 @@ def test_op_counts_are_kept_beside_the_trajectory(tmp_path):
     (tmp_path / "cache").write_text("not a directory")
     assert snapshot_op_counts(irscope.load(tmp_path), mlir[:3]) == fresh[:3]
     assert (tmp_path / "cache").read_text() == "not a directory"
+
+
+def test_load_checks_the_schema_that_writing_skips(tmp_path):
+    """Writing does not validate; loading does, once per process and content: a document broken after the
+    capture is refused every time it is loaded, the intact one loads."""
+    from irscope.store import TrajectoryFormatError
+
+    ex = EXAMPLES["add"]
+    irscope.capture(
+        ex.kernel, target="cuda:90", out_dir=tmp_path, disassemble=False, kernel_kwargs=ex.args, **ex.options
+    )
+    doc_path = tmp_path / "trajectory.json"
+    intact = doc_path.read_text()
+    assert irscope.load(tmp_path).kernel.name == "add_kernel"
+    doc = json.loads(intact)
+    doc["snapshots"][3]["sha1"] = "not-a-digest"
+    doc_path.write_text(json.dumps(doc))
+    for _ in range(2):
+        with pytest.raises(TrajectoryFormatError, match="snapshots/3/sha1"):
+            irscope.load(tmp_path)
+    doc_path.write_text(intact)
+    assert irscope.load(tmp_path).kernel.name == "add_kernel"
