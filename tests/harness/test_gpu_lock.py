@@ -130,7 +130,7 @@ def _enter(cm_factory, name: str, log: list[str], release: threading.Event) -> t
             log.append(f"{name}+")
             release.wait(30)
 
-    t = threading.Thread(target=body)
+    t = threading.Thread(target=body, daemon=True)  # a failing test does not wait for it
     t.start()
     return t
 
