@@ -105,8 +105,8 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "cli-search-exit-code",
         "compiler_index/cli.py",
-        "def cmd_search(args: argparse.Namespace) -> int:\n    _emit(args, queries.search(args.db, args.text, limit=args.limit), render.search)\n    return 0",
-        "def cmd_search(args: argparse.Namespace) -> int:\n    _emit(args, queries.search(args.db, args.text, limit=args.limit), render.search)\n    return 1",
+        "render.search)\n    return 0",
+        "render.search)\n    return 1",
         ("tests/compiler_index/test_cli.py::test_build_then_query_in_text_and_json",),
     ),
     Mutation(

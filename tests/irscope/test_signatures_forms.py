@@ -136,9 +136,7 @@ def count(text: str, kind: str, opcode: str) -> int:
     return len(re.findall((PTX_LINE if kind == "ptx" else SASS_LINE) + opcode, text, re.M))
 
 
-@pytest.mark.parametrize(
-    "kind,counter,form,case,pattern", FORMS, ids=[f"{kind}-{c}-{f}" for kind, c, f, _, _ in FORMS]
-)
+@pytest.mark.parametrize("kind,counter,form,case,pattern", FORMS, ids=[f"{kind}-{c}-{f}" for kind, c, f, _, _ in FORMS])
 def test_counter_counts_every_form(kind, counter, form, case, pattern):
     ptx, sass, s = compiled(case)
     text = ptx if kind == "ptx" else sass
