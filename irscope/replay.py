@@ -53,6 +53,8 @@ class Replay:
     reproduced: str  # "identical", "identical up to value names" (… "and locations"), "" (differs)
     diff: str  # unified diff of captured → replayed when it differs
     diagnostics: str  # what the pass printed
+    options: str  # the compile options the stage built the pass from (num_warps, num_stages, …)
+    triton_version: str = triton.__version__
 
     @property
     def ok(self) -> bool:
@@ -120,7 +122,9 @@ def replay(traj: Trajectory, query: str | int, out_dir: str | Path | None = None
     else:
         how = ""
     diff = "" if how else _diff(snap.text, text, expected_file.name, output_file.name)
-    return Replay(snap, before, input_file, expected_file, output_file, name, args, pipeline, how, diff, said)
+    shown = ("num_warps", "num_ctas", "num_stages", "maxnreg", "arch")
+    opts = ", ".join(f"{k}={getattr(options, k)}" for k in shown if getattr(options, k, None) is not None)
+    return Replay(snap, before, input_file, expected_file, output_file, name, args, pipeline, how, diff, said, opts)
 
 
 def _check_replayable(snap: Snapshot) -> None:
@@ -232,7 +236,3 @@ def _diff(expected: str, got: str, a: str, b: str, limit: int = 80) -> str:
     lines = list(difflib.unified_diff(expected.splitlines(), got.splitlines(), a, b, lineterm="", n=2))
     more = f"\n… {len(lines) - limit} more diff lines" if len(lines) > limit else ""
     return "\n".join(lines[:limit]) + more
-
-
-def versions() -> str:
-    return f"Triton {triton.__version__}"
