@@ -194,7 +194,8 @@ def _not_pipelined(h: Hazard, traj: Trajectory) -> list[Plan]:
 
 @planner("narrow-memory-access")
 def _narrow(h: Hazard, traj: Trajectory) -> list[Plan]:
-    return _divisibility(h, traj) if h.cause == "divisibility" else []
+    # the address's divisibility, or the mask's constancy, which AxisInfo derives from the bound's divisibility
+    return _divisibility(h, traj) if h.cause in ("divisibility", "mask") else []
 
 
 @planner("mma-downgrade")
@@ -240,7 +241,7 @@ def _occupancy(h: Hazard, traj: Trajectory) -> list[Plan]:
         stages = _opt(traj, "num_stages", 3)
         return [
             _option("num_stages", s, f"{s} pipeline stages (less shared memory per CTA)")
-            for s in sorted({max(2, stages - 2), max(2, stages - 1)})
+            for s in sorted({max(2, stages - 1), max(2, stages - 2)}, reverse=True)  # the smallest change first
             if s < stages
         ]
     if h.cause == "registers":
