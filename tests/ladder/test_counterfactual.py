@@ -63,7 +63,9 @@ def test_a_condition_that_does_not_remove_the_symptom_is_not_confirmed(tmp_path)
     outcomes = counterfactual.test(h, base, tmp_path / "whatif", 1)
     assert [o.plan.options for o in outcomes] == [("num_warps=8",)]
     assert outcomes[0].verdict == counterfactual.NOT_CONFIRMED, outcomes[0].detail
-    assert outcomes[0].detail.startswith("not confirmed: with the tile spread over 8 warps (fewer registers per thread), ")
+    assert outcomes[0].detail.startswith(
+        "not confirmed: with the tile spread over 8 warps (fewer registers per thread), "
+    )
     assert "register-spills remains at" in outcomes[0].detail and "res.spill_bytes" in outcomes[0].detail
 
 
@@ -128,3 +130,50 @@ def test_l4_carries_the_outcome_and_keeps_the_trajectory_in_the_round(budget, tm
     assert ev.id in hyp.evidence and ev.source.kind == ARTIFACT
     assert Path(ev.source.path).is_relative_to(tmp_path / "round" / "whatif")
     assert load(ev.source.path).specialization.options["num_stages"] == 3
+
+
+def _diagnosis_with(counterfactual_json: dict, kernel: str):
+    from ladder.evidence import RewriteFamily, StopTests, TestOutcome
+    from ladder.policy import ACTIONABLE, Diagnosis
+
+    hazard = hazards.Hazard("not-pipelined", kernel, (70, 71), "loads stay synchronous", 10.0, cause="width")
+    ev = Evidence("L4.0.not-pipelined.whatif0", "L4", "what-if", SourceRef(ARTIFACT, "w"))
+    hyp = Hypothesis("not-pipelined", "lines 70, 71", (), (ev.id,), Finding(hazard, "t", 1.0), counterfactual_json)
+    ok = TestOutcome(True, "")
+    family = RewriteFamily("pipelining", "overlap loads with compute", (ev.id,))
+    result = LevelResult(
+        "L4", RAN, evidence=(ev,), hypotheses=(hyp,), families=(family,), tests=StopTests(ok, ok, ok, 0, "pipelining")
+    )
+    return Diagnosis(ACTIONABLE, (result,))
+
+
+def test_rewriters_receive_the_confirmed_requirement(tmp_path):
+    """The offline rewriter realizes a confirmed divisibility condition as tl.multiple_of hints; the LLM prompt
+    states it as the requirement the rewrite must meet."""
+    from irscope.examples import kernels
+    from ladder.rewriters.base import RewriteRequest
+    from ladder.rewriters.offline import _realizing_first
+    from ladder.rewriters.prompt import build_messages
+
+    plan = counterfactual.Plan(
+        "stride_am, stride_bk divisible by 16",
+        counterfactual.HINT,
+        {"stride_am": 16, "stride_bk": 16},
+        arg_attrs=("stride_am:divisibility=16", "stride_bk:divisibility=16"),
+    )
+    outcome = counterfactual.Outcome(plan, counterfactual.CONFIRMED, "confirmed: ptx.mem.cp_async 0 → 24 with …")
+    d = _diagnosis_with(outcome.to_json(), "matmul_kernel")
+    source = Path(kernels.__file__).read_text()
+    (first,) = _realizing_first([], source, d)
+    assert first.candidate.card == "divisibility-hints" and not first.fallback
+    new = first.candidate.source
+    body = new.split("def matmul_kernel(", 1)[1]
+    assert "    stride_am = tl.multiple_of(stride_am, 16)\n    stride_bk = tl.multiple_of(stride_bk, 16)\n" in body
+    compile(new, "candidate.py", "exec")  # still a valid module
+    op = get_operator("new_gelu")
+    user = build_messages(RewriteRequest(op, 0, source, None, d, (), tmp_path))[1]["content"]
+    assert (
+        "Requirement (confirmed by compiling the current kernel with it on the CPU): stride_am, stride_bk must be "
+        in user
+    )
+    assert "stride_am = tl.multiple_of(stride_am, 16)" in user and "must meet the confirmed requirement" in user
