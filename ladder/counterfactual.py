@@ -14,7 +14,7 @@ the data, a precision written in the source) get no counterfactual: no compile-t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -257,7 +257,7 @@ def _cross_warp(h: Hazard, traj: Trajectory) -> list[Plan]:
 
 
 # -- running them ----------------------------------------------------------------------------------------------
-def _still(h: Hazard, found: list[Hazard]) -> list[Hazard]:
+def _still(h: Hazard, found: Sequence[Hazard]) -> list[Hazard]:
     same = [x for x in found if x.symptom == h.symptom]
     if h.lines:
         same = [x for x in same if set(x.lines) & set(h.lines)]
