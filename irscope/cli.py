@@ -259,6 +259,81 @@ def register_analysis(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_report)
 
 
+# -- what-if compiles and pass replay (irscope.whatif, irscope.replay) --------------------------------------------
+def cmd_whatif(a: argparse.Namespace) -> int:
+    from irscope.whatif import whatif
+
+    w = whatif(
+        load(a.dir),
+        arg_attrs=a.arg_attr,
+        options=a.option,
+        constexprs=a.constexpr,
+        start=a.start,
+        out_dir=a.out,
+        disassemble=not a.no_disassemble,
+    )
+    console.print(f"what-if of {a.dir}, compiled from {w.start}:")
+    for line in w.describe():
+        console.print(f"  {line}")
+    cmd_diff(argparse.Namespace(a=a.dir, b=a.out, all=a.all))
+    console.print(f"{len(w.trajectory.snapshots)} snapshots → {a.out}")
+    return 0
+
+
+def cmd_replay(a: argparse.Namespace) -> int:
+    from irscope.replay import replay
+
+    traj = load(a.dir)
+    r = replay(traj, a.pass_, a.out or a.dir / "replay")
+    console.print(
+        f"pass {r.snapshot.label} ({r.snapshot.pass_name or '?'}): {r.adder}(pm, {', '.join(map(repr, r.arguments))})"
+    )
+    console.print(f"  input     {r.input_file} (snapshot #{r.before.index}, {r.before.label})")
+    console.print(f"  expected  {r.expected_file} (snapshot #{r.snapshot.index})")
+    console.print(f"  output    {r.output_file}")
+    console.print(f"  pipeline  {r.pipeline}")
+    console.print(f"  rerun     {r.opt_command()}")
+    console.print(
+        f"  target {traj.target}, options {r.options}; Triton {traj.versions.get('triton', '?')} at capture, "
+        f"{r.triton_version} now"
+    )
+    if r.diagnostics.strip():
+        console.print(f"  the pass printed:\n{r.diagnostics.rstrip()}")
+    if not r.ok:
+        err_console.print(f"[red]not reproduced:[/red] the pass alone gives a different module\n{r.diff}")
+        return 1
+    console.print(f"reproduced: {r.reproduced}")
+    return 0
+
+
+def register_whatif(sub: argparse._SubParsersAction) -> None:
+    w = sub.add_parser(
+        "whatif",
+        help="recompile a dump with an argument attribute, option or constexpr changed; diff against it",
+        description="Edit the captured IR of one stage (or re-specialize from source for constexprs), compile the "
+        "rest of the pipeline with per-pass capture into --out, and show the diff against DIR.",
+    )
+    w.add_argument("dir", type=Path)
+    w.add_argument("--arg-attr", action="append", default=[], metavar="NAME:ATTR=V", help="e.g. lda:divisibility=16")
+    w.add_argument("--option", action="append", default=[], metavar="NAME=V", help="e.g. num_stages=4, maxnreg=128")
+    w.add_argument(
+        "--constexpr", action="append", default=[], metavar="NAME=V", help="re-specialize from source, e.g. BLOCK_M=64"
+    )
+    w.add_argument("--from", dest="start", choices=["ttir", "ttgir"], default="ttir", help="stage output to edit")
+    w.add_argument("--all", action="store_true", help="every stage and counter in the diff")
+    w.add_argument("--no-disassemble", action="store_true", help="skip SASS")
+    w.add_argument("--out", required=True, type=Path)
+    w.set_defaults(func=cmd_whatif)
+    r = sub.add_parser(
+        "replay",
+        help="run one captured pass alone on its captured input and check it reproduces the captured output",
+    )
+    r.add_argument("dir", type=Path)
+    r.add_argument("--pass", dest="pass_", required=True, help="snapshot index, stage[i] or pass name")
+    r.add_argument("--out", type=Path, help="where the input/expected/output files go (default DIR/replay)")
+    r.set_defaults(func=cmd_replay)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="irscope", description=__doc__)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -282,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.set_defaults(func=cmd_ls)
 
     register_analysis(sub)
+    register_whatif(sub)
     return p
 
 

@@ -171,6 +171,7 @@ def from_json(doc: dict, root: Path) -> Trajectory:
         error=CompileFailure(**err) if err else None,
         created=doc.get("created", ""),
         complete=doc.get("complete", True),
+        derivation=doc.get("derivation"),
         root=root,
     )
 

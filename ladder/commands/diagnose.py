@@ -48,6 +48,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "third_party/triton when that checkout exists, else L4 says it is unavailable and how to get it)",
     )
     p.add_argument(
+        "--counterfactuals",
+        type=int,
+        default=None,
+        metavar="N",
+        help="what-if compiles L4 may run to test its hypotheses (default 3; 0 skips them)",
+    )
+    p.add_argument(
         "--through",
         choices=["L1", "L2", "L3", "L4"],
         default="L4",
@@ -101,7 +108,14 @@ def run_kernel(args: argparse.Namespace) -> int:
     except (KernelLoadError, SpecError, TargetError) as e:
         print(f"ladder: {e}", file=sys.stderr)
         return 2
-    d = api.run(spec, through=args.through, index=args.index, workdir=args.out, say=_say)
+    d = api.run(
+        spec,
+        through=args.through,
+        index=args.index,
+        workdir=args.out,
+        say=_say,
+        counterfactuals=args.counterfactuals,
+    )
     if args.json:
         print(json.dumps(d.to_json(), indent=1))
     else:
@@ -141,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     options: tuple = (("ncu", args.ncu), ("target", args.target))
     options += (("index_db", str(args.index)),) if args.index else ()
+    options += (("counterfactuals", args.counterfactuals),) if args.counterfactuals is not None else ()
     ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target, options=options, say=_say)
     d = climb(ctx, registry())
     deeper = beyond(ctx, registry(), d, args.through)
