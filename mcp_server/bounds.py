@@ -18,7 +18,8 @@ TEXT = 600  # characters kept of a string inside an item
 Offset = Annotated[int, Field(ge=0, description="first item of the page (0-based); the previous answer's next_offset")]
 
 
-def Limit(default: int, most: int = MAX_LIMIT) -> Any:  # noqa: N802 - reads as a type in signatures
+def per_page(default: int, most: int = MAX_LIMIT) -> Any:
+    """A `limit` parameter: `default` items per page, at most `most`."""
     return Field(default, ge=1, le=most, description=f"items per page (at most {most})")
 
 

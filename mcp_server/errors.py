@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from pydantic import ValidationError
 
 from mcp_server.bounds import first_line
@@ -43,5 +43,23 @@ def guarded(fn: F) -> F:
         except Exception as e:
             log.exception("tool %s failed", fn.__name__)
             raise ToolError(f"internal error {type(e).__name__}: {reason(e)}") from e
+
+    return wrapper  # type: ignore[return-value]
+
+
+def guarded_resource(fn: F) -> F:
+    """`fn`, whose exceptions become resource errors with a one-line reason (the SDK would hide it)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ResourceError:
+            raise
+        except (ValueError, LookupError, OSError) as e:
+            raise ResourceNotFoundError(reason(e)) from e
+        except Exception as e:
+            log.exception("resource %s failed", fn.__name__)
+            raise ResourceError(f"internal error {type(e).__name__}: {reason(e)}") from e
 
     return wrapper  # type: ignore[return-value]

@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from irscope.version import __version__
-from mcp_server import trajectories
+from mcp_server import cards, index, ladder_tools, resources, trajectories
 from mcp_server.app import App
 from mcp_server.errors import validation_reason
 
@@ -35,5 +35,6 @@ class IrscopeServer(MCPServer[Any]):
 
 def build(app: App) -> IrscopeServer:
     server = IrscopeServer("irscope", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    trajectories.register(server, app)
+    for group in (trajectories, index, cards, ladder_tools, resources):
+        group.register(server, app)
     return server

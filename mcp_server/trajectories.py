@@ -16,7 +16,7 @@ from irscope.report.model import remark_text
 from irscope.store import JOURNAL, load
 from irscope.trajectory import Trajectory
 from mcp_server.app import App
-from mcp_server.bounds import MAX_LIMIT, Limit, Offset, PageInfo, clip, first_line, page, trim
+from mcp_server.bounds import MAX_LIMIT, Offset, PageInfo, clip, first_line, page, per_page, trim
 from mcp_server.children import Specialization, failure, kernel_ref, run_module
 from mcp_server.errors import guarded
 from mcp_server.store import Loaded
@@ -359,7 +359,7 @@ def register(mcp: MCPServer, app: App) -> None:
 
     @mcp.tool(annotations=READ)
     @guarded
-    def list_trajectories(offset: Offset = 0, limit: int = Limit(20)) -> TrajectoryList:
+    def list_trajectories(offset: Offset = 0, limit: int = per_page(20)) -> TrajectoryList:
         """The trajectories captured into this workspace, oldest first, a page at a time."""
         dirs = app.store.names()
         chunk, info = page(dirs, offset, limit)
@@ -393,7 +393,7 @@ def register(mcp: MCPServer, app: App) -> None:
 
     @mcp.tool(annotations=READ)
     @guarded
-    def trajectory_summary(trajectory: TrajectoryArg, offset: Offset = 0, limit: int = Limit(20, 100)) -> Summary:
+    def trajectory_summary(trajectory: TrajectoryArg, offset: Offset = 0, limit: int = per_page(20, 100)) -> Summary:
         """One trajectory at a glance: stages, the passes that changed the IR (ops added/removed, counter deltas;
         paged by offset/limit), key counters per stage, resources (registers, spills, shared memory), the
         compiler's remarks and the kernel lines the counters point at."""
@@ -409,11 +409,12 @@ def register(mcp: MCPServer, app: App) -> None:
         arg: Annotated[
             str,
             Field(
-                description="an op (ttg.convert_layout), a counter (sync.shuffle), a kernel line number (line), or a predicate 'NAME OP N' (first)"
+                description="an op (ttg.convert_layout), a counter (sync.shuffle), a kernel line number (line), "
+                "or a predicate 'NAME OP N' (first)"
             ),
         ],
         offset: Offset = 0,
-        limit: int = Limit(30),
+        limit: int = per_page(30),
     ) -> QueryAnswer:
         """The stage-diff graph's queries: which passes introduced or removed an op or counter, its value after
         every pass (timeline), what the passes did to one kernel line, the first snapshot where a predicate holds."""
@@ -426,7 +427,7 @@ def register(mcp: MCPServer, app: App) -> None:
         b: TrajectoryArg,
         all_stages: Annotated[bool, Field(description="every stage, not only the backend's main ones")] = False,
         offset: Offset = 0,
-        limit: int = Limit(20),
+        limit: int = per_page(20),
     ) -> DiffAnswer:
         """Compare two trajectories (before/after a rewrite, or two configurations): counter deltas, per-line
         changes (paged), where the pass sequences differ and passes that changed the IR in only one of them."""
@@ -442,7 +443,7 @@ def register(mcp: MCPServer, app: App) -> None:
             Field(description="the IR, or its unified diff to the previous snapshot of the same kind"),
         ] = "ir",
         offset: Offset = 0,
-        limit: int = Limit(120, MAX_LIMIT),
+        limit: int = per_page(120, MAX_LIMIT),
     ) -> SnapshotPage:
         """One snapshot's IR (or what its pass changed), a page of lines at a time."""
         return snapshot_page(app.store.get(trajectory), snapshot, view, offset, limit)
