@@ -6,12 +6,11 @@ Triton's interpreter and keeps no times."""
 import json
 import threading
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server import MCPServer
 from pydantic import BaseModel, Field
 
-from ladder.validators.harness import HarnessValidator
 from mcp_server.app import App
 from mcp_server.bounds import clip, first_line, trim
 from mcp_server.children import ChildError, Specialization, failure, kernel_ref, run_module
@@ -29,6 +28,9 @@ from mcp_server.trajectories import (
     Warps,
 )
 from suite.operator import get_operator
+
+if TYPE_CHECKING:
+    from ladder.validators.harness import HarnessValidator
 
 EVIDENCE = 5  # evidence claims kept per level
 
@@ -136,9 +138,12 @@ class Validating:
         self._validator: HarnessValidator | None = None
         self._lock = threading.Lock()
 
-    def validator(self) -> HarnessValidator:
+    def validator(self) -> "HarnessValidator":
         with self._lock:
             if self._validator is None:
+                # imported on first use: the harness brings torch, which a session without validation never needs
+                from ladder.validators.harness import HarnessValidator
+
                 self._validator = HarnessValidator(timeout_s=self.app.timeout_s)
             return self._validator
 

@@ -231,6 +231,7 @@ def _top(d: dict[str, int], most: int = 8) -> dict[str, int]:
 def query(loaded: Loaded, what: str, arg: str, offset: int, limit: int) -> QueryAnswer:
     traj = loaded.traj
     context: dict[str, Any] = {}
+    rows: list[dict[str, Any]]
     with loaded.lock:
         g = loaded.model.graph
         if what in ("introduced-by", "removed-by"):
