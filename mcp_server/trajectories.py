@@ -157,7 +157,7 @@ def capture_into(
         snapshots=len(traj.snapshots),
         changed_passes=len(traj.changed_passes()),
         resources=trim(traj.resources),
-        compile_error=_failed(traj) or (None if result.returncode == 0 else first_line(result.stderr)),
+        compile_error=_failed(traj),
     )
 
 
@@ -168,7 +168,7 @@ def summary(loaded: Loaded, offset: int, limit: int) -> Summary:
         edges = model.graph.edges()
         counters = [{"counter": name, "values": values} for name, values in model.counter_table()]
         hot = model.hot_lines(limit=10_000)
-        remarks = [r for r in model.remarks if r.severity in ("remark", "warning", "error")]
+        remarks = model.remarks
     stages = []
     for stage in traj.stages:
         snaps = [s for s in traj.stage_snapshots(stage) if s.stage_index >= 0]

@@ -1,6 +1,6 @@
-"""A workspace for the MCP server: the bundled example kernels, a broken kernel file, one that reads the
-environment, a candidate for the harness, and symlinks that lead out of it; the corpus index (always) and the
-Triton checkout's index (when there is a checkout)."""
+"""A workspace for the MCP server: the bundled example kernels, a broken kernel file, one that does not compile,
+one that reads the environment, a candidate for the harness, and symlinks that lead out of it; the corpus index
+(always) and the Triton checkout's index (when there is a checkout)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,18 @@ def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 """
 
+BAD_DOT = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bad_dot(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.dot(x, x))  # tl.dot needs 2-D operands: the compile fails
+"""
+
 ADD_ARGS = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "98432"}  # the `add` example's
 
 
@@ -47,6 +59,7 @@ def make_workspace(root: Path) -> Path:
     shutil.copy(kernels.__file__, ws / "kernels.py")
     (ws / "broken.py").write_text("import triton\n\n@triton.jit\ndef k(x_ptr:\n    pass\n")
     (ws / "secret_reader.py").write_text(SECRET_READER)
+    (ws / "bad_dot.py").write_text(BAD_DOT)
     shutil.copy(get_operator("new_gelu").kernel_path, ws / "new_gelu.py")
     outside = root / "outside"
     outside.mkdir()

@@ -185,6 +185,16 @@ def test_cards_match_show_and_list(session: Session, ws: Path, add: irscope.Traj
     assert shown["text"].splitlines() == card.path.read_text().splitlines()[:5] and shown["next_offset"] == 5
 
 
+def test_a_failed_compile_is_an_answer_with_the_compilers_message(session: Session, ws: Path):
+    cap = session.ok(
+        "capture",
+        {"kernel": "bad_dot.py:bad_dot", "args": {"x_ptr": "*fp16", "out_ptr": "*fp16"}, "constexprs": {"BLOCK": 16}},
+    )
+    traj = irscope.load(ws / cap["path"])
+    assert traj.error is not None and "equal ranks" in cap["compile_error"]  # tl.dot's own message
+    assert session.ok("trajectory_summary", {"trajectory": cap["trajectory"]})["compile_error"] == cap["compile_error"]
+
+
 def test_validate_candidate_runs_the_cpu_validation(session: Session, ws: Path):
     v = session.ok("validate_candidate", {"op": "new_gelu", "candidate": "new_gelu.py"})
     assert v["correct"] and not v["timed"] and "timing needs a GPU" in v["note"]
