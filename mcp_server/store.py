@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -23,7 +23,7 @@ class Loaded:
     name: str
     path: Path
     traj: Trajectory
-    lock: threading.RLock = field(default_factory=threading.RLock)  # the model and graph cache as they are built
+    lock: threading.RLock  # the store's: held while the model, graph and analyzer caches are read or built
 
     @cached_property
     def model(self) -> ReportModel:
@@ -34,6 +34,8 @@ class TrajectoryStore:
     def __init__(self, ws: Workspace):
         self.ws = ws
         self._lock = threading.Lock()
+        # one lock for every computation on loaded trajectories: a diff holds two at once, in no fixed order
+        self._compute = threading.RLock()
         self._kept: OrderedDict[Path, tuple[float, Loaded]] = OrderedDict()
 
     def locate(self, ref: str) -> Path:
@@ -70,7 +72,7 @@ class TrajectoryStore:
                 return hit[1]
         traj = load(path)
         self._check_files(traj, path)
-        loaded = Loaded(self.name_of(path), path, traj)
+        loaded = Loaded(self.name_of(path), path, traj, self._compute)
         with self._lock:
             self._kept[path] = (stamp, loaded)
             while len(self._kept) > KEPT:

@@ -280,7 +280,7 @@ def _line(arg: str) -> int:
 
 
 def diff(a: Loaded, b: Loaded, all_stages: bool, offset: int, limit: int) -> DiffAnswer:
-    with a.lock, b.lock:
+    with a.lock:  # the store's one lock: b's is the same
         c = compare(a.traj, b.traj)
     focus = {*adapter_for(c.a.target).focus_stages, *adapter_for(c.b.target).focus_stages, "res"}
     counters = sorted(

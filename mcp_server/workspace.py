@@ -52,6 +52,8 @@ class Workspace:
     def state(self, *parts: str) -> Path:
         """A directory the server owns, created on first use."""
         d = self.root.joinpath(STATE_DIR, *parts)
+        if not d.resolve().is_relative_to(self.root):  # a symlink planted in the workspace must not redirect writes
+            raise WorkspaceError(f"{self.relative(d)}: resolves outside the workspace {self.root}; remove that link")
         d.mkdir(parents=True, exist_ok=True)
         return d
 
