@@ -289,13 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_mcp(args: list[str]) -> int:
-    # The server sits above the ladder in the layer order, so irscope finds it at run time, not by import.
+    # The server sits above the ladder in the layer order, so irscope finds it at run time, not by import; it
+    # says itself when the mcp extra is missing.
     try:
         server = importlib.import_module("mcp_server.cli")
     except ModuleNotFoundError as e:
-        err_console.print(
-            f"[red]error:[/red] irscope mcp needs the mcp extra ({e.name} is missing): pip install 'irscope[mcp]'"
-        )
+        err_console.print(f"[red]error:[/red] irscope mcp: {e}; reinstall irscope (pip install -e '.[mcp]')")
         return 2
     return int(server.main(args))
 

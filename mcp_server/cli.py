@@ -30,8 +30,15 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
+    try:
+        from mcp_server.server import build
+    except ModuleNotFoundError as e:  # the SDK: the `mcp` extra
+        print(
+            f"irscope mcp: error: it needs the mcp extra ({e.name} is missing): pip install 'irscope[mcp]'",
+            file=sys.stderr,
+        )
+        return 2
     from mcp_server.app import App
-    from mcp_server.server import build
     from mcp_server.workspace import WorkspaceError
 
     try:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from mcp import StdioServerParameters
 
 from compiler_index.build import build, resolve_roots
 from irscope.examples import kernels
@@ -69,8 +69,10 @@ def make_workspace(root: Path) -> Path:
     return ws
 
 
-def server_params(ws: Path, db: Path, env: dict[str, str] | None = None) -> StdioServerParameters:
+def server_params(ws: Path, db: Path, env: dict[str, str] | None = None) -> Any:
     """`irscope mcp` over stdio, as an agent's MCP client configuration starts it."""
+    from mcp import StdioServerParameters
+
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "irscope.cli", "mcp", "--workspace", str(ws), "--db", str(db), "--timeout", "120"],

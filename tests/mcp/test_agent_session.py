@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
+
 from tests.mcp.conftest import REPO, make_workspace, server_params
 from tests.mcp.session import Session
 

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install -e '.[mcp]')")
 from mcp.shared.exceptions import MCPError
 
 import irscope
