@@ -27,7 +27,7 @@ def test_paths_inside_resolve(ws: Workspace):
     assert ws.path("inner_link.py") == ws.root / "sub" / "k.py"
 
 
-@pytest.mark.parametrize("given", ["../outside/k.py", "sub/../../outside/k.py", "/etc/hostname", "~/anything"])
+@pytest.mark.parametrize("given", ["../outside/k.py", "sub/../../outside/k.py", "/etc/hostname", "/"])
 def test_paths_outside_are_refused(ws: Workspace, given: str):
     with pytest.raises(WorkspaceError, match="outside the workspace"):
         ws.path(given, must_exist=False)
