@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -358,10 +359,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_analysis(sub)
     register_whatif(sub)
+    # listed for --help; `main` hands its arguments to the server's own parser
+    sub.add_parser("mcp", add_help=False, help="serve the tools to a coding agent over MCP (docs/mcp.md)")
     return p
 
 
+def cmd_mcp(args: list[str]) -> int:
+    # The server sits above the ladder in the layer order, so irscope finds it at run time, not by import; it
+    # says itself when the mcp extra is missing.
+    try:
+        server = importlib.import_module("mcp_server.cli")
+    except ModuleNotFoundError as e:
+        err_console.print(f"[red]error:[/red] irscope mcp: {e}; reinstall irscope (pip install -e '.[mcp]')")
+        return 2
+    return int(server.main(args))
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:
+        return cmd_mcp(argv[1:])
     p = build_parser()
     a = p.parse_args(argv)
     if a.command is None:
