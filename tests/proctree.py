@@ -1,0 +1,56 @@
+"""Process trees read from /proc, for the tests that kill a parent: which processes descend from one, and
+whether a set of them is gone."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def _stat(pid: int) -> tuple[str, int]:
+    """State and parent pid (the fields after the command name, which may itself hold spaces and parentheses)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return fields[0], int(fields[1])
+
+
+def descendants(pid: int) -> set[int]:
+    """Every running process below `pid` now (children, grandchildren, …)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                state, ppid = _stat(int(entry))
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if state != "Z":
+                children.setdefault(ppid, []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running: it exists and is not a zombie (an ended process its new parent has not reaped yet)."""
+    try:
+        return _stat(pid)[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def survivors(pids: set[int] | list[int] | tuple[int, ...], within_s: float = 5.0) -> set[int]:
+    """Those of `pids` still running after `within_s` (SIGKILL and the parent-death signal are asynchronous)."""
+    deadline = time.monotonic() + within_s
+    while (left := {p for p in pids if alive(p)}) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def gone(*pids: int) -> bool:
+    return not survivors(pids)
+
