@@ -4,8 +4,19 @@ whether a set of them is gone."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+
+def state(pid: int) -> str | None:
+    """Its state letter (R running, S sleeping, T stopped, Z zombie, …); None once it is gone."""
+    try:
+        return _stat(pid)[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
 
 
 def _stat(pid: int) -> tuple[str, int]:
@@ -37,10 +48,7 @@ def descendants(pid: int) -> set[int]:
 
 def alive(pid: int) -> bool:
     """Running: it exists and is not a zombie (an ended process its new parent has not reaped yet)."""
-    try:
-        return _stat(pid)[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
+    return state(pid) not in (None, "Z")
 
 
 def survivors(pids: set[int] | list[int] | tuple[int, ...], within_s: float = 5.0) -> set[int]:
@@ -54,3 +62,24 @@ def survivors(pids: set[int] | list[int] | tuple[int, ...], within_s: float = 5.
 def gone(*pids: int) -> bool:
     return not survivors(pids)
 
+
+def kill_when(proc: subprocess.Popen, ready: Callable[[set[int]], bool], timeout_s: float) -> set[int]:
+    """SIGKILL `proc` at a moment when `ready(its descendants)` holds, and return those descendants.
+
+    The process is frozen (SIGSTOP) for each look, so what the test saw is what it kills: it cannot commit a round
+    or finish between the look and the kill. Its children keep running meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"it ended (exit {proc.returncode}) before the moment to kill it came"
+        os.kill(proc.pid, signal.SIGSTOP)
+        while state(proc.pid) not in ("T", "t", None):
+            time.sleep(0.005)
+        tree = descendants(proc.pid)
+        if ready(tree):
+            proc.kill()
+            proc.wait()
+            return tree
+        os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"the moment to kill it did not come within {timeout_s:g} s")
