@@ -46,6 +46,16 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+def age_s(pid: int) -> float:
+    """Seconds since it started (0 once it is gone)."""
+    try:
+        started = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])  # starttime, in ticks
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return uptime - started / os.sysconf("SC_CLK_TCK")
+
+
 def alive(pid: int) -> bool:
     """Running: it exists and is not a zombie (an ended process its new parent has not reaped yet)."""
     return state(pid) not in (None, "Z")

@@ -21,7 +21,7 @@ from compiler_index import store
 from compiler_index.store import IndexDbError
 from ladder.loop import round_dir
 from ladder.records import History
-from tests.proctree import kill_when, survivors
+from tests.proctree import age_s, kill_when, survivors
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "compiler_index" / "corpus"
@@ -154,8 +154,11 @@ def test_kill_9_mid_round_leaves_no_child_no_half_round_and_the_resume_redoes_it
     cmd = [sys.executable, "-m", "ladder.cli", *args, "--offline", "--validator", "interpret", "--rounds", "2"]
     cmd += ["--out", str(out), "--quiet"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env(tmp_path), stdout=subprocess.DEVNULL)
-    # a round in flight and one of its children (a candidate check or the interpreter validating) running
-    tree = kill_when(proc, lambda tree: bool(tree and rounds_in_flight(out, ops)), timeout_s=300)
+    # a round in flight and one of its children (a candidate check or the interpreter validating) just started: it
+    # has seconds of work ahead, so only the kill can end it within the second allowed below
+    tree = kill_when(
+        proc, lambda tree: any(age_s(p) < 0.5 for p in tree) and bool(rounds_in_flight(out, ops)), timeout_s=300
+    )
     assert proc.returncode == -signal.SIGKILL
     # the children are killed at once, not left to finish their few seconds of work
     assert not survivors(tree, within_s=1.0), "children of the killed run are still running"
