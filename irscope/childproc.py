@@ -188,7 +188,7 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path, **pop
     (pipes, pass_fds). proc.pid is the guard's (the group's), proc.returncode the command's."""
     argv = list(argv)
     env = dict(env)
-    _check_executable(argv[0], env)
+    _check_executable(argv[0], env, cwd)
     guard = [sys.executable, "-I", "-S", "-c", _GUARD, str(os.getpid()), *argv]
     proc = subprocess.Popen(guard, env=env, cwd=cwd, start_new_session=True, **popen)
     with proc:  # closes the pipes and reaps the child on the way out
@@ -198,9 +198,12 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path, **pop
             kill_group(proc)
 
 
-def _check_executable(program: str, env: Mapping[str, str]) -> None:
+def _check_executable(program: str, env: Mapping[str, str], cwd: str | Path) -> None:
     """Raise what Popen raises for a command that cannot start: the guard would only exit 127."""
-    found = shutil.which(program, path=env.get("PATH", os.defpath)) if os.sep not in program else program
+    if os.sep in program:  # a path, relative to the child's working directory
+        found: str | None = os.path.join(cwd, program)
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
     if found is None or not os.access(found, os.X_OK):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 

@@ -121,9 +121,16 @@ def test_the_guard_passes_on_the_exit_status_and_the_signal(tmp_path, code, retu
     assert not list(tmp_path.glob("core*"))  # a crash passed on as a signal leaves no core dump of the guard
 
 
-def test_a_missing_program_raises_as_popen_does(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no-such-program"):
-        childproc.run(["no-such-program"], env=childproc.child_env(tmp_path), cwd=tmp_path, timeout_s=30)
+def test_a_missing_program_raises_as_popen_does_and_a_relative_path_is_the_working_directorys(tmp_path):
+    env = childproc.child_env(tmp_path)
+    for missing in ("no-such-program", "./no-such-program"):
+        with pytest.raises(FileNotFoundError, match="no-such-program"):
+            childproc.run([missing], env=env, cwd=tmp_path, timeout_s=30)
+    tool = tmp_path / "tool.sh"
+    tool.write_text("#!/bin/sh\necho here\n")
+    tool.chmod(0o755)
+    assert Path.cwd() != tmp_path
+    assert childproc.run(["./tool.sh"], env=env, cwd=tmp_path, timeout_s=30).stdout == "here\n"
 
 
 # A parent with a process_pool of two workers busy for a minute (forked as the tasks are submitted); it says so.
