@@ -70,7 +70,6 @@ MUTATIONS: list[Mutation] = [
         "            timed_out = True\n        kill_group(proc)\n",
         "            timed_out = True\n",
         ("tests/irscope/test_childproc.py::test_the_grandchild_dies_when_the_child_ends",),
-        pending="kill9: a test that the call returns as soon as the child exits normally, grandchild and all",
     ),
     Mutation(
         "build-progress-off",
@@ -85,8 +84,10 @@ MUTATIONS: list[Mutation] = [
         "        if rdir.exists():  # left by a run killed before it committed this round\n"
         "            shutil.rmtree(rdir)\n        rdir.mkdir(parents=True)\n",
         "        rdir.mkdir(parents=True, exist_ok=True)\n",
-        ("tests/ladder/test_loop.py::test_kill_9_mid_run_loses_no_finished_round_and_duplicates_none",),
-        pending="kill9: a test that a killed round's leftovers are gone from the round that replaces it",
+        (
+            "tests/test_kill9.py::test_kill_9_mid_round_leaves_no_child_no_half_round_and_the_resume_redoes_it_from_scratch"
+            "[optimize]",
+        ),
     ),
     Mutation(
         "line-attribution-skips-current-caller",
