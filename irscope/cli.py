@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from irscope.backends import adapter_for
 from irscope.backends.ascend.environment import AscendEnvironmentError
@@ -17,13 +18,18 @@ from irscope.capture import CompileError, SpecError, capture_request
 from irscope.capture.arguments import add_specialization_arguments, specialization
 from irscope.capture.loader import KernelLoadError, load_kernel
 from irscope.capture.specialize import build_request
-from irscope.store import TrajectoryFormatError, load
+from irscope.store import OutputDirError, TrajectoryFormatError, load
 from irscope.targets import TargetError, parse_target
 from irscope.trajectory import Trajectory
 
 # Wide tables when piped: pass names are long and truncating them hides the point.
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+
+
+def error(message: str) -> None:
+    """One line on stderr: unwrapped (tests and scripts read it whole), the message's brackets kept verbatim."""
+    err_console.print(Text.assemble(("error:", "red"), " ", message), soft_wrap=True)
 
 
 def summary_table(traj: Trajectory) -> Table:
@@ -298,11 +304,12 @@ def main(argv: list[str] | None = None) -> int:
         KernelLoadError,
         TargetError,
         TrajectoryFormatError,
+        OutputDirError,
         AscendEnvironmentError,
         KeyError,
         ValueError,
     ) as e:
-        err_console.print(f"[red]error:[/red] {e.args[0] if isinstance(e, KeyError) else e}")
+        error(str(e.args[0] if isinstance(e, KeyError) else e))
         return 2
 
 
