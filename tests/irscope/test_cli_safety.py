@@ -211,3 +211,78 @@ def test_a_deleted_ir_file_is_named(victim, command, add_dump, corpus_db, tmp_pa
     err = error_line(capsys)
     assert f"{out}: cannot read {snap.ir_file} (No such file or directory)" in err
     assert "capture it again with `irscope dump`" in err
+
+
+BAD_ASM = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def add_one(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        x = tl.load(x_ptr + i, mask=m)
+        y = tl.inline_asm_elementwise("bogus.instr.f32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
+        tl.store(y_ptr + i, y, mask=m)
+""")
+
+
+@pytest.fixture(scope="module")
+def failed_dump(tmp_path_factory):
+    """add_one with an instruction ptxas rejects: every stage up to PTX, no cubin, SASS or resources."""
+    where = tmp_path_factory.mktemp("bad")
+    (where / "bad.py").write_text(BAD_ASM)
+    assert cli_main(["dump", f"{where / 'bad.py'}:add_one", *ADD_ARGS, "--out", str(where / "dump")]) == 1
+    return where / "dump"
+
+
+def test_diff_with_a_partial_trajectory_says_so_and_leaves_out_unfinished_stages(add_dump, failed_dump, capsys):
+    capsys.readouterr()
+    assert cli_main(["diff", str(add_dump), str(failed_dump), "--all"]) == 0
+    out, err = capsys.readouterr()
+    err = " ".join(err.split())
+    assert f"warning: b ({failed_dump}) is a partial trajectory: its compile failed in cubin" in err
+    assert "not compared: res, sass (not finished in both" in err
+    # the complete dump's 10 registers against the failed one's none would read as a 10-register saving
+    assert "res.registers" not in out and "sass." not in out
+    assert "ptx." in out  # the stages both finished are compared
+
+    assert cli_main(["diff", str(add_dump), str(failed_dump), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["a"]["partial"] is None and doc["b"]["partial"].startswith("b is a partial trajectory")
+    assert doc["b"]["error"]["stage"] == "cubin"
+    assert doc["not_compared"] == ["res", "sass"]
+    assert doc["counters"] and not any(c["name"].startswith(("res.", "sass.")) for c in doc["counters"])
+
+
+def test_show_and_query_print_json(add_dump, capsys):
+    capsys.readouterr()
+    assert cli_main(["show", str(add_dump), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kernel"] == "add_one" and doc["complete"] and doc["error"] is None
+    assert doc["resources"]["registers"] == 10  # ptxas -v of this kernel for sm_90a (the dump's summary line)
+    assert any(e["pass_arg"] == "tritongpu-coalesce" for e in doc["changed_passes"])
+
+    assert cli_main(["query", str(add_dump), "timeline", "tt.load", "--json"]) == 0
+    timeline = json.loads(capsys.readouterr().out)
+    assert timeline[0] == {"snapshot": 0, "label": "ttir[-1] <input>", "value": 1}  # one tl.load in the source
+
+    assert cli_main(["query", str(add_dump), "line", "10", "--json"]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert line["source"] == "tl.store(y_ptr + i, tl.load(x_ptr + i, mask=m) + 1, mask=m)"
+    assert line["ops"]["ttir"]["tt.load"] == 1 and line["ops"]["ttir"]["tt.store"] == 1
+
+    assert cli_main(["query", str(add_dump), "introduced-by", "no.such_op", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_report_into_a_missing_folder_creates_it_and_a_folder_as_output_is_refused(add_dump, tmp_path, capsys):
+    out = tmp_path / "reports" / "2024" / "add.md"
+    assert cli_main(["report", str(add_dump), "-o", str(out)]) == 0
+    assert out.read_text().startswith("# add_one")
+    capsys.readouterr()
+    assert cli_main(["report", str(add_dump), "-o", str(tmp_path)]) == 2
+    assert f"-o {tmp_path} is a directory: give the report's file name, e.g. {tmp_path}/report.html" in error_line(
+        capsys
+    )
