@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from irscope.argtypes import non_negative
 from irscope.backends import adapter_for
 from irscope.backends.ascend.environment import AscendEnvironmentError
 from irscope.capture import CompileError, SpecError, capture_request
@@ -350,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("kernel", nargs="?", help="FILE.py:KERNEL")
     d.add_argument("--example", help="a bundled example instead (irscope.examples)")
     add_specialization_arguments(d)
-    d.add_argument("--config", type=int, default=0, help="autotune config index for @triton.autotune kernels")
+    d.add_argument("--config", type=non_negative, default=0, help="autotune config index for @triton.autotune kernels")
     d.add_argument("--no-disassemble", action="store_true", help="skip SASS")
     d.add_argument(
         "--out",

@@ -98,7 +98,7 @@ def _check(args: argparse.Namespace) -> str | None:
         return f"--sol-target must be in (0, 1], got {args.sol_target}"
     if not 0 <= args.min_gain < 1:
         return f"--min-gain must be in [0, 1), got {args.min_gain}"
-    if args.deadline_s is not None and args.deadline_s <= 0:
+    if args.deadline_s is not None and not args.deadline_s > 0:  # NaN too
         return f"--deadline-s must be > 0, got {args.deadline_s}"
     if args.index is not None and not args.index.is_file():
         return (

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from irscope.argtypes import number
 from irscope.capture import SpecError
 from irscope.capture.arguments import add_specialization_arguments, specialization
 from irscope.capture.loader import KernelLoadError
@@ -39,7 +40,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="that kernel's validation JSON with GPU timings (OUT/OP/round-NNN/validation.json)",
     )
     p.add_argument("--out", type=Path, help="where levels write artifacts (default out/diagnose/OP)")
-    p.add_argument("--sol-target", type=float, default=DEFAULT_SOL_TARGET)
+    p.add_argument(
+        "--sol-target",
+        type=number(0, 1, low_open=True),
+        default=DEFAULT_SOL_TARGET,
+        help="fraction of speed of light at which a case stops mattering (default %(default)s)",
+    )
     p.add_argument("--ncu", default="ncu", help="Nsight Compute executable for L2 counters")
     p.add_argument(
         "--index",
