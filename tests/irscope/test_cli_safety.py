@@ -286,3 +286,16 @@ def test_report_into_a_missing_folder_creates_it_and_a_folder_as_output_is_refus
     assert f"-o {tmp_path} is a directory: give the report's file name, e.g. {tmp_path}/report.html" in error_line(
         capsys
     )
+
+
+def test_a_kernel_file_with_a_non_ascii_path_compiles_through_ptxas(tmp_path, capsys):
+    # ptxas rejected "// kérnel.py:9:0", the comment LLVM writes after each .loc ("Unexpected non-ASCII character")
+    kernel = tmp_path / "ünïcode" / "kérnel.py"
+    kernel.parent.mkdir()
+    kernel.write_text(ADD)
+    out = tmp_path / "dump"
+    assert cli_main(["dump", f"{kernel}:add_one", *ADD_ARGS, "--out", str(out)]) == 0
+    traj = irscope.load(out)
+    assert traj.error is None and traj.resources["registers"] == 10  # as add_one from an ASCII path
+    assert "// kérnel.py:" in traj.stage_output("ptx").text  # the snapshot is LLVM's text, unescaped
+    assert "sass" in traj.artifacts
