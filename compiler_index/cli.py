@@ -46,9 +46,18 @@ def _emit(args: argparse.Namespace, result: Any, text: Callable[[Any], str]) -> 
         sys.stdout.write(text(result))
 
 
+GET_SOURCES = (
+    "get Triton's source with `compiler-index fetch --triton-version 3.6.0 --into third_party/triton` "
+    "(third_party/README.md: other ways without GitHub), then `compiler-index build --source third_party/triton`"
+)
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from compiler_index.build import build, resolve_roots
 
+    if not args.source and not args.pipeline:
+        # the installed Triton's pipeline alone is two Python files: no pass, op, pattern or gate to query
+        raise SourceError(f"no compiler sources to index (no --source); {GET_SOURCES}")
     roots = resolve_roots(args.source, [] if args.no_pipeline else (args.pipeline or None))
     backend = args.backend or ("libclang" if args.compile_commands else "tree-sitter")
     report = build(
@@ -266,8 +275,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.fn(args)
     except (IndexDbError, queries.QueryError, SourceError, FetchError, TargetError, sqlite3.DatabaseError) as e:
-        print(f"compiler-index {args.command}: error: {e}", file=sys.stderr)
+        hint = _no_sources_hint(args.db) if isinstance(e, queries.QueryError) else ""
+        print(f"compiler-index {args.command}: error: {e}{hint}", file=sys.stderr)
         return 2
+
+
+def _no_sources_hint(db: str) -> str:
+    """Why a query found nothing when the index holds no compiler source (built without --source)."""
+    from compiler_index.store import open_index
+
+    try:
+        con = open_index(db)
+    except IndexDbError:
+        return ""
+    try:
+        indexed = (
+            con.execute("SELECT count(*) FROM td_passes").fetchone()[0]
+            + con.execute("SELECT count(*) FROM functions").fetchone()[0]
+        )
+    finally:
+        con.close()
+    return "" if indexed else f"; the index {db} holds no compiler sources: {GET_SOURCES}"
 
 
 if __name__ == "__main__":

@@ -50,8 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--index",
         type=Path,
-        help="compiler index for L4 (default out/compiler-index.db; without it L4 builds one from "
-        "third_party/triton when that checkout exists, else L4 says it is unavailable and how to get it)",
+        help="compiler index for L4 (default: out/compiler-index.db in the current directory; when that is absent, L4 "
+        "builds it from ./third_party/triton if that checkout exists, else L4 reports itself unavailable and how "
+        "to get the sources: third_party/README.md)",
     )
     p.add_argument(
         "--through",
