@@ -15,7 +15,7 @@ from pathlib import Path
 from irscope.argtypes import number
 from irscope.capture import SpecError
 from irscope.capture.arguments import add_specialization_arguments, specialization
-from irscope.capture.loader import KernelLoadError
+from irscope.capture.loader import KernelLoadError, load_module
 from irscope.targets import TargetError
 from ladder import api
 from ladder.commands.base import Command
@@ -135,6 +135,11 @@ def run(args: argparse.Namespace) -> int:
     kernel = args.kernel or op.kernel_path
     if not kernel.is_file():
         print(f"ladder: kernel {kernel} does not exist", file=sys.stderr)
+        return 2
+    try:  # every level imports it: a module that cannot be imported is an error here, not an inconclusive ladder
+        load_module(kernel, "ladder_diagnose_kernel")
+    except KernelLoadError as e:
+        print(f"ladder: {e}", file=sys.stderr)
         return 2
     validation, ref = None, None
     if args.validation:
