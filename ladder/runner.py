@@ -90,6 +90,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 def _check(args: argparse.Namespace) -> str | None:
     """What is wrong with the run's arguments, if anything."""
+    if args.out.exists() and not args.out.is_dir():
+        return f"--out {args.out} is a file: give a run directory (new, or a run's to resume it)"
     if args.rounds < 1:
         return f"--rounds must be ≥ 1, got {args.rounds}"
     if args.jobs < 1:
@@ -212,6 +214,12 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         return EXIT_REWRITER_DOWN
     except LoopError as e:
         print(f"ladder: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except HistoryError as e:  # a record it resumes from is damaged: every readable round stays as it is
+        print(
+            f"ladder: {e}; the run cannot resume past it: give a new --out (this history is left as it is)",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     print(f"history: {path}  (ladder report {args.out})")
     if pool.unfinished:

@@ -171,10 +171,14 @@ def cmd_apply(args: argparse.Namespace) -> int:
         source = path.read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e}") from e
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a file: give a directory for the candidate modules")
     try:
         cands = generate(source, str(path), args.applier or None, args.max)
     except KeyError as e:
         raise UsageError(str(e.args[0])) from e
+    except SyntaxError as e:  # the appliers parse the module: they rewrite valid Python only
+        raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}; fix it and run again") from e
     ids = [f"{path.stem}.{c.applier}.{i}" for i, c in enumerate(cands)]
     checks = check_candidates(args.check, list(zip(ids, [c.source for c in cands]))) if args.check and cands else {}
     report = []

@@ -8,6 +8,7 @@ that timing needs a GPU. Exit status 0 when every operator's candidate is accept
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from irscope.argtypes import number, positive, positive_number
@@ -76,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console()
     device = args.device if args.device != "auto" else _detect_device()
+    if args.out.exists() and not args.out.is_dir():
+        print(f"ladder: --out {args.out} is a file: give a directory for bench.json and bench.png", file=sys.stderr)
+        return 2
     if args.candidate_dir is not None and not args.candidate_dir.is_dir():
         console.print(f"[red]--candidate-dir {args.candidate_dir} is not a directory[/]")
         return 2

@@ -150,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
         ref = SourceRef(ARTIFACT, str(args.validation))
     workdir = args.out or Path("out") / "diagnose" / op.name
+    if workdir.exists() and not workdir.is_dir():
+        print(f"ladder: --out {workdir} is a file: give a directory for the levels' artifacts", file=sys.stderr)
+        return 2
     workdir.mkdir(parents=True, exist_ok=True)
     options: tuple = (("ncu", args.ncu), ("target", args.target))
     options += (("index_db", str(args.index)),) if args.index else ()
