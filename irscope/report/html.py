@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import difflib
 import gzip
+import html
 import json
 import re
 from pathlib import Path
@@ -96,7 +97,24 @@ def page_data(model: ReportModel, focus: str | None = None) -> dict:
     }
 
 
+# In JSON embedded in a <script> element, `<` could close the element (`</script>`) or open a comment state
+# (`<!--<script>` swallows the rest of the page); `>` and `&` are escaped alike. ensure_ascii turns U+2028/2029
+# (line terminators to older JavaScript parsers) into \u escapes. JSON has these characters only inside strings,
+# where \u escapes mean the same.
+_SCRIPT_UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def script_json(data: object) -> str:
+    """JSON that can sit inside `<script type="application/json">` whatever strings it carries."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=True).translate(_SCRIPT_UNSAFE)
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """Substitute `__NAME__` placeholders in one pass, so a value that contains another placeholder's name (a
+    kernel called `__DATA__`) is left as it is."""
+    return re.sub(r"__([A-Z_]+?)__", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
 def render(model: ReportModel, focus: str | None = None) -> str:
-    data = json.dumps(page_data(model, focus), separators=(",", ":")).replace("</", "<\\/")
     title = f"{model.traj.kernel.name} → {model.traj.target}"
-    return TEMPLATE.read_text().replace("__TITLE__", title).replace("__DATA__", data)
+    return fill(TEMPLATE.read_text(), {"TITLE": html.escape(title), "DATA": script_json(page_data(model, focus))})
