@@ -48,19 +48,25 @@ const clean = (kind, s) => kind === "mlir" ? stripLoc(s) : kind === "llvm-ir" ? 
 // As irscope/report/irlines.py: SSA and #loc renumbering blanked, so an inserted op does not mark every later line.
 const normalize = s => s.replace(/(%[A-Za-z_][\w$.-]*?)_\d+\b|%\d+\b|(#loc)\d+\b/g, (m, a, b) => a || b || "%N");
 
-// Light highlighting: groups are comment, string, value, op, type, attribute, number.
-const CLS = [null, "cm", "st", "v", "op", "ty", "at", "nu"];
+// Light highlighting: the op (or opcode) where a statement names it, then comments, strings, values, types,
+// attributes and numbers. No lookbehind and a length cap: LLVM-dialect lines run to thousands of characters.
+const CLS = [null, "cm", "st", "v", "ty", "at", "nu"];
 const STR = String.raw`("(?:[^"\\]|\\.)*")`, NUM = String.raw`(\b0x[0-9a-fA-F]+\b|-?\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b)`;
 const HL = {
-  "mlir": new RegExp(String.raw`(\/\/.*$)|${STR}|(%[\w$.#-]+|@[\w$.-]+|\^[\w.]+)|((?<=^\s*(?:(?:%[\w$.#-]+(?::\d+)?\s*,\s*)*%[\w$.#-]+(?::\d+)?\s*=\s*)?"?)[a-z_]\w*\.[a-z_][\w.$]*)|(\b(?:[iuf]\d+|bf16|f8E\w+|index|tensor|memref|vector|none)\b|![\w.]+)|(#[\w$.-]+)|${NUM}`, "g"),
-  "llvm-ir": new RegExp(String.raw`(;.*$)|${STR}|(%[\w$.-]+|@[\w$.-]+)|((?<=^\s*(?:%[\w$.-]+\s*=\s*)?(?:tail\s+)?)[a-z][\w.]*)|(\b(?:i\d+|half|bfloat|float|double|ptr|void|label)\b)|(![\w.]+|#\d+|\baddrspace\b)|${NUM}`, "g"),
-  "ptx": new RegExp(String.raw`(\/\/.*$)|${STR}|(%[\w$]+|\$[\w$]+)|((?<=^\s*(?:@!?%\w+\s+)?)[a-z][\w.:]*)|(\.(?:[usbf]\d+|pred|v[248])\b)|(\.[a-z_]\w*)|${NUM}`, "g"),
-  "sass": new RegExp(String.raw`(\/\*[0-9a-f]+\*\/|\/\/.*$)|${STR}|(\b(?:U?R\d+|U?RZ|U?P\d+|U?PT|SR_\w+|B\d+)\b)|((?<=^\s*(?:\/\*[0-9a-f]+\*\/\s*)?(?:@!?U?P\w+\s+)?)[A-Z][A-Z0-9_.]*)|(\bc\[0x[0-9a-f]+\])|(\.[\w.]+)|${NUM}`, "g"),
-  "amdgcn": new RegExp(String.raw`(;.*$|\/\/.*$)|${STR}|(\b[vsa]\[\d+:\d+\]|\b[vsa]\d+\b|\bvcc\w*|\bexec\w*)|((?<=^\s*)[a-z][a-z0-9_]*(?=\s|$))|(\b(?:off|offset:\S+)\b)|(\.[\w.]+)|${NUM}`, "g"),
+  "mlir": {op: /^(\s*(?:[%\w$.#:,\s-]*=\s*)?"?)([a-z_]\w*\.[a-z_][\w.$]*)/,
+    tok: new RegExp(String.raw`(\/\/.*$)|${STR}|(%[\w$.#-]+|@[\w$.-]+|\^[\w.]+)|(\b(?:[iuf]\d+|bf16|f8E\w+|index|tensor|memref|vector|none)\b|![\w.]+)|(#[\w$.-]+)|${NUM}`, "g")},
+  "llvm-ir": {op: /^(\s*(?:%[\w$.-]+\s*=\s*)?(?:tail\s+)?)([a-z][\w.]*)/,
+    tok: new RegExp(String.raw`(;.*$)|${STR}|(%[\w$.-]+|@[\w$.-]+)|(\b(?:i\d+|half|bfloat|float|double|ptr|void|label)\b)|(![\w.]+|#\d+)|${NUM}`, "g")},
+  "ptx": {op: /^(\s*(?:@!?%\w+\s+)?)([a-z][\w.:]*)/,
+    tok: new RegExp(String.raw`(\/\/.*$)|${STR}|(%[\w$]+|\$[\w$]+)|(\.(?:[usbf]\d+|pred|v[248])\b)|(\.[a-z_]\w*)|${NUM}`, "g")},
+  "sass": {op: /^(\s*(?:\/\*[0-9a-f]+\*\/\s*)?(?:@!?U?P\w+\s+)?)([A-Z][A-Z0-9_.]*)/,
+    tok: new RegExp(String.raw`(\/\*[0-9a-f]+\*\/|\/\/.*$)|${STR}|(\b(?:U?R\d+|U?RZ|U?P\d+|U?PT|SR_\w+|B\d+)\b)|(\bc\[0x[0-9a-f]+\])|(\.[\w.]+)|${NUM}`, "g")},
+  "amdgcn": {op: /^(\s*)([sv]_\w+|global_\w+|buffer_\w+|ds_\w+|flat_\w+|scratch_\w+)/,
+    tok: new RegExp(String.raw`(;.*$|\/\/.*$)|${STR}|(\b[vsa]\[\d+:\d+\]|\b[vsa]\d+\b|\bvcc\w*|\bexec\w*)|(\b(?:off|offset:\S+)\b)|(\.[\w.]+)|${NUM}`, "g")},
 };
+const HL_CAP = 240;  // characters highlighted per line: LLVM struct types would make a span of every `f32,`
 
-function hl(kind, s) {
-  const re = HL[kind] || HL.mlir;
+function tokens(re, s) {
   re.lastIndex = 0;
   let out = "", last = 0, m;
   while ((m = re.exec(s)) !== null) {
@@ -70,6 +76,13 @@ function hl(kind, s) {
     last = re.lastIndex;
   }
   return out + esc(s.slice(last));
+}
+
+function hl(kind, line) {
+  const s = line.slice(0, HL_CAP), rest = esc(line.slice(HL_CAP));
+  const h = HL[kind] || HL.mlir, m = h.op.exec(s);
+  if (!m) return tokens(h.tok, s) + rest;
+  return tokens(h.tok, m[1]) + `<span class="op">${esc(m[2])}</span>` + tokens(h.tok, s.slice(m[0].length)) + rest;
 }
 
 // difflib-style opcodes [tag, i1, i2, j1, j2] for two short blocks (LCS); null when too large for the browser.
@@ -139,12 +152,15 @@ function lineRows(A, B, pairs, srcA, srcB) {
   return rows;
 }
 
+// A 20,000-line text drawn whole is 40 MB of HTML that takes minutes to lay out: rows are drawn ROW_CAP at a
+// time, lines cut at LINE_CAP characters.
+const ROW_CAP = 1000, LINE_CAP = 800;
 const COLS = `<colgroup><col class="ln"><col class="sl"><col><col class="ln"><col class="sl"><col></colgroup>`;
 
 // The side-by-side view of two texts in a container, with its state: debug filter, folding, search, source line.
 class SideBySide {
   constructor(el, opts) { this.el = el; this.opts = opts; this.rows = []; this.open = new Set(); this.hits = []; this.cur = -1; }
-  set(A, B, rows) { this.A = A; this.B = B; this.rows = rows; this.open = new Set(); this.draw(); }
+  set(A, B, rows) { this.A = A; this.B = B; this.rows = rows; this.open = new Set(); this.limit = ROW_CAP; this.draw(); }
   text(X, i) { const s = X.lines[i]; return X.map[i] < 0 ? s : clean(X.kind, s); }
   matches(r, term) {
     return (r.a !== null && r.a !== undefined && this.text(this.A, r.a).toLowerCase().includes(term)) ||
@@ -153,12 +169,15 @@ class SideBySide {
   draw() {
     const o = this.opts(), term = o.term.toLowerCase(), CTX = 3, rows = this.rows, n = rows.length;
     const keep = new Uint8Array(n);  // rows shown when folding: changes and search hits, with context
-    for (let i = 0; i < n; i++) {
-      if (rows[i].t !== "eq" || (term && this.matches(rows[i], term))) for (let k = Math.max(0, i - CTX); k <= Math.min(n - 1, i + CTX); k++) keep[k] = 1;
-    }
-    const out = [];
     let hits = 0;
     for (let i = 0; i < n; i++) {
+      const hit = term && rows[i].t !== "hdr" && this.matches(rows[i], term);
+      if (hit) hits++;
+      if (rows[i].t !== "eq" || hit) for (let k = Math.max(0, i - CTX); k <= Math.min(n - 1, i + CTX); k++) keep[k] = 1;
+    }
+    const out = [];
+    let shown = 0, i = 0;
+    for (; i < n && shown < this.limit; i++, shown++) {
       const r = rows[i];
       if (o.fold && !keep[i] && !this.open.has(i)) {
         let j = i; while (j < n && !keep[j] && !this.open.has(j)) j++;
@@ -166,15 +185,16 @@ class SideBySide {
       }
       if (r.t === "hdr") { out.push(`<tr class="hdr"><td colspan="6">${r.h}</td></tr>`); continue; }
       const hit = term && this.matches(r, term);
-      if (hit) hits++;
       const cls = (i, side) => i === null || i === undefined ? "gap" : r.t === "chg" ? side : r.t === "dbg" ? "dbg" : "";
       out.push(`<tr>${this.cell(this.A, r.a, cls(r.a, "del"), hit, o.line)}${this.cell(this.B, r.b, cls(r.b, "add"), hit, o.line)}</tr>`);
     }
+    if (i < n) out.push(`<tr class="fold more"><td colspan="6">⋯ ${n - i} more rows not drawn yet (click to draw ${ROW_CAP} more)</td></tr>`);
     this.el.innerHTML = `<table class="diff">${COLS}${out.join("")}</table>`;
     this.hitCount = hits;
     this.cur = -1;
     for (const tr of this.el.querySelectorAll("tr.fold")) tr.addEventListener("click", () => {
-      for (let k = +tr.dataset.from; k < +tr.dataset.to; k++) this.open.add(k);
+      if (tr.classList.contains("more")) this.limit += ROW_CAP;
+      else for (let k = +tr.dataset.from; k < +tr.dataset.to; k++) this.open.add(k);
       this.draw();
     });
   }
@@ -183,7 +203,9 @@ class SideBySide {
     const s = X.map[i] > 0 ? X.map[i] : "", want = line;
     const txt = this.text(X, i), term = this.opts().term.toLowerCase();
     const c = [cls, hit && term && txt.toLowerCase().includes(term) ? "hit" : "", want && s === want ? "src" : ""].filter(x => x).join(" ");
-    return `<td class="ln">${i + 1}</td><td class="sl" data-sl="${s}">${s}</td><td class="c ${c}" data-sl="${s}">${X.map[i] < 0 ? esc(txt) : hl(X.kind, txt)}</td>`;
+    const cut = txt.length > LINE_CAP ? `<span class="cm"> … ${txt.length - LINE_CAP} more characters</span>` : "";
+    const shown = cut ? txt.slice(0, LINE_CAP) : txt;
+    return `<td class="ln">${i + 1}</td><td class="sl" data-sl="${s}">${s}</td><td class="c ${c}" data-sl="${s}">${X.map[i] < 0 ? esc(shown) : hl(X.kind, shown)}${cut}</td>`;
   }
   next() {  // scroll to the next search hit
     const hits = this.el.querySelectorAll("td.hit");

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,10 @@ FLAGS = [
 # `until(f)` to wait for a condition), then writes R into the DOM.
 _HARNESS = """<script>
 (async () => {
-  const until = async f => { for (let i = 0; i < 400 && !f(); i++) await new Promise(r => setTimeout(r, 25)); return f(); };
+  const until = async f => {
+    for (let i = 0; i < 400 && !f(); i++) await new Promise(r => setTimeout(r, 25));
+    return f();
+  };
   const R = {};
   try {
     await until(() => document.body.dataset.ready === "1");
@@ -48,6 +52,7 @@ class Loaded:
     dom: str
     console: list[str]
     result: dict
+    wall_s: float  # chromium's whole run, its start (about 2 s here) included; page timers run on virtual time
 
 
 def load(page: Path, tmp: Path, steps: str | None = None) -> Loaded:
@@ -59,6 +64,7 @@ def load(page: Path, tmp: Path, steps: str | None = None) -> Loaded:
         at = text.rindex("</body>")
         copy.write_text(text[:at] + _HARNESS % steps + text[at:])
         page = copy
+    start = time.monotonic()
     run = subprocess.run(
         [
             CHROMIUM,
@@ -77,4 +83,4 @@ def load(page: Path, tmp: Path, steps: str | None = None) -> Loaded:
     console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
     m = re.search(r'<pre id="testresult">(.*?)</pre>', run.stdout, re.S)
     result = json.loads(html.unescape(m.group(1))) if m else {}
-    return Loaded(run.stdout, console, result)
+    return Loaded(run.stdout, console, result, time.monotonic() - start)
