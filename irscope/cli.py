@@ -221,10 +221,17 @@ def cmd_query(a: argparse.Namespace) -> int:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    from irscope.report import build_model, html, markdown
+    from irscope.report import build_model, comparison, html, markdown
 
-    model = build_model(load(a.dir))
     out = Path(a.output)
+    if a.other is not None:
+        if out.suffix.lower() == ".md":
+            raise ValueError("the comparison of two dumps is an HTML page (-o FILE.html); `irscope diff A B` prints it")
+        text = comparison.render(load(a.dir), load(a.other))
+        out.write_text(text)
+        console.print(f"wrote {out} ({len(text) / 1e6:.2f} MB)")
+        return 0
+    model = build_model(load(a.dir))
     text = markdown.render(model) if out.suffix.lower() == ".md" else html.render(model, a.focus)
     out.write_text(text)
     console.print(f"wrote {out} ({len(text) / 1e6:.2f} MB)")
@@ -252,8 +259,11 @@ def register_analysis(sub: argparse._SubParsersAction) -> None:
     q.add_argument("what", choices=["introduced-by", "removed-by", "timeline", "line", "first"])
     q.add_argument("arg", help="an op (ttg.convert_layout), a counter (sync.shuffle), a line number, or a predicate")
     q.set_defaults(func=cmd_query)
-    r = sub.add_parser("report", help="write a self-contained HTML report (or Markdown for -o *.md)")
+    r = sub.add_parser(
+        "report", help="write a self-contained HTML report (or Markdown for -o *.md); of two dumps, a comparison page"
+    )
     r.add_argument("dir", type=Path)
+    r.add_argument("other", type=Path, nargs="?", help="a second dump: the page compares DIR (A) with it (B)")
     r.add_argument("-o", "--output", required=True)
     r.add_argument("--focus", help="the pass (argument or snapshot index) to open first")
     r.set_defaults(func=cmd_report)

@@ -48,7 +48,7 @@ def hostile_page(tmp_path_factory):
     (dump / "trajectory.json").write_text(json.dumps(meta))
     page = root / "evil.html"
     assert cli_main(["report", str(dump), "-o", str(page)]) == 0
-    return page
+    return page, dump
 
 
 def test_hostile_strings_stay_text(hostile_page, tmp_path):
@@ -73,7 +73,7 @@ def test_hostile_strings_stay_text(hostile_page, tmp_path):
     R.search_rows = [...document.querySelectorAll('#passrows tr[data-index]')].filter(r => r.offsetParent).length;
     R.errors = document.getElementById('errors').textContent;
     """
-    page = load(hostile_page, tmp_path, steps)
+    page = load(hostile_page[0], tmp_path, steps)
     r = page.result
     assert page.console == [], page.console
     assert "error" not in r, r.get("error")
@@ -97,7 +97,7 @@ def argmax_page(tmp_path_factory):
     assert cli_main(["dump", "--example", "top2_argmax", "--out", str(root / "dump")]) == 0
     page = root / "argmax.html"
     assert cli_main(["report", str(root / "dump"), "-o", str(page), "--focus", "tritongpu-coalesce"]) == 0
-    return page
+    return page, root / "dump"
 
 
 SHOWN = "[...document.querySelectorAll('#passrows tr[data-index]')].filter(r => r.offsetParent !== null)"
@@ -141,7 +141,7 @@ def test_controls(argmax_page, tmp_path):
     R.sass_opcodes = document.querySelectorAll('#diff td.c span.op').length;
     R.errors = document.getElementById('errors').textContent;
     """
-    page = load(argmax_page, tmp_path, steps)
+    page = load(argmax_page[0], tmp_path, steps)
     r = page.result
     assert page.console == [] and "error" not in r and r["errors"] == "", (page.console, r)
     # hide unchanged: only the passes that changed the IR are listed (the SASS row is one of them)
@@ -186,3 +186,42 @@ def test_matmul_page_size_and_load_time(matmul_dump, tmp_path):
     assert opened.console == [] and big.console == [] and "error" not in big.result
     assert 1000 <= big.result["rows"] < 1200 and "more rows not drawn yet" in big.result["more"]
     assert opened.wall_s < 60 and big.wall_s < 60
+
+
+def test_comparison_page(argmax_page, hostile_page, tmp_path):
+    """argmax-and-mask (A) against its value-only rewrite (B): the rewrite drops the index reduction and halves the
+    shuffles (docs/analysis.md's `compare` example), and the ttgir diff shows the removed argmax."""
+    value = tmp_path / "value"
+    assert cli_main(["dump", "--example", "top2_value", "--out", str(value)]) == 0
+    page = tmp_path / "cmp.html"
+    assert cli_main(["report", str(argmax_page[1]), str(value), "-o", str(page)]) == 0
+    assert cli_main(["report", str(argmax_page[1]), str(value), "-o", str(tmp_path / "cmp.md")]) == 2
+    steps = """
+    const cell = (counter, stage) => {
+      const tr = document.querySelector(`#countertable tr[data-counter="${counter}"]`);
+      const col = [...document.querySelectorAll('#countertable th')].findIndex(th => th.textContent === stage);
+      return tr ? tr.children[col].textContent : null;
+    };
+    R.reduce_index = cell('compute.reduce_index', 'ttgir');
+    R.shuffle = cell('sync.shuffle', 'ptx');
+    R.lines = document.getElementById('linetable').textContent;
+    R.stage = document.body.dataset.stage;
+    R.removed = [...document.querySelectorAll('#diff td.c.del')].map(td => td.textContent).join('\\n');
+    const s = document.getElementById('search'); s.value = 'shuffle'; s.dispatchEvent(new Event('input'));
+    R.filtered = [...document.querySelectorAll('#countertable tr[data-counter]')].map(tr => tr.dataset.counter);
+    const sel = document.getElementById('irstage'); sel.value = 'sass'; sel.dispatchEvent(new Event('change'));
+    await until(() => document.body.dataset.stage === 'sass');
+    R.sass_rows = document.querySelectorAll('#diff tr').length;
+    R.errors = document.getElementById('errors').textContent;
+    """
+    r = load(page, tmp_path, steps)
+    assert r.console == [] and "error" not in r.result and r.result["errors"] == "", r.result
+    assert r.result["reduce_index"] == "1 → 0 (-1)" and r.result["shuffle"] == "28 → 16 (-12)"
+    assert "tl.argmax" in r.result["lines"] and r.result["stage"] == "ttgir"
+    assert "tt.reduce" in r.result["removed"]
+    assert r.result["filtered"] == ["sync.shuffle"] and r.result["sass_rows"] > 10
+    # a hostile dump on either side stays text
+    hostile = tmp_path / "hostile-cmp.html"
+    assert cli_main(["report", str(hostile_page[1]), str(argmax_page[1]), "-o", str(hostile)]) == 0
+    h = load(hostile, tmp_path, "R.pwned = document.documentElement.dataset.pwned ?? null; R.title = document.title;")
+    assert h.console == [] and h.result["pwned"] is None and NAME in h.result["title"]
