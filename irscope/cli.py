@@ -289,14 +289,21 @@ def cmd_query(a: argparse.Namespace) -> int:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    from irscope.report import build_model, html, markdown
+    from irscope.report import build_model, comparison, html, markdown
 
     out: Path = a.output
     if out.is_dir():
         raise OutputDirError(f"-o {out} is a directory: give the report's file name, e.g. {out / 'report.html'}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if a.other is not None:
+        if out.suffix.lower() == ".md":
+            raise ValueError("the comparison of two dumps is an HTML page (-o FILE.html); `irscope diff A B` prints it")
+        text = comparison.render(load(a.dir), load(a.other))
+        out.write_text(text)
+        console.print(f"wrote {out} ({len(text) / 1e6:.2f} MB)")
+        return 0
     model = build_model(load(a.dir))
     text = markdown.render(model) if out.suffix.lower() == ".md" else html.render(model, a.focus)
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     console.print(f"wrote {out} ({len(text) / 1e6:.2f} MB)")
     return 0
@@ -330,8 +337,11 @@ def register_analysis(sub: argparse._SubParsersAction) -> None:
     q.add_argument("arg", help="an op (ttg.convert_layout), a counter (sync.shuffle), a line number, or a predicate")
     q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(func=cmd_query)
-    r = sub.add_parser("report", help="write a self-contained HTML report (or Markdown for -o *.md)")
+    r = sub.add_parser(
+        "report", help="write a self-contained HTML report (or Markdown for -o *.md); of two dumps, a comparison page"
+    )
     r.add_argument("dir", type=Path, help=DIR_HELP)
+    r.add_argument("other", type=Path, nargs="?", help="a second dump: the page compares DIR (A) with it (B)")
     r.add_argument(
         "-o", "--output", required=True, type=Path, help="the report file (.html, or .md); missing folders are created"
     )

@@ -87,7 +87,7 @@ def test_html_report_in_headless_chromium(argmax_dump, tmp_path):
     dom = run.stdout
     assert 'data-ready="1"' in dom, "the page script did not finish"
     assert dom.count('class="changed"') + dom.count('class="changed sel"') >= 10  # pass rows with effects
-    assert 'class="del"' in dom and 'class="add"' in dom  # coalesce's diff is highlighted
+    assert 'class="c del' in dom and 'class="c add' in dom  # coalesce's diff is highlighted
     assert "ttg.convert_layout" in dom
     shot = tmp_path / "report.png"
     subprocess.run(
