@@ -42,8 +42,11 @@ class InterpretValidator:
 
             def judge(msg: dict) -> None:
                 try:
+                    run = (str(msg["kind"]), int(msg["seed"]))
                     case, detail = _judge(op, scratch, msg, seeds)
-                    seen.setdefault(case, set()).add((str(msg["kind"]), int(msg["seed"])))
+                    if run in seen.setdefault(case, set()):  # a forked copy of the runner, or a forger
+                        detail = f"{run[0]} seed {run[1]} reported twice"
+                    seen[case].add(run)
                 except Exception as e:  # the runner's message: its fault, and never this process's end
                     case, detail = "", f"a message from the runner that makes no sense ({type(e).__name__})"
                 verdicts[case] = verdicts.get(case) or detail
