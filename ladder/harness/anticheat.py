@@ -110,8 +110,17 @@ BANNED_PREFIXES = (
     "typing.ForwardRef",
 )
 # Modules an attribute chain may pass through; any other (os through `torch.os`, sys through `typing.sys`) is out.
-REACHABLE_MODULES = ("torch", "torch.cuda", "torch.nn", "torch.nn.functional", "triton", "triton.language", "math")
-REACHABLE_MODULES += ("functools", "typing")
+REACHABLE_MODULES = (
+    "torch",
+    "torch.cuda",
+    "torch.nn",
+    "torch.nn.functional",
+    "triton",
+    "triton.language",
+    "math",
+    "functools",
+    "typing",
+)
 # Attribute names banned on any object: ways around the monitor or out of the candidate's own frames.
 ESCAPE_ATTRIBUTES = frozenset(
     {"numpy", "tolist", "fn", "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "ag_frame", "f_back"}
