@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ladder import rewriters, validators
+from ladder.confine import SandboxUnavailable
 from ladder.context import DEFAULT_SOL_TARGET
 from ladder.harness.gpu_lock import GpuSlot, gpu_slots
 from ladder.levels import registry
@@ -86,6 +87,12 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "resumes (exit status 4)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run candidates without confinement where none works on this machine (no bwrap, no namespaces): "
+        "LLM-written code then runs as you, with your files and network (docs/ladder.md, sandbox)",
+    )
 
 
 def _check(args: argparse.Namespace) -> str | None:
@@ -194,11 +201,14 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         rewriter = rewriters.from_args(args)
         gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
         slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
-        validators_by_slot = {slot: validators.create(args.validator, slot) for slot in dict.fromkeys(slots)}
+        validators_by_slot = {
+            slot: validators.create(args.validator, slot, unsafe_no_sandbox=args.unsafe_no_sandbox)
+            for slot in dict.fromkeys(slots)
+        }
         history = History(args.out)  # created or migrated once, before the workers open it
         path = history.path
         history.close()
-    except (ValueError, HistoryError) as e:
+    except (ValueError, HistoryError, SandboxUnavailable) as e:
         print(f"ladder: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
