@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from irscope.childproc import python_path
@@ -57,6 +57,13 @@ class Limits:
     cpu_s: int = 1800  # RLIMIT_CPU: ends a spinning child even where the wall-clock limit is generous
     processes: int = 2048  # RLIMIT_NPROC; torch's thread pools count, one per core
     file_bytes: int = 8 * GiB  # RLIMIT_FSIZE: one output file of a large case fits
+    # RLIMIT_AS, for sandboxes that never touch a GPU: RLIMIT_DATA does not count shared mappings (an anonymous
+    # MAP_SHARED region of any size passes it); CUDA's reservations rule it out where a GPU is used.
+    address_space_bytes: int | None = None
+
+    def without_gpu(self) -> Limits:
+        """These limits for a sandbox that runs on the CPU only: address space bounded too."""
+        return replace(self, address_space_bytes=self.address_space_bytes or 2 * self.memory_bytes)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -66,6 +73,9 @@ class Limits:
 class Confinement:
     bwrap: str
     limits: Limits = field(default_factory=Limits)
+
+    def without_gpu(self) -> Confinement:
+        return replace(self, limits=self.limits.without_gpu())
 
     def command(
         self,
@@ -85,15 +95,18 @@ class Confinement:
         else:
             cmd += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]  # for enter()
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
+        # the dropped id has no passwd entry: getpass.getuser() (torch's inductor cache) reads these first
+        env = {"USER": "sandbox", "LOGNAME": "sandbox", **env}
         for k, v in env.items():
             cmd += ["--setenv", k, v]
         binds = [p for p in map(Path, SYSTEM_DIRS) if p.exists()] + _python_dirs() + [Path(p) for p in read_only]
         binds = _outermost(b for b in binds if b.exists())
+        # /tmp's tmpfs first: mounted after them, it would hide the folders and binds below made under /tmp
+        cmd += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for d in _ancestors([*binds, scratch, *map(Path, writable)]):
             cmd += ["--perms", "0755", "--dir", str(d)]  # bwrap would create them 0700: unreadable after the drop
         for b in binds:
             cmd += ["--ro-bind", str(b), str(b)]
-        cmd += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for node in _gpu_nodes():
             cmd += ["--dev-bind", node, node]
         cmd += ["--bind", str(scratch), str(scratch)]
@@ -146,6 +159,8 @@ def enter(spec: Mapping) -> None:
         (resource.RLIMIT_CORE, 0),
     ):
         resource.setrlimit(which, (value, value))
+    if lim.address_space_bytes is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (lim.address_space_bytes, lim.address_space_bytes))
 
 
 def find_bwrap() -> str | None:

@@ -167,7 +167,7 @@ def evaluate_candidate(
                     silence_s=silence_s,
                     extra_env=env,
                     on_message=judge.receive,
-                    confinement=confinement,
+                    confinement=confinement.without_gpu() if confinement and device != "cuda" else confinement,
                     scratch=scratch,
                     read_only=read_only,
                     writable=writable,

@@ -96,8 +96,9 @@ def evaluate(payload: dict, emit: Emit) -> dict:
         emit({"type": "load_error", "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]})
         return {"cases": 0}
     changed = tampered(fingerprint)
-    if changed:  # at import time already: report now, whatever happens later
+    if changed:  # at import time already: the verdict is decided, and timing with a patched clock may never end
         emit({"type": "tamper", "changed": changed})
+        return {"cases": 0}
     outputs = iter(range(1 << 30))  # output file numbers
     for case in cases:
         if job.not_after is not None and time.time() > job.not_after:

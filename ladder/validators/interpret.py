@@ -57,7 +57,8 @@ class InterpretValidator:
                 timeout_s=self.timeout_s,
                 extra_env={"TRITON_INTERPRET": "1"},
                 on_message=judge,
-                confinement=self.confinement,
+                # the interpreter never touches a GPU: its address space can be bounded too
+                confinement=self.confinement.without_gpu() if self.confinement else None,
                 scratch=scratch,
                 read_only=[Path(op.origin), op.kernel_path] if op.origin else [],
             )
