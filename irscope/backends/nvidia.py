@@ -36,6 +36,18 @@ def parse_ptxas_log(log: str) -> dict[str, int]:
     return out
 
 
+_PTX_COMMENT = re.compile(r"//[^\n]*")
+
+
+def ascii_comments(ptx: str) -> str:
+    """`ptx` with non-ASCII characters in its comments escaped (`\\xe9`). ptxas rejects any non-ASCII byte, and
+    LLVM follows each `.loc` with a comment naming the kernel's file as written (`// kérnel.py:6:0`); the
+    `.file` directives themselves are escaped by LLVM."""
+    if ptx.isascii():
+        return ptx
+    return _PTX_COMMENT.sub(lambda m: m.group(0).encode("ascii", "backslashreplace").decode("ascii"), ptx)
+
+
 class NvidiaAdapter(BackendAdapter):
     def wrap_stage(self, key: str, fn: Any, builder: TrajectoryBuilder) -> Any:
         if key != "cubin":
@@ -45,8 +57,8 @@ class NvidiaAdapter(BackendAdapter):
             # With dump_ptxas_log set for the capture, Triton print()s the `ptxas -v` log; keep it.
             buf = io.StringIO()
             try:
-                with contextlib.redirect_stdout(buf):
-                    return fn(src, metadata)
+                with contextlib.redirect_stdout(buf):  # the PTX snapshot keeps the comments as LLVM wrote them
+                    return fn(ascii_comments(src) if isinstance(src, str) else src, metadata)
             finally:
                 log = buf.getvalue()
                 if log:
@@ -62,18 +74,16 @@ class NvidiaAdapter(BackendAdapter):
             return
         if not isinstance(cubin.data, bytes):
             raise TypeError("the cubin artifact holds text; nvdisasm needs the binary")
-        root = builder.listener.directory() if builder.listener is not None else None
-        if root is not None and cubin.file:  # written already: disassemble it where it lies
-            cubin_path, out, file = root / cubin.file, root / SASS_FILE, SASS_FILE
-        else:
-            tmp = Path(tempfile.mkdtemp(prefix="irscope-sass-"))
-            atexit.register(shutil.rmtree, tmp, True)
-            cubin_path, out, file = tmp / "cubin.cubin", tmp / "sass.sass", ""
-            cubin_path.write_bytes(cubin.data)
-        job = Disassembly(cubin_path, out)
+        job = Disassembly(cubin.data, cubin.file)
+        builder.background.append(job.start)  # once the directory is final (a staged one moves on finish)
         # Not through add_artifact: the journal and the writer must not wait for it.
         builder.artifacts["sass"] = Artifact(
-            name="sass", file=file, binary=False, sha1="", derived_from="cubin", _loader=lambda _f, _b: job.text()
+            name="sass",
+            file=SASS_FILE if builder.listener is not None else "",
+            binary=False,
+            sha1="",
+            derived_from="cubin",
+            _loader=lambda _f, _b: job.text(),
         )
 
 
@@ -97,16 +107,31 @@ def _command(cubin: Path, out: Path) -> list[str]:
 
 
 class Disassembly:
-    """nvdisasm of one cubin, run in the background from the moment the compile is done (about 0.4 s, nearly
-    all of it nvdisasm starting up): the capture returns without waiting, the first reader of the SASS waits.
-    Detached: if the capturing process exits first, the run still completes the file."""
+    """nvdisasm of one cubin, run in the background (about 0.4 s, nearly all of it nvdisasm starting up): the
+    capture returns without waiting, the first reader of the SASS waits. Started once the trajectory's directory
+    is final, on the cubin written there and into its artifacts/; in memory, on a temporary copy. Detached: if
+    the capturing process exits first, the run still completes the file."""
 
-    def __init__(self, cubin: Path, out: Path):
-        self.cubin, self.out = cubin, out
-        for stale in (out, Path(f"{out}.err")):  # an earlier capture into the same directory
+    def __init__(self, cubin: bytes, cubin_file: str):
+        self.cubin_data, self.cubin_file = cubin, cubin_file  # cubin_file: where the writer put it, "" in memory
+        self.cubin: Path | None = None
+        self.out: Path | None = None
+        self._proc: subprocess.Popen | None = None
+
+    def start(self, root: Path | None) -> None:
+        if self._proc is not None:
+            return
+        if root is not None and self.cubin_file:
+            self.cubin, self.out = root / self.cubin_file, root / SASS_FILE
+        else:
+            tmp = Path(tempfile.mkdtemp(prefix="irscope-sass-"))
+            atexit.register(shutil.rmtree, tmp, True)
+            self.cubin, self.out = tmp / "cubin.cubin", tmp / "sass.sass"
+            self.cubin.write_bytes(self.cubin_data)
+        for stale in (self.out, Path(f"{self.out}.err")):  # an earlier capture into the same directory
             stale.unlink(missing_ok=True)
         self._proc = subprocess.Popen(
-            _command(cubin, out),
+            _command(self.cubin, self.out),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -114,6 +139,9 @@ class Disassembly:
         )
 
     def text(self) -> str:
+        if self._proc is None:  # read before the capture started it (record() writes on the spot)
+            self.start(None)
+        assert self._proc is not None and self.cubin is not None and self.out is not None
         self._proc.wait()
         return derive_sass(self.cubin, self.out)
 

@@ -120,6 +120,8 @@ def capture_request(req: CompileRequest, out_dir: str | Path | None = None, disa
     traj.times["capture_s"] = round(time.perf_counter() - t0, 4)
     if writer:
         writer.finish(traj)
+    for start in builder.background:  # derived artifacts, on the files where they now stay
+        start(traj.root if writer else None)
     if failure is not None:
         raise CompileError(traj) from failure
     return traj

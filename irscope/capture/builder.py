@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,10 +48,6 @@ _TAG_TO_STAGE = {"make_ttir": "ttir", "make_ttgir": "ttgir", "gluon_to_ttgir": "
 class SnapshotListener:
     """Something that wants each snapshot as soon as it exists (the on-disk journal)."""
 
-    def directory(self) -> Path | None:
-        """Where artifacts are written, when they are (a backend then makes derived ones right there)."""
-        return None
-
     def snapshot_added(self, snap: Snapshot) -> None: ...
 
     def artifact_added(self, art: Artifact) -> None: ...
@@ -67,6 +64,8 @@ class TrajectoryBuilder(PassSink):
         self.stage: str | None = None
         self._last_pass_end = 0.0
         self.first_stage_at: float | None = None  # perf_counter when the first stage began (the frontend ended)
+        # Work on derived artifacts (SASS) to start once the trajectory's directory is final (None: in memory).
+        self.background: list[Callable[[Path | None], None]] = []
         self._stage_pos = 0
         self._last_output: Any = None
         self.failure: CompileFailure | None = None

@@ -142,3 +142,16 @@ def test_load_checks_the_schema_that_writing_skips(tmp_path):
             irscope.load(tmp_path)
     doc_path.write_text(intact)
     assert irscope.load(tmp_path).kernel.name == "add_kernel"
+
+
+def test_a_capture_over_an_old_one_keeps_its_sass_and_texts(tmp_path):
+    """Over an existing trajectory the capture is written beside it and swapped in on finish: the SASS starts
+    on the final directory, and texts dropped from memory reload from there."""
+    first = capture_example("softmax", out_dir=tmp_path)
+    assert "SHFL" in first.artifacts["sass"].data
+    second = capture_example("add", out_dir=tmp_path)  # written to a hidden sibling, then renamed over
+    assert second.root == tmp_path
+    assert "LDG.E.128" in second.artifacts["sass"].data
+    assert (tmp_path / "artifacts" / "sass.sass").read_text() == second.artifacts["sass"].data
+    assert second.snapshots[0].text == capture_example("add").snapshots[0].text  # reloaded from tmp_path
+    assert irscope.load(tmp_path).kernel.name == "add_kernel"
