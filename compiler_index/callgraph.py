@@ -81,6 +81,13 @@ def function(con: sqlite3.Connection, fn_id: int) -> FnRow:
     return fn_from_row(row)
 
 
+def functions(con: sqlite3.Connection, fn_ids: list[int]) -> list[FnRow]:
+    marks = ",".join("?" * len(fn_ids))
+    return [
+        fn_from_row(r) for r in con.execute(f"SELECT {_FN_COLUMNS} FROM functions fn WHERE fn.id IN ({marks})", fn_ids)
+    ]
+
+
 class Scopes:
     """Namespace facts of one connection (aliases, each file's `using namespace` targets, free functions by name),
     loaded as needed; share one across the calls of a query."""

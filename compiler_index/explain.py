@@ -22,7 +22,12 @@ from pathlib import Path
 import irscope
 from compiler_index import queries
 from compiler_index.queries import GateInfo, PassInfo, QueryError, RemarkMatch, Site, connection
+from compiler_index.queries.context import Context
+from compiler_index.queries.gates import gates_of, prefetch_gates, ref_key
+from compiler_index.queries.ops import op_sites
+from compiler_index.queries.passes import find_passes
 from compiler_index.target import YES, Target, TargetError, file_applies, for_target
+from irscope.opcounts import snapshot_op_counts
 from irscope.parse import op_counts
 from irscope.parse.diagnostics import parse_diagnostics
 from irscope.trajectory import MLIR, Snapshot, Trajectory
@@ -86,8 +91,9 @@ def snapshot_for(traj: Trajectory, ref: str | int) -> tuple[Snapshot, Snapshot]:
     return snap, traj.snapshots[pos - 1]
 
 
-def op_deltas(before: Snapshot, after: Snapshot) -> list[OpDelta]:
-    a, b = op_counts(before.text), op_counts(after.text)
+def op_deltas(before: Snapshot, after: Snapshot, traj: Trajectory | None = None) -> list[OpDelta]:
+    """Ops whose count differs between two snapshots (counts cached beside `traj` when it is stored)."""
+    a, b = snapshot_op_counts(traj, [before, after]) if traj is not None else map(op_counts, (before.text, after.text))
     out = [OpDelta(op, a.get(op, 0), b.get(op, 0)) for op in sorted(set(a) | set(b)) if a.get(op, 0) != b.get(op, 0)]
     return sorted(out, key=lambda d: (-abs(d.delta), d.op))
 
@@ -105,6 +111,7 @@ def explain(
     except TargetError:  # a backend the guards know nothing of (Ascend): nothing is filtered
         target = None
     with connection(db) as con:
+        ctx = Context(con)
         result = Explanation(
             str(traj.root or ""),
             snap.index,
@@ -112,7 +119,7 @@ def explain(
             snap.stage,
             snap.pass_arg,
             snap.adder,
-            _passes(con, snap),
+            _passes(ctx, snap),
             [],
             [],
             target=str(target or ""),
@@ -132,29 +139,29 @@ def explain(
         if snap.kind != MLIR or prev.kind != MLIR:
             result.notes.append(f"op counts need MLIR text on both sides of the edge ({prev.kind} → {snap.kind})")
         else:
-            result.deltas = op_deltas(prev, snap)
+            result.deltas = op_deltas(prev, snap, traj)
             if not result.deltas:
                 result.notes.append("no op count changed at this edge (types, attributes or order may have)")
         for d in result.deltas:
-            result.ops.append(_explain_op(con, d, args, files, depth, bool(defs), target))
+            result.ops.append(_explain_op(ctx, d, args, files, depth, bool(defs), target))
         result.ops.sort(key=lambda o: (not o.sites, -abs(o.after - o.before), o.op))
         result.remarks = _trace(con, snap.diagnostics)
         return result
 
 
-def _passes(con: sqlite3.Connection, snap: Snapshot) -> list[PassInfo]:
+def _passes(ctx: Context, snap: Snapshot) -> list[PassInfo]:
     for ref in (snap.pass_arg, snap.adder):
         if not ref:
             continue
-        try:
-            return queries.pass_info(con, ref)
+        try:  # pass_info on the explain's own Context: the functions it names are looked up once
+            return [info for part in ref.split(",") if part.strip() for info in find_passes(ctx, part.strip())]
         except QueryError:
             continue
     return []
 
 
 def _explain_op(
-    con: sqlite3.Connection,
+    ctx: Context,
     d: OpDelta,
     args: set[str],
     files: set[str],
@@ -164,9 +171,8 @@ def _explain_op(
 ) -> OpExplanation:
     action = "create" if d.delta > 0 else "erase"
     out = OpExplanation(d.op, d.before, d.after, action)
-    find = queries.creators if action == "create" else queries.erasers
     try:
-        sites = find(con, d.op, depth).sites
+        sites = op_sites(ctx, d.op, action, depth).sites
     except QueryError as e:
         out.note = str(e)
         return out
@@ -181,10 +187,11 @@ def _explain_op(
             out.other_passes += 1
     out.sites.sort(key=lambda s: _site_rank(s, args, files))
     seen: set[tuple[str, int]] = set()
+    prefetch_gates(ctx, [i for s in out.sites if s.function and (i := ctx.ref_ids.get(ref_key(s.function)))])
     for s in out.sites:
         if s.function is None:
             continue
-        for g in queries.function_gates(con, s.function):
+        for g in gates_of(ctx, s.function):
             key = (g.loc.file, g.loc.line)
             if key not in seen:
                 seen.add(key)

@@ -8,6 +8,9 @@
 * Pass ↔ C++: `impl::{Def}Base` classes and `GEN_PASS_DEF_{DEF}` macros.
 * Python adders: pybind submodule paths (`passes.ttgpuir`) and the pass each adder's factory creates.
 * Pass ↔ patterns: functions that `patterns.add<P>` reached from a pass class within a few calls.
+* Caller paths: how callers reach each function that creates or erases an op, as `creators`/`erasers` report
+  them; walked once here so a query (and `explain`, one query per changed op) reads them instead of walking
+  the call graph.
 """
 
 from __future__ import annotations
@@ -50,6 +53,13 @@ def relink(con: sqlite3.Connection) -> None:
     _pass_classes(con)
     _adders(con)
     _pass_patterns(con)
+    _caller_paths(con)
+
+
+def _caller_paths(con: sqlite3.Connection) -> None:
+    from compiler_index.queries.ops import precompute_caller_paths  # the queries build on these tables
+
+    precompute_caller_paths(con)
 
 
 # ---- C++ names -----------------------------------------------------------------------------------------------------

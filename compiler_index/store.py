@@ -20,8 +20,10 @@ from pathlib import Path
 
 from compiler_index.model import FileFacts
 
-SCHEMA_VERSION = 3  # 2: backends (files.backend, rows' backend), libclang USRs and resolved calls; 3: gates' `expr`
-#                    (return-expr gates) and guards from earlier exits: an index built before misses them
+SCHEMA_VERSION = 4  # 2: backends (files.backend, rows' backend), libclang USRs and resolved calls; 3: gates' `expr`
+#                    (return-expr gates) and guards from earlier exits: an index built before misses them;
+#                    4: caller_paths, the call paths to every function holding an op site, precomputed, and
+#                    op_sites indexed by lower(op_class) (upstream ops matched by class name)
 
 _FILE_TABLES = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,6 +59,7 @@ CREATE TABLE op_sites(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCE
                       op_class TEXT, op_scope TEXT, target TEXT, line INTEGER, snippet TEXT,
                       backend TEXT NOT NULL);
 CREATE INDEX op_sites_class ON op_sites(op_class, action);
+CREATE INDEX op_sites_lower_class ON op_sites(lower(op_class));
 CREATE INDEX op_sites_function ON op_sites(function_id);
 CREATE TABLE gates(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
                    function_id INTEGER, kind TEXT, condition TEXT,
@@ -136,6 +139,8 @@ CREATE TABLE pass_patterns(def_name TEXT, pattern TEXT, class_file_id INTEGER, r
                            depth INTEGER);
 CREATE INDEX pass_patterns_def ON pass_patterns(def_name);
 CREATE INDEX pass_patterns_pattern ON pass_patterns(pattern);
+CREATE TABLE caller_paths(function_id INTEGER, depth INTEGER, paths TEXT, omitted INTEGER,
+                          PRIMARY KEY(function_id, depth));
 """
 
 DERIVED_NAMES = [
@@ -147,6 +152,7 @@ DERIVED_NAMES = [
     "pass_classes",
     "adders",
     "pass_patterns",
+    "caller_paths",
 ]
 
 

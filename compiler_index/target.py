@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -309,6 +310,7 @@ class _Parser:
         raise _Unparsable(text)
 
 
+@lru_cache(maxsize=8192)  # the same guard text recurs across gates and queries (explain: one per changed op)
 def _evaluate(text: str, facts: _Facts) -> bool | None:
     try:
         return _truth(_Parser(text, facts).parse())

@@ -21,6 +21,7 @@ from irscope.capture import CompileError, SpecError, capture_request
 from irscope.capture.arguments import add_specialization_arguments, specialization
 from irscope.capture.loader import KernelLoadError, load_kernel
 from irscope.capture.specialize import build_request
+from irscope.capture.stagetable import stage_rows
 from irscope.store import OutputDirError, TrajectoryFormatError, load
 from irscope.targets import TargetError, parse_target
 from irscope.trajectory import Trajectory
@@ -38,18 +39,18 @@ def error(message: str) -> None:
 
 def summary_table(traj: Trajectory) -> Table:
     t = Table(title=f"{traj.kernel.name} → {traj.target}", show_lines=False)
-    for col in ("stage", "passes", "changed IR", "ms"):
-        t.add_column(col, justify="right" if col != "stage" else "left")
-    for stage in traj.stages:
-        snaps = [s for s in traj.stage_snapshots(stage) if s.stage_index >= 0]
-        ms = traj.times.get("stage_ms", {}).get(stage, sum(s.wall_ms for s in snaps))
-        t.add_row(stage, str(len(snaps)), str(sum(s.changed for s in snaps)), f"{ms:.1f}")
+    for col in ("stage", "passes", "changed IR", "ms", ""):
+        t.add_column(col, justify="left" if col in ("stage", "") else "right")
+    for r in stage_rows(traj):
+        passes, changed = ("" if v is None else str(v) for v in (r.passes, r.changed))
+        t.add_row(r.stage, passes, changed, "-" if r.ms is None else f"{r.ms:.1f}", r.note)
     total = len(list(traj.passes()))
     t.add_row(
         "total",
         str(total),
         str(len(traj.changed_passes())),
         f"{traj.times.get('capture_s', 0) * 1e3:.1f}",
+        "",
         style="bold",
     )
     return t

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from irscope.parse.mlir import op_counts, parse_mlir
+from irscope.parse.mlir import op_counts, op_sequence, parse_mlir
 from irscope.signatures.engine import FULL_PARSE_LIMIT, Analyzer, Signature
 from irscope.trajectory import MLIR, Snapshot, Trajectory
 
@@ -36,10 +36,18 @@ class Edge:
     counter_deltas: dict[str, int] = field(default_factory=dict)
     collapsed: list[int] = field(default_factory=list)  # unchanged passes folded into this edge
     kind_change: bool = False  # MLIR → LLVM IR → PTX: op deltas across languages are not comparable
+    # What changed when no op was added or removed: "locations only", "attributes only" (attributes, types or
+    # value names; the same ops in the same order) or "ops moved" (the same ops, reordered); "" otherwise.
+    change: str = ""
 
     @property
     def label(self) -> str:
         return f"#{self.target} {self.stage} {self.pass_arg}"
+
+    @property
+    def pass_label(self) -> str:
+        """The pass argument, with what kind of change it made when it added and removed no op."""
+        return f"{self.pass_arg} ({self.change})" if self.change else self.pass_arg
 
 
 @dataclass
@@ -54,6 +62,27 @@ class Change:
     @property
     def delta(self) -> int:
         return self.after - self.before
+
+
+def _balanced(depth: int) -> str:
+    inner = r"[^()]*"
+    for _ in range(depth):
+        inner = rf"(?:[^()]|\({inner}\))*"
+    return inner
+
+
+_LOCATION = re.compile(rf"\s*\bloc\({_balanced(4)}\)")  # loc(...), nested calls and name-locs included
+_LOC_ALIAS = re.compile(r"^#loc\d*\s*=.*\n?", re.M)
+
+
+def change_kind(before: str, after: str) -> str:
+    """How MLIR text `after` differs from `before` when their op counts are equal: "locations only",
+    "attributes only" (the same ops in the same order; attributes, types or value names differ) or "ops moved"."""
+    if _LOCATION.sub("", _LOC_ALIAS.sub("", before)) == _LOCATION.sub("", _LOC_ALIAS.sub("", after)):
+        return "locations only"
+    if op_sequence(before) == op_sequence(after):
+        return "attributes only"
+    return "ops moved"
 
 
 class StageDiffGraph:
@@ -91,10 +120,10 @@ class StageDiffGraph:
             added = {} if kind_change else dict(after_ops - before_ops)
             removed = {} if kind_change else dict(before_ops - after_ops)
             sig_a, sig_b = self.signature(current.index), self.signature(snap.index)
-            deltas = {
-                k: sig_b.counters.get(k, 0) - sig_a.counters.get(k, 0)
-                for k in set(sig_a.counters) | set(sig_b.counters)
-            }
+            names = set(sig_a.counters) | set(sig_b.counters)
+            if kind_change:  # across languages only what both measure compares (ttg.shared has no LLVM IR twin)
+                names &= self._measured(current.kind) & self._measured(snap.kind)
+            deltas = {k: sig_b.counters.get(k, 0) - sig_a.counters.get(k, 0) for k in names}
             edge = Edge(
                 current.index,
                 snap.index,
@@ -107,9 +136,18 @@ class StageDiffGraph:
                 {k: v for k, v in sorted(deltas.items()) if v},
                 pending,
                 kind_change,
+                change_kind(current.text, snap.text)
+                if snap.kind == MLIR and not (kind_change or added or removed)
+                else "",
             )
             self.g.add_edge(current.index, snap.index, edge=edge)
             current, pending = snap, []
+
+    def _measured(self, kind: str) -> set[str]:
+        """The counters some rule measures in text of this kind."""
+        if kind == MLIR:
+            return {r.counter for r in self.analyzer.op_rules}
+        return {r.counter for r in self.analyzer.instr_rules if r.kind == kind}
 
     def _add_node(self, snap: Snapshot) -> None:
         self.g.add_node(snap.index, stage=snap.stage, pass_arg=snap.pass_arg, kind=snap.kind)

@@ -85,6 +85,8 @@ class Snapshot:
 
     @classmethod
     def from_json(cls, d: dict[str, Any], loader: Callable[[str], str] | None = None) -> Snapshot:
+        if d["stage"] == "llir" and d["kind"] == LLVM_IR:  # written before the LLVM IR had its own stage
+            d = {**d, "stage": "llvm", "stage_index": 0}
         return cls(**d, _loader=loader)
 
 
@@ -95,7 +97,10 @@ class Artifact:
     name: str
     file: str  # relative to the trajectory directory, once stored
     binary: bool
-    sha1: str
+    sha1: str  # "" for a derived artifact not yet produced when the capture ended
+    # Made from another artifact after the compile, off the capture's critical path (SASS from the cubin):
+    # produced in the background, or on first use where the background run did not finish.
+    derived_from: str | None = None
     _data: str | bytes | None = field(default=None, repr=False, compare=False)
     _loader: Callable[[str, bool], str | bytes] | None = field(default=None, repr=False, compare=False)
 
@@ -108,7 +113,10 @@ class Artifact:
         return self._data
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "file": self.file, "binary": self.binary, "sha1": self.sha1}
+        out = {"name": self.name, "file": self.file, "binary": self.binary, "sha1": self.sha1}
+        if self.derived_from:
+            out["derived_from"] = self.derived_from
+        return out
 
 
 @dataclass

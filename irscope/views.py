@@ -16,19 +16,16 @@ from irscope.graph import Change, Edge
 from irscope.report.model import ReportModel
 from irscope.trajectory import Trajectory
 
-# Counter prefixes that are not stage keys: the LLVM IR of the llir stage, and what only a finished compile has
-# (the assembler's resource report, the disassembled machine code).
-_PREFIX_STAGE = {"llvm": "llir"}
+# Counter prefixes that are not stages: what only a finished compile has (the assembler's resource report, the
+# disassembled machine code). The LLVM IR is a stage of its own (`llvm`).
 FINISHED_ONLY = ("res", "sass")
 
 
 def finished(traj: Trajectory) -> set[str]:
-    """The counter prefixes (stages, `llvm`, `res`, `sass`) whose values are the finished compiler's own."""
+    """The counter prefixes (stages, `res`, `sass`) whose values are the finished compiler's own."""
     if traj.error is None and traj.complete:
-        stages = set(traj.stages)
-        return stages | {p for p, st in _PREFIX_STAGE.items() if st in stages} | set(FINISHED_ONLY)
-    stages = {s for s in traj.stages if s != traj.error.stage} if traj.error else set(traj.stages[:-1])
-    return stages | {p for p, st in _PREFIX_STAGE.items() if st in stages}
+        return set(traj.stages) | set(FINISHED_ONLY)
+    return {s for s in traj.stages if s != traj.error.stage} if traj.error else set(traj.stages[:-1])
 
 
 def partial_note(traj: Trajectory, name: str) -> str | None:

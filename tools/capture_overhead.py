@@ -1,11 +1,20 @@
-"""Capture overhead: per-pass capture time over plain compile time, beside MLIR_ENABLE_DUMP=1 to a file.
+"""Capture overhead as users pay it: a fresh process per compile, its own cache, output written to disk.
 
-    python tools/capture_overhead.py [--runs 7] [--json out.json]
+    python tools/capture_overhead.py [--runs 5] [--kernels add,matmul,…] [--json out.json]
 
-Per kernel, medians of --runs compiles of the same specialization for cuda:90 (each compile forced, no
-cache hit): plain `triton.compile`; `irscope.capture` of IR only (no SASS: what MLIR_ENABLE_DUMP gives);
-`irscope.capture` with SASS; and a plain compile with MLIR_ENABLE_DUMP=1 and MLIR_DUMP_PATH set, timed in a
-subprocess (the dump path latches per process). The dump prints IR *before* each pass only.
+For every kernel (the bundled examples and the benchmark's own kernels in tools/bench_kernels.py, cuda:90),
+each run starts four fresh Python processes (tools/capture_bench_child.py), each with its own empty
+TRITON_CACHE_DIR and TRITON_ALWAYS_COMPILE=1:
+
+* plain   `triton.compile` of the kernel's specialization (Triton only, irscope not imported);
+* dump    the same with MLIR_ENABLE_DUMP=1 and MLIR_DUMP_PATH to a file (the anchor: Triton's own per-pass dump);
+* ir      `irscope.capture(..., out_dir=DIR, disassemble=False)`;
+* sass    `irscope.capture(..., out_dir=DIR)` (with SASS from nvdisasm).
+
+Variants run interleaved (their order rotates per run), so load on the machine hits them alike. Reported per
+kernel: medians of whole-process wall time and of the compile call in process, their ratios to plain, the
+median peak RSS of the Python process, and the output sizes; then geo-means of the ratios over all kernels
+and what SASS adds to the critical path (sass − ir, whole process).
 """
 
 from __future__ import annotations
@@ -13,122 +22,140 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import triton
-from triton import knobs
 
-import irscope
 from irscope.capture import build_request
+from irscope.capture.specialize import unwrap_kernel
 from irscope.examples import EXAMPLES
 from suite.stats import geomean
+from tools.bench_kernels import BENCH_KERNELS
 
-KERNELS = ["add", "softmax", "top2_argmax", "matmul", "attention"]
-
-_DUMP_CHILD = """
-import json, os, sys, time
-import triton
-from triton import knobs
-from irscope.capture import build_request
-from irscope.examples import EXAMPLES
-knobs.compilation.always_compile = True
-ex = EXAMPLES[sys.argv[1]]
-req = build_request(ex.kernel, ex.args, dict(ex.options), "cuda:90")
-times = []
-for _ in range(int(sys.argv[2])):
-    t0 = time.perf_counter()
-    triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
-    times.append(time.perf_counter() - t0)
-print(json.dumps(times))
-"""
+VARIANTS = ("plain", "dump", "ir", "sass")
+CHILD = Path(__file__).resolve().parent / "capture_bench_child.py"
+TARGET = "cuda:90"
 
 
-def time_plain(name: str) -> float:
-    ex = EXAMPLES[name]
-    req = build_request(ex.kernel, ex.args, dict(ex.options), "cuda:90")
-    with knobs.compilation.scope():
-        knobs.compilation.always_compile = True
+def kernels() -> dict[str, tuple[Any, dict, dict]]:
+    out = {name: (ex.kernel, dict(ex.args), dict(ex.options)) for name, ex in EXAMPLES.items()}
+    out.update({name: (k, dict(a), dict(o)) for name, (k, a, o) in BENCH_KERNELS.items()})
+    return out
+
+
+def child_spec(kernel: Any, args: dict, options: dict) -> tuple[str, str, str]:
+    """(kernel file, function name, the JSON the child compiles from)."""
+    req = build_request(kernel, args, options, TARGET)
+    fn = unwrap_kernel(kernel)[0]
+    gpu = req.target.to_gpu_target()
+    spec = {
+        "triton": req.specialization.triton,
+        "target": [gpu.backend, gpu.arch, gpu.warp_size],
+        "target_name": TARGET,
+        "args": args,
+        "options": options,
+    }
+    return fn.fn.__code__.co_filename, fn.fn.__name__, json.dumps(spec)
+
+
+def _size_mb(path: Path) -> float:
+    if path.is_file():
+        return path.stat().st_size / 1e6
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
+
+
+def run_once(variant: str, file: str, name: str, spec: str) -> dict[str, float]:
+    work = Path(tempfile.mkdtemp(prefix="irscope-bench-"))
+    try:
+        env = dict(os.environ, TRITON_CACHE_DIR=str(work / "cache"), TRITON_ALWAYS_COMPILE="1")
+        for var in ("MLIR_ENABLE_DUMP", "MLIR_DUMP_PATH"):
+            env.pop(var, None)
+        out = work / "out"
+        if variant == "dump":
+            env.update(MLIR_ENABLE_DUMP="1", MLIR_DUMP_PATH=str(work / "dump.mlir"))
+            out = work / "dump.mlir"
         t0 = time.perf_counter()
-        triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
-        return time.perf_counter() - t0
-
-
-def time_capture(name: str, disassemble: bool) -> tuple[float, int, int]:
-    ex = EXAMPLES[name]
-    t0 = time.perf_counter()
-    traj = irscope.capture(ex.kernel, target="cuda:90", disassemble=disassemble, kernel_kwargs=ex.args, **ex.options)
-    elapsed = time.perf_counter() - t0
-    return elapsed, len(traj.snapshots), sum(len(s.text) for s in traj.snapshots)
-
-
-def time_dump(name: str, runs: int) -> tuple[list[float], int]:
-    with tempfile.TemporaryDirectory() as d:
-        dump = os.path.join(d, "dump.mlir")
-        env = dict(os.environ, MLIR_ENABLE_DUMP="1", MLIR_DUMP_PATH=dump, TRITON_CACHE_DIR=d)
         proc = subprocess.run(
-            [sys.executable, "-c", _DUMP_CHILD, name, str(runs)], env=env, capture_output=True, text=True, check=True
+            [sys.executable, str(CHILD), variant, file, name, spec, str(work / "out")],
+            env=env,
+            capture_output=True,
+            text=True,
         )
-        size = os.path.getsize(dump) // runs
-    return json.loads(proc.stdout.strip().splitlines()[-1]), size
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{variant} {name} failed:\n{proc.stderr[-3000:]}")
+        rec = json.loads(proc.stdout.strip().splitlines()[-1])
+        return {"process_s": wall, "compile_s": rec["compile_s"], "peak_mb": rec["peak_mb"], "out_mb": _size_mb(out)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--kernels", help="comma-separated subset (default: all)")
     ap.add_argument("--json")
     a = ap.parse_args()
-    rows: list[dict[str, Any]] = []  # one JSON row per kernel: its name, times, ratios and sizes
-    for name in KERNELS:
-        time_plain(name)  # warm: imports, first-compile initialization
-        time_capture(name, disassemble=False)
-        plain, ir_only, full = [], [], []
-        snaps = nbytes = 0
-        for _ in range(a.runs):  # interleaved, so load on the machine hits all three alike
-            plain.append(time_plain(name))
-            t, snaps, nbytes = time_capture(name, disassemble=False)
-            ir_only.append(t)
-            full.append(time_capture(name, disassemble=True)[0])
-        dump, dump_bytes = time_dump(name, a.runs + 1)
-        rows.append(
-            {
-                "kernel": name,
-                "plain_ms": statistics.median(plain) * 1e3,
-                "capture_ir_ms": statistics.median(ir_only) * 1e3,
-                "capture_sass_ms": statistics.median(full) * 1e3,
-                "dump_ms": statistics.median(dump[1:]) * 1e3,
-                "snapshots": snaps,
-                "ir_mb": nbytes / 1e6,
-                "dump_mb": dump_bytes / 1e6,
-            }
-        )
-    for r in rows:
-        r["capture_ir_x"] = r["capture_ir_ms"] / r["plain_ms"]
-        r["capture_sass_x"] = r["capture_sass_ms"] / r["plain_ms"]
-        r["dump_x"] = r["dump_ms"] / r["plain_ms"]
-    head = (
-        f"{'kernel':<12}{'plain ms':>10}{'capture ms':>12}{'×':>7}{'+SASS ms':>10}{'×':>7}{'DUMP ms':>10}{'×':>7}"
-        f"{'snaps':>7}{'IR MB':>8}{'dump MB':>9}"
-    )
-    print(f"triton {triton.__version__}, cuda:90, median of {a.runs} runs\n{head}")
-    for r in rows:
-        print(
-            f"{r['kernel']:<12}{r['plain_ms']:>10.1f}{r['capture_ir_ms']:>12.1f}{r['capture_ir_x']:>7.2f}"
-            f"{r['capture_sass_ms']:>10.1f}{r['capture_sass_x']:>7.2f}{r['dump_ms']:>10.1f}{r['dump_x']:>7.2f}"
-            f"{r['snapshots']:>7}{r['ir_mb']:>8.2f}{r['dump_mb']:>9.2f}"
-        )
-    g = {k: geomean([r[k] for r in rows]) for k in ("capture_ir_x", "capture_sass_x", "dump_x")}
+    table = kernels()
+    names = a.kernels.split(",") if a.kernels else list(table)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise SystemExit(f"unknown kernel(s) {', '.join(unknown)}; known: {', '.join(table)}")
+    specs = {n: child_spec(*table[n]) for n in names}
+    for variant in VARIANTS:  # untimed: the first process of each kind pays for cold file caches
+        run_once(variant, *specs[names[0]])
+    samples: dict[str, dict[str, list[dict[str, float]]]] = {n: {v: [] for v in VARIANTS} for n in names}
+    for run in range(a.runs):
+        for n in names:
+            order = VARIANTS[run % len(VARIANTS) :] + VARIANTS[: run % len(VARIANTS)]
+            for v in order:
+                samples[n][v].append(run_once(v, *specs[n]))
+        print(f"run {run + 1}/{a.runs} done", file=sys.stderr)
+
+    rows: list[dict[str, Any]] = []
+    for n in names:
+        med = {v: {k: statistics.median(s[k] for s in samples[n][v]) for k in samples[n][v][0]} for v in VARIANTS}
+        row: dict[str, Any] = {"kernel": n, **{f"{v}_{k}": x for v in VARIANTS for k, x in med[v].items()}}
+        for v in ("dump", "ir", "sass"):
+            row[f"{v}_process_x"] = med[v]["process_s"] / med["plain"]["process_s"]
+            row[f"{v}_compile_x"] = med[v]["compile_s"] / med["plain"]["compile_s"]
+        row["sass_extra_s"] = med["sass"]["process_s"] - med["ir"]["process_s"]
+        rows.append(row)
+
+    print(f"triton {triton.__version__}, {TARGET}, medians of {a.runs} fresh processes per variant (× = over plain)\n")
     print(
-        f"{'geo-mean':<12}{'':>10}{'':>12}{g['capture_ir_x']:>7.2f}{'':>10}{g['capture_sass_x']:>7.2f}{'':>10}"
-        f"{g['dump_x']:>7.2f}"
+        "| kernel | plain s | dump × | capture × | +SASS × | in process: plain s | dump × | capture × | +SASS × "
+        "| SASS adds s | peak MB plain / capture | dump MB | out MB |"
+    )
+    print("|" + "---|" * 13)
+    for row in rows:
+        print(
+            f"| {row['kernel']} | {row['plain_process_s']:.2f} | {row['dump_process_x']:.2f} | "
+            f"{row['ir_process_x']:.2f} | {row['sass_process_x']:.2f} | {row['plain_compile_s']:.3f} | "
+            f"{row['dump_compile_x']:.2f} | {row['ir_compile_x']:.2f} | {row['sass_compile_x']:.2f} | "
+            f"{row['sass_extra_s']:.2f} | {row['plain_peak_mb']:.0f} / {row['ir_peak_mb']:.0f} | "
+            f"{row['dump_out_mb']:.1f} | {row['ir_out_mb']:.1f} |"
+        )
+    g = {
+        f"{v}_{k}_x": geomean(row[f"{v}_{k}_x"] for row in rows)
+        for v in ("dump", "ir", "sass")
+        for k in ("process", "compile")
+    }
+    extra = statistics.median(row["sass_extra_s"] for row in rows)
+    print(
+        f"| **geo-mean** | | **{g['dump_process_x']:.2f}** | **{g['ir_process_x']:.2f}** | "
+        f"**{g['sass_process_x']:.2f}** | | {g['dump_compile_x']:.2f} | {g['ir_compile_x']:.2f} | "
+        f"{g['sass_compile_x']:.2f} | {extra:.2f} (median) | | | |"
     )
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"runs": a.runs, "rows": rows, "geomean": g}, f, indent=1)
+        Path(a.json).write_text(json.dumps({"runs": a.runs, "rows": rows, "geomean": g}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -18,13 +18,31 @@ from compiler_index.target import Target, for_target
 def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -> list[GateInfo]:
     """The gates inside one function, as returned in a result (`Site.function`, `CallEdge.caller`, …)."""
     with connection(db) as con:
-        ctx = Context(con)
-        row = con.execute(
+        return gates_of(Context(con), function)
+
+
+def ref_key(function: FunctionRef) -> tuple[str, int, str]:
+    """How a Context knows the functions it referenced (`Context.ref_ids`)."""
+    return (function.loc.file, function.loc.line, function.name)
+
+
+def gates_of(ctx: Context, function: FunctionRef) -> list[GateInfo]:
+    """`function_gates` on an open Context (a function reference it made is found without a lookup)."""
+    key = ref_key(function)
+    fn_id = ctx.ref_ids.get(key)
+    if fn_id is None:
+        row = ctx.con.execute(
             "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
             "f.line = ? AND f.qualname = ?",
-            (function.loc.file, function.loc.line, function.name),
+            key,
         ).fetchone()
-        return _gates(ctx, callgraph.function(con, row[0]), None) if row else []
+        if row is None:
+            return []
+        fn_id = row[0]
+    memo = ctx.memo.setdefault(("gates",), {})
+    if fn_id not in memo:
+        memo[fn_id] = _gates(ctx, ctx.function(fn_id), None)
+    return memo[fn_id]
 
 
 def conditions(
@@ -61,8 +79,24 @@ def conditions(
         return Conditions(symbol, [ctx.fn_ref(f) for f in targets], gates, notes)
 
 
+def prefetch_gates(ctx: Context, fn_ids: list[int]) -> None:
+    """The gate rows of these functions in one query, for `gates_of` calls about to come one by one."""
+    rows: dict[int, list[sqlite3.Row]] = ctx.memo.setdefault(("gate_rows",), {})
+    missing = sorted({i for i in fn_ids if i not in rows})
+    if not missing:
+        return
+    for i in missing:
+        rows[i] = []
+    marks = ",".join("?" * len(missing))
+    for g in ctx.con.execute(f"SELECT * FROM gates WHERE function_id IN ({marks}) ORDER BY line", missing):
+        rows[g["function_id"]].append(g)
+
+
 def _gates(ctx: Context, fn: FnRow, via: str | None) -> list[GateInfo]:
     ref = ctx.fn_ref(fn)
+    prefetched = ctx.memo.get(("gate_rows",), {}).get(fn.id)
+    if prefetched is None:
+        prefetched = ctx.con.execute("SELECT * FROM gates WHERE function_id = ? ORDER BY line", (fn.id,)).fetchall()
     return [
         GateInfo(
             g["kind"],
@@ -74,5 +108,5 @@ def _gates(ctx: Context, fn: FnRow, via: str | None) -> list[GateInfo]:
             via,
             g["expr"] or "",
         )
-        for g in ctx.con.execute("SELECT * FROM gates WHERE function_id = ? ORDER BY line", (fn.id,))
+        for g in prefetched
     ]

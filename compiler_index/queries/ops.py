@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import asdict
 from pathlib import Path
 
-from compiler_index import callgraph
 from compiler_index.callgraph import FnRow
 from compiler_index.queries.context import Context, connection, not_found
-from compiler_index.queries.results import CallPath, Hop, Loc, OpInfo, OpSites, QueryError, Site
+from compiler_index.queries.results import CallPath, FunctionRef, Hop, Loc, OpInfo, OpSites, QueryError, Site
 
 CALL_DEPTH = 4  # callers followed from a creation/erase site
 MAX_PATHS = 8  # call paths kept per function
@@ -21,12 +21,15 @@ def resolve_op(db: str | Path | sqlite3.Connection, op: str) -> OpInfo:
         return _resolve_op(con, op)
 
 
-def _resolve_op(con: sqlite3.Connection, op: str) -> OpInfo:
-    r = con.execute(
-        "SELECT * FROM td_ops WHERE name = ? OR def_name = ? ORDER BY name = ? DESC LIMIT 1", (op, op, op)
-    ).fetchone()
-    if r is None and "." not in op:
-        r = con.execute("SELECT * FROM td_ops WHERE cpp_class = ? LIMIT 1", (op,)).fetchone()
+def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) -> OpInfo:
+    if ctx is not None:  # a Context holds the (small) td_ops table: no query per op
+        r = ctx.td_op(op)
+    else:
+        r = con.execute(
+            "SELECT * FROM td_ops WHERE name = ? OR def_name = ? ORDER BY name = ? DESC LIMIT 1", (op, op, op)
+        ).fetchone()
+        if r is None and "." not in op:
+            r = con.execute("SELECT * FROM td_ops WHERE cpp_class = ? LIMIT 1", (op,)).fetchone()
     if r is not None:
         dialect_file = con.execute("SELECT path FROM files WHERE id = ?", (r["file_id"],)).fetchone()[0]
         return OpInfo(
@@ -40,7 +43,7 @@ def _resolve_op(con: sqlite3.Connection, op: str) -> OpInfo:
     if "." in op:  # an op of a dialect not in the index (arith, scf, llvm, nvvm, …): match C++ class names
         dialect, _, mnemonic = op.partition(".")
         for want in _upstream_class_keys(mnemonic):
-            row = con.execute(
+            row = con.execute(  # op_sites_lower_class indexes lower(op_class)
                 "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
                 (want, f"%{dialect.lower()}"),
             ).fetchone()
@@ -83,24 +86,28 @@ def creators(db: str | Path | sqlite3.Connection, op: str, depth: int = CALL_DEP
     """Where op OP is created: `X::create`, `create<X>`, `replaceOpWithNewOp<X>`, DRR results; each site with the call
     paths that reach it (up to `depth` callers) and the passes that run it."""
     with connection(db) as con:
-        return _op_sites(Context(con), op, "create", depth)
+        return op_sites(Context(con), op, "create", depth)
 
 
 def erasers(db: str | Path | sqlite3.Connection, op: str, depth: int = CALL_DEPTH) -> OpSites:
     """Where op OP is removed: eraseOp/replaceOp/replaceOpWithNewOp on it, `x.erase()`, `x.replaceAllUsesWith(…)` (the
     op is left dead for the greedy driver), its `fold`/`canonicalize` methods, DRR patterns rooted at it."""
     with connection(db) as con:
-        return _op_sites(Context(con), op, "erase", depth)
+        return op_sites(Context(con), op, "erase", depth)
 
 
-def _op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
+def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
+    """Sites that create (`action` "create") or erase op OP; call paths of each function are walked once per
+    Context, so queries sharing one share that work."""
     con = ctx.con
-    info = _resolve_op(con, op)
+    info = _resolve_op(con, op, ctx)
     sites: list[Site] = []
-    paths_cache: dict[int, tuple[list[CallPath], int]] = {}
     rows = con.execute(
         "SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line", (info.cpp_class, action)
     ).fetchall()
+    ids = [r["function_id"] for r in rows if r["function_id"] is not None]
+    ctx.prefetch(ids)
+    _prefetch_caller_paths(ctx, ids, depth)
     for r in rows:
         ok, ambiguous = _scope_ok(ctx, info, r["op_scope"] or "")
         if not ok:
@@ -115,7 +122,6 @@ def _op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
                 r["target"] or "",
                 ambiguous,
                 depth,
-                paths_cache,
             )
         )
     if action == "erase" and info.resolved_by != "upstream-name":
@@ -133,7 +139,6 @@ def _op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
                     "",
                     False,
                     0,
-                    paths_cache,
                 )
             )
     column = "root_op" if action == "erase" else "result_ops"
@@ -155,16 +160,16 @@ def _site(
     target: str,
     ambiguous: bool,
     depth: int,
-    paths_cache: dict[int, tuple[list[CallPath], int]],
 ) -> Site:
     fn, ref = ctx.fn_ref_by_id(fn_id)
     site = Site(action, how, loc, ref, fn.cls if fn and fn.cls in ctx.patterns else None, target, ambiguous)
     if fn is None:
         return site
     owners = ctx.owners(fn)
-    if fn.id not in paths_cache:
-        paths_cache[fn.id] = _caller_paths(ctx, fn, depth) if not owners else ([], 0)
-    site.paths, site.paths_omitted = paths_cache[fn.id]
+    if owners:
+        site.paths, site.paths_omitted = [], 0
+    else:
+        site.paths, site.paths_omitted = caller_paths(ctx, fn, depth)
     site.direct_passes = ctx.pass_args(owners or ctx.file_owners(fn.file_id))
     site.passes = sorted(set(site.direct_passes).union(*(p.passes for p in site.paths)))
     return site
@@ -187,7 +192,7 @@ def _caller_paths(ctx: Context, start: FnRow, depth: int) -> tuple[list[CallPath
             # no cycles, and no chain through two backends' code (NVIDIA's and AMD's same-named helpers)
             edges = [
                 e
-                for e in callgraph.callers(ctx.con, fn, scopes=ctx.scopes)
+                for e in ctx.callers(fn)
                 if all(e.caller.id != f.id for f, _ in chain)
                 and not (backends and ctx.backend(e.caller.file_id) not in (None, *backends))
             ]
@@ -206,3 +211,68 @@ def _caller_paths(ctx: Context, start: FnRow, depth: int) -> tuple[list[CallPath
         for chain, owners in ranked[:MAX_PATHS]
     ]
     return paths, max(0, len(ranked) - MAX_PATHS)
+
+
+def caller_paths(ctx: Context, fn: FnRow, depth: int) -> tuple[list[CallPath], int]:
+    """`_caller_paths`, read from the index's precomputed table when it holds them, else walked (once per Context)."""
+    memo: dict[int, tuple[list[CallPath], int]] = ctx.memo.setdefault(("caller_paths", depth), {})
+    if fn.id not in memo:
+        raw: dict[int, tuple[str, int] | None] = ctx.memo.get(("caller_paths_raw", depth), {})
+        if fn.id in raw:
+            row = raw[fn.id]
+        else:
+            row = ctx.con.execute(
+                "SELECT paths, omitted FROM caller_paths WHERE function_id = ? AND depth = ?", (fn.id, depth)
+            ).fetchone()
+        memo[fn.id] = (_paths_from_json(row[0]), row[1]) if row else _caller_paths(ctx, fn, depth)
+    return memo[fn.id]
+
+
+def _prefetch_caller_paths(ctx: Context, fn_ids: list[int], depth: int) -> None:
+    """The stored paths of these functions in one query, kept as text: decoded only for the sites used."""
+    raw: dict[int, tuple[str, int] | None] = ctx.memo.setdefault(("caller_paths_raw", depth), {})
+    missing = sorted({i for i in fn_ids if i not in raw})
+    if not missing:
+        return
+    raw.update(dict.fromkeys(missing))
+    marks = ",".join("?" * len(missing))
+    for fn_id, paths, omitted in ctx.con.execute(
+        f"SELECT function_id, paths, omitted FROM caller_paths WHERE depth = ? AND function_id IN ({marks})",
+        [depth, *missing],
+    ):
+        raw[fn_id] = (paths, omitted)
+
+
+def precompute_caller_paths(con: sqlite3.Connection, depth: int = CALL_DEPTH) -> int:
+    """Fill `caller_paths` for every function holding an op site and owned by no pass (the ones whose sites
+    report call paths). Returns how many functions it walked."""
+    ctx = Context(con)
+    rows = []
+    for (fn_id,) in con.execute("SELECT DISTINCT function_id FROM op_sites WHERE function_id IS NOT NULL"):
+        fn = ctx.function(fn_id)
+        if ctx.owners(fn):
+            continue
+        paths, omitted = _caller_paths(ctx, fn, depth)
+        rows.append((fn_id, depth, json.dumps([asdict(p) for p in paths]), omitted))
+    con.executemany("INSERT INTO caller_paths VALUES (?, ?, ?, ?)", rows)
+    return len(rows)
+
+
+def _loc(d: dict | None) -> Loc | None:
+    return Loc(**d) if d is not None else None
+
+
+def _paths_from_json(text: str) -> list[CallPath]:
+    return [
+        CallPath(
+            [
+                Hop(
+                    FunctionRef(h["function"]["name"], Loc(**h["function"]["loc"]), h["function"]["end_line"]),
+                    _loc(h["call"]),
+                )
+                for h in p["hops"]
+            ],
+            p["passes"],
+        )
+        for p in json.loads(text)
+    ]

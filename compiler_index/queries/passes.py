@@ -7,7 +7,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-from compiler_index import callgraph
 from compiler_index.queries.context import Context, connection, not_found
 from compiler_index.queries.results import Adder, PassInfo, PatternRef, PipelineUse, QueryError
 
@@ -110,40 +109,87 @@ def _pass_for_def(ctx: Context, def_name: str) -> PassInfo:
         for r in con.execute(
             "SELECT id FROM functions WHERE cls = ? AND file_id = ? ORDER BY line", (c["class_name"], c["file_id"])
         ):
-            info.methods.append(ctx.fn_ref(callgraph.function(con, r[0])))
+            info.methods.append(ctx.fn_ref(ctx.function(r[0])))
     adder_rows = con.execute("SELECT * FROM adders WHERE def_name = ? ORDER BY qualname", (def_name,)).fetchall()
     info.adders = [_adder(ctx, r) for r in adder_rows]
     info.pipeline = _pipeline(ctx, [r["qualname"] for r in adder_rows])
-    for r in con.execute(
+    rows = con.execute(
         "SELECT DISTINCT pattern, class_file_id, registered_in FROM pass_patterns WHERE def_name = ? ORDER BY pattern",
         (def_name,),
-    ):
-        info.patterns.extend(pattern_refs(ctx, r["pattern"], r["registered_in"], r["class_file_id"]))
+    ).fetchall()
+    known = _Patterns(ctx, [r["pattern"] for r in rows], [r["registered_in"] for r in rows])
+    for r in rows:
+        info.patterns.extend(pattern_refs(ctx, r["pattern"], r["registered_in"], r["class_file_id"], known))
     return info
 
 
+class _Patterns:
+    """What pattern_refs looks up, for many patterns in three queries (a pass registers up to a hundred)."""
+
+    def __init__(self, ctx: Context, names: list[str], registered_in: list[int | None]):
+        con, names = ctx.con, sorted(set(names))
+        fns = sorted({f for f in registered_in if f is not None})
+        self.registrations: dict[tuple[int, str], sqlite3.Row] = {}
+        for r in con.execute(
+            f"SELECT function_id, pattern, file_id, line FROM registrations WHERE function_id IN ({_marks(fns)}) "
+            "ORDER BY rowid",
+            fns,
+        ):
+            self.registrations.setdefault((r["function_id"], r["pattern"]), r)
+        self.patterns: dict[str, list[sqlite3.Row]] = {}
+        for r in con.execute(f"SELECT * FROM patterns WHERE name IN ({_marks(names)}) ORDER BY rowid", names):
+            self.patterns.setdefault(r["name"], []).append(r)
+        self.match_fns: dict[tuple[str, int], int] = {}
+        for r in con.execute(
+            f"SELECT id, cls, file_id FROM functions WHERE cls IN ({_marks(names)}) AND name IN "
+            "('matchAndRewrite', 'rewrite', 'match') ORDER BY line",
+            names,
+        ):
+            self.match_fns.setdefault((r["cls"], r["file_id"]), r["id"])
+        ctx.prefetch(self.match_fns.values())
+
+
+def _marks(values: list) -> str:
+    return ",".join("?" * len(values))
+
+
 def pattern_refs(
-    ctx: Context, name: str, registered_in: int | None = None, file_id: int | None = None
+    ctx: Context,
+    name: str,
+    registered_in: int | None = None,
+    file_id: int | None = None,
+    known: _Patterns | None = None,
 ) -> list[PatternRef]:
     """The rewrite (or DRR) patterns named `name` (defined in `file_id`, when given), with where `registered_in`
-    registers them."""
+    registers them. `known`: the same lookups done in bulk beforehand."""
     con = ctx.con
     reg = None
     if registered_in is not None:
-        row = con.execute(
-            "SELECT file_id, line FROM registrations WHERE function_id = ? AND pattern = ? LIMIT 1",
-            (registered_in, name),
-        ).fetchone()
+        if known is not None:
+            row = known.registrations.get((registered_in, name))
+        else:
+            row = con.execute(
+                "SELECT file_id, line FROM registrations WHERE function_id = ? AND pattern = ? LIMIT 1",
+                (registered_in, name),
+            ).fetchone()
         reg = ctx.loc(row["file_id"], row["line"]) if row else None
     out = []
-    for p in con.execute(
-        "SELECT * FROM patterns WHERE name = ? AND (? IS NULL OR file_id = ?)", (name, file_id, file_id)
-    ).fetchall():
-        fn_row = con.execute(
-            "SELECT id FROM functions WHERE cls = ? AND file_id = ? AND name IN "
-            "('matchAndRewrite', 'rewrite', 'match') ORDER BY line LIMIT 1",
-            (name, p["file_id"]),
-        ).fetchone()
+    if known is not None:
+        found = [p for p in known.patterns.get(name, []) if file_id is None or p["file_id"] == file_id]
+    else:
+        found = con.execute(
+            "SELECT * FROM patterns WHERE name = ? AND (? IS NULL OR file_id = ?)", (name, file_id, file_id)
+        ).fetchall()
+    for p in found:
+        if known is not None:
+            match_id = known.match_fns.get((name, p["file_id"]))
+            fn_row = (match_id,) if match_id is not None else None
+        else:
+            fn_row = con.execute(
+                "SELECT id FROM functions WHERE cls = ? AND file_id = ? AND name IN "
+                "('matchAndRewrite', 'rewrite', 'match') ORDER BY line LIMIT 1",
+                (name, p["file_id"]),
+            ).fetchone()
         root = None
         if p["root_class"]:
             ops = ctx.op_by_class.get(p["root_class"], [])
@@ -154,7 +200,7 @@ def pattern_refs(
                 p["base"],
                 root,
                 ctx.loc(p["file_id"], p["line"], f"{name} : {p['base']}<…>"),
-                ctx.fn_ref(callgraph.function(con, fn_row[0])) if fn_row else None,
+                ctx.fn_ref(ctx.function(fn_row[0])) if fn_row else None,
                 reg,
             )
         )

@@ -12,7 +12,7 @@ from irscope.capture.builder import TrajectoryBuilder
 class BackendAdapter:
     name: str  # nvidia | amd | ascend
     triton_backend: str  # the GPUTarget backend: cuda | hip | npu
-    stages: tuple[str, ...]
+    stages: tuple[str, ...]  # Triton's stage keys (irscope records the LLVM IR of `llir` as its own stage, `llvm`)
     # Knobs set (through the knob objects' __dict__, never the environment) while a capture runs.
     capture_knobs: dict[tuple[str, str], Any] = field(default_factory=dict)
     # What `show` and `diff` list by default: these stages, and these counters besides the Triton-wide ones.

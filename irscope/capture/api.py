@@ -16,6 +16,7 @@ import triton
 from irscope.capture.builder import TrajectoryBuilder
 from irscope.capture.session import CompileSession, failure_from, finish, versions
 from irscope.capture.specialize import CompileRequest, build_request, unwrap_kernel
+from irscope.capture.stagetable import failure_place
 from irscope.store import DirectoryWriter
 from irscope.targets import Target, parse_target
 from irscope.trajectory import FORMAT_VERSION, KernelInfo, Specialization, Trajectory
@@ -28,7 +29,7 @@ class CompileError(RuntimeError):
 
     def __init__(self, trajectory: Trajectory):
         err = trajectory.error
-        where = f"stage {err.stage}" + (f", pass {err.pass_arg}" if err and err.pass_arg else "") if err else "?"
+        where = failure_place(err) if err else "?"
         super().__init__(
             f"compiling {trajectory.kernel.name} for {trajectory.target} failed in {where}:\n"
             f"{err.message if err else ''}"
@@ -115,16 +116,15 @@ def capture_request(req: CompileRequest, out_dir: str | Path | None = None, disa
     builder = session.builders[0]
     if failure is not None:
         builder.failure = failure_from(builder, failure)
-    traj = finish(
-        builder,
-        info,
-        req.specialization,
-        builder.metadata or req.options,
-        disassemble,
-        {"compile_s": round(compile_s, 4), "capture_s": round(time.perf_counter() - t0, 4)},
-    )
+    times = {"compile_s": round(compile_s, 4)}
+    if builder.first_stage_at is not None:  # Triton's frontend (Python AST → TTIR) and its cache key
+        times["frontend_ms"] = round((builder.first_stage_at - t0) * 1e3, 3)
+    traj = finish(builder, info, req.specialization, builder.metadata or req.options, disassemble, times)
+    traj.times["capture_s"] = round(time.perf_counter() - t0, 4)
     if writer:
         writer.finish(traj)
+    for start in builder.background:  # derived artifacts, on the files where they now stay
+        start(traj.root if writer else None)
     if failure is not None:
         raise CompileError(traj) from failure
     return traj

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import platform
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -21,7 +22,7 @@ import triton
 from triton import knobs
 
 from irscope.backends import adapter_for
-from irscope.capture.builder import SnapshotListener, TrajectoryBuilder
+from irscope.capture.builder import FRONTEND, SnapshotListener, TrajectoryBuilder
 from irscope.capture.passes import recording
 from irscope.targets import Target
 from irscope.trajectory import CompileFailure, KernelInfo, Specialization, Trajectory
@@ -128,12 +129,10 @@ def _all_adapters() -> list[Any]:
 
 def versions() -> dict[str, str]:
     out = {"irscope": __version__, "triton": triton.__version__, "python": platform.python_version()}
-    try:
-        import torch
-
+    # torch takes part only when the program imported it (tensor arguments); importing it here would cost a
+    # second that a compile never pays.
+    if (torch := sys.modules.get("torch")) is not None:
         out["torch"] = torch.__version__
-    except ImportError:
-        pass
     return out
 
 
@@ -169,4 +168,6 @@ def finish(
 def failure_from(builder: TrajectoryBuilder, exc: BaseException) -> CompileFailure:
     if builder.failure is not None:
         return builder.failure
+    if builder.stage is None:  # before the first stage: the frontend turning the Python AST into TTIR
+        return CompileFailure(*FRONTEND, f"{type(exc).__name__}: {exc}")
     return CompileFailure(builder.stage, None, f"{type(exc).__name__}: {exc}")

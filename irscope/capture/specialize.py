@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triton import knobs
+from triton._C.libtriton import native_specialize_impl
+from triton._utils import canonicalize_ptr_dtype
 from triton.compiler import ASTSource, make_backend
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction, create_function_from_signature, serialize_specialization_data
@@ -128,6 +130,49 @@ def parse_value(text: str) -> Any:
     )
 
 
+_INT32 = range(-(2**31), 2**31)
+_INT64 = range(-(2**63), 2**63)
+
+
+def specialize_arg(backend: Any, arg: Any, is_const: bool, specialize: bool, align: bool) -> tuple[Any, Any]:
+    """Triton's `native_specialize_impl` (python/src/specialize.cc) for the values irscope binds: TensorSpec,
+    int, float, bool, None and tuples of them; anything else goes to the native one.
+
+    The native one imports torch the first time it runs (to recognise `torch.Tensor` fast), about a second
+    that a plain compile never pays; specs need no torch. The rules are the native ones, case by case.
+    """
+    if isinstance(arg, TensorSpec):  # handle_tensor
+        type_str = canonicalize_ptr_dtype(arg.dtype, is_const)
+        if not specialize:
+            return type_str, None
+        if getattr(backend, "supports_native_tensor_specialization", False):
+            return type_str, "D" if align and arg.data_ptr() % 16 == 0 else ""
+        return type_str, backend.get_tensor_specialization(arg, align=align)
+    if isinstance(arg, bool):  # handle_bool_type (bool before int: it is one)
+        return "u1", None
+    if type(arg) is int:  # handle_long_type
+        if specialize and arg == 1:
+            return "constexpr", arg
+        if arg in _INT64:
+            type_str = "i32" if arg in _INT32 else "i64"
+        elif 0 <= arg < 2**64:
+            type_str = "u64"
+        else:
+            raise OverflowError("integer to be specialized too large to represent")
+        return type_str, ("D" if align and arg % 16 == 0 else "") if specialize else None
+    if type(arg) is float:  # handle_float_type
+        return "fp32", None
+    if arg is None:
+        return "constexpr", None
+    if type(arg) is tuple or (isinstance(arg, tuple) and hasattr(arg, "_fields")):  # handle_tuple
+        if not arg:
+            return arg, arg
+        parts = [specialize_arg(backend, x, False, True, True) for x in arg]
+        types, keys = tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+        return (type(arg)(*types), type(arg)(*keys)) if hasattr(arg, "_fields") else (types, keys)
+    return native_specialize_impl(backend, arg, is_const, specialize, align)
+
+
 @dataclass
 class CompileRequest:
     """Everything `triton.compile` needs, derived the way the JIT derives it."""
@@ -231,6 +276,7 @@ def build_request(
     kw.setdefault("debug", fn.debug or knobs.runtime.debug)
     kw.setdefault("instrumentation_mode", knobs.compilation.instrumentation_mode)
     binder = create_function_from_signature(fn.signature, fn.params, backend)
+    binder.__globals__["specialize_impl"] = specialize_arg  # the binder's own namespace, made for this call
     try:
         bound_args, specialization, options = binder(*positional, **kw)
     except TypeError as e:

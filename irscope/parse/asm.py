@@ -15,6 +15,7 @@ class Instr:
     line_no: int  # 1-based line in the text
     frame: Frame | None  # source position from the line table (innermost: may be inside triton/language)
     text: str
+    ptx_line: int | None = None  # SASS from `nvdisasm -gp`: the line of the PTX instruction it came from
 
     @property
     def base(self) -> str:
@@ -52,20 +53,25 @@ def parse_ptx(text: str) -> list[Instr]:
 
 
 _SASS_FILE = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
+PTX_TEXT = ".nv_debug_ptx_txt"  # the section nvdisasm -gp names: the PTX text ptxas embedded in the cubin
 _SASS_INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
 
 
 def parse_sass(text: str) -> list[Instr]:
     out: list[Instr] = []
     frame: Frame | None = None
+    ptx_line: int | None = None
     for i, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("//##"):
             if m := _SASS_FILE.match(line):
-                frame = Frame(m.group(1), int(m.group(2)), 0)
+                if m.group(1) == PTX_TEXT:
+                    ptx_line = int(m.group(2))
+                else:
+                    frame = Frame(m.group(1), int(m.group(2)), 0)
             continue
         m = _SASS_INSTR.match(line)
         if m:
-            out.append(Instr(m.group(2), bool(m.group(1)), i, frame, line.strip()))
+            out.append(Instr(m.group(2), bool(m.group(1)), i, frame, line.strip(), ptx_line))
     return out
 
 

@@ -45,7 +45,7 @@ def render(model: ReportModel) -> str:
                 [
                     str(e.target),
                     e.stage,
-                    f"`{e.pass_arg}`",
+                    f"`{e.pass_arg}`" + (f" ({e.change})" if e.change else ""),
                     ", ".join(f"{k} +{v}" for k, v in e.ops_added.items()),
                     ", ".join(f"{k} −{v}" for k, v in e.ops_removed.items()),
                     ", ".join(f"{k} {v:+d}" for k, v in e.counter_deltas.items()),

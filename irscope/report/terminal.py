@@ -33,7 +33,7 @@ def render(model: ReportModel) -> Group:
         passes.add_row(
             str(e.target),
             e.stage,
-            e.pass_arg,
+            e.pass_label,
             _fmt_delta(e.ops_added),
             _fmt_delta(e.ops_removed),
             _fmt_delta(e.counter_deltas),

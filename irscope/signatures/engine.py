@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -106,16 +107,51 @@ def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str)
     return sig
 
 
-def instr_signature(
-    instrs: list[Instr], stage: str, kind: str, rules: list[InstrRule], resolver: LineResolver
-) -> Signature:
-    sig = Signature(stage, kind)
-    applicable = [r for r in rules if r.kind == kind]
+def attribute(instrs: list[Instr], resolver: LineResolver) -> list[int]:
+    """Each instruction's kernel line, from its own line-table frame."""
+    out: list[int] = []
     previous = UNATTRIBUTED
     for ins in instrs:
         line = resolver.line(ins.frame, previous)
         if line != UNATTRIBUTED:
             previous = line
+        out.append(line)
+    return out
+
+
+class PtxLines:
+    """Kernel line of each PTX text line, as the PTX's attribution gave it. SASS from `nvdisasm -gp` names the
+    PTX line each instruction came from; reading its kernel line here puts SASS counts on the same lines as
+    the PTX's, inlined `tl.*` code included (the SASS line table alone names only the helper's line, and
+    ptxas reorders code, so the PTX-order heuristic of LineResolver would misplace it)."""
+
+    def __init__(self, instrs: list[Instr], lines: list[int]):
+        pairs = sorted(zip((i.line_no for i in instrs), lines))
+        self._nos = [n for n, _ in pairs]
+        self._lines = [line for _, line in pairs]
+
+    def line(self, ptx_line: int) -> int | None:
+        """The kernel line of the PTX instruction on `ptx_line` (a non-instruction line: the instruction before)."""
+        if not self._nos:
+            return None
+        i = bisect_right(self._nos, ptx_line) - 1
+        return self._lines[max(i, 0)]
+
+
+def instr_signature(
+    instrs: list[Instr],
+    stage: str,
+    kind: str,
+    rules: list[InstrRule],
+    resolver: LineResolver,
+    ptx_lines: PtxLines | None = None,
+) -> Signature:
+    sig = Signature(stage, kind)
+    applicable = [r for r in rules if r.kind == kind]
+    lines = attribute(instrs, resolver)
+    for ins, line in zip(instrs, lines):
+        if ptx_lines is not None and ins.ptx_line is not None:
+            line = ptx_lines.line(ins.ptx_line) or line
         for rule in applicable:
             sig.add(rule.counter, rule.count(ins), line, rule.aggregate)
     return sig
@@ -169,15 +205,26 @@ class Analyzer:
         self._by_sha[snap.sha1] = sig
         return sig
 
+    def ptx_lines(self) -> PtxLines | None:
+        ptx = [s for s in self.traj.snapshots if s.kind == "ptx"]
+        if not ptx:
+            return None
+        instrs = parse_ptx(ptx[-1].text)  # the PTX ptxas compiled: the stage's output
+        return PtxLines(instrs, attribute(instrs, self.resolver))
+
     def sass(self) -> Signature | None:
         art = self.traj.artifacts.get("sass")
         if art is None:
             return None
         key = "sass:" + art.sha1
         if key not in self._by_sha:
-            self._by_sha[key] = instr_signature(
-                parse_sass(str(art.data)), "sass", "sass", self.instr_rules, self.resolver
-            )
+            try:
+                text = str(art.data)
+            except RuntimeError:  # nvdisasm failed (made on first use): no SASS counts, the rest stands
+                return None
+            instrs = parse_sass(text)
+            ptx_lines = self.ptx_lines() if any(i.ptx_line is not None for i in instrs) else None
+            self._by_sha[key] = instr_signature(instrs, "sass", "sass", self.instr_rules, self.resolver, ptx_lines)
         return self._by_sha[key]
 
     def stage_signatures(self) -> dict[str, Signature]:

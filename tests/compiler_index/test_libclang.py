@@ -16,6 +16,7 @@ import pytest
 from compiler_index import queries as q
 from compiler_index.build import build, libclang_problem, resolve_roots
 from compiler_index.cli import main
+from compiler_index.store import SCHEMA_VERSION
 from tests.compiler_index.clang_corpus import (
     OPS,
     SINK,
@@ -106,7 +107,8 @@ def test_build_report_and_backends(clang_build):
     assert calls["tree-sitter"] == 2  # the dependent calls in the body of the template `hasOneUse`
     assert calls["libclang"] > 20
     meta = dict(con.execute("SELECT key, value FROM meta"))
-    assert meta["backend"] == "libclang" and meta["libclang"] == "18.1.1" and meta["schema_version"] == "3"
+    assert meta["backend"] == "libclang" and meta["libclang"] == "18.1.1"
+    assert meta["schema_version"] == str(SCHEMA_VERSION)
     con.close()
 
 

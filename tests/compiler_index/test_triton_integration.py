@@ -181,3 +181,45 @@ def test_explain_traces_the_remark_a_pass_printed(triton_db: Path, tmp_path: Pat
         "lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp",
         "getMMAVersionSafe",
     )
+
+
+def test_precomputed_caller_paths_equal_a_fresh_walk(triton_db: Path):
+    """The build's caller_paths table holds, for every op-site function no pass owns, exactly the call paths a
+    query would walk; a query on a Context that memoizes callers gives the same as a walk from scratch."""
+    from compiler_index.queries.context import Context
+    from compiler_index.queries.ops import CALL_DEPTH, _caller_paths, _paths_from_json
+    from compiler_index.store import open_index
+
+    con = open_index(triton_db)
+    rows = con.execute("SELECT function_id, depth, paths, omitted FROM caller_paths").fetchall()
+    assert len(rows) > 100  # Triton 3.6: 442 functions
+    shared = Context(con)
+    for fn_id, depth, paths, omitted in rows:
+        assert depth == CALL_DEPTH
+        fresh = Context(con)  # nothing memoized
+        fn = fresh.function(fn_id)
+        assert not fresh.owners(fn)
+        walked = _caller_paths(fresh, fn, depth)
+        assert (_paths_from_json(paths), omitted) == walked
+        assert _caller_paths(shared, shared.function(fn_id), depth) == walked
+
+
+def test_explain_reads_the_same_from_the_precomputed_paths(triton_db: Path, top2_trajectory: Path, tmp_path: Path):
+    """Every explain of the capture, from the precomputed call paths and from an index whose table is emptied
+    (each query then walks the call graph), is the same."""
+    import dataclasses
+    import shutil
+    import sqlite3
+
+    import irscope
+
+    walked_db = tmp_path / "walked.db"
+    shutil.copy(triton_db, walked_db)
+    with sqlite3.connect(walked_db) as con:
+        con.execute("DELETE FROM caller_paths")
+    traj = irscope.load(top2_trajectory)
+    changed = traj.changed_passes()
+    assert len(changed) > 10
+    for snap in changed:
+        fast = dataclasses.asdict(explain(triton_db, traj, snap.index))
+        assert fast == dataclasses.asdict(explain(walked_db, traj, snap.index)), snap.label

@@ -36,7 +36,7 @@ def test_matmul_has_every_pass_and_artifacts(matmul_dump):
     traj, _ = matmul_dump
     passes = list(traj.passes())
     assert len(passes) >= 60
-    assert traj.stages == ["ttir", "ttgir", "llir", "ptx"]
+    assert traj.stages == ["ttir", "ttgir", "llir", "llvm", "ptx"]
     assert {"cubin", "sass", "ptxas-log"} <= set(traj.artifacts)
     assert "wgmma.mma_async" in traj.stage_output("ptx").text
     assert "cp.async" in traj.stage_output("ptx").text  # pipelined: the JIT's divisibility attrs were applied
@@ -51,8 +51,11 @@ def test_matmul_has_every_pass_and_artifacts(matmul_dump):
 def test_stage_outputs_byte_identical_to_plain_compile(target, matmul_dump):
     traj = matmul_dump[0] if target == "cuda:90" else capture_example("matmul", target)
     plain = plain_compile("matmul", target)
-    for stage in ("ttir", "ttgir", "llir", "ptx" if target.startswith("cuda") else "amdgcn"):
-        assert traj.stage_output(stage).text == plain.asm[stage], f"{stage} differs from the compiler's output"
+    # Triton's llir stage output (LLVM IR) is irscope's llvm stage; irscope's llir holds the LLVM-dialect passes
+    for stage, ours in (("ttir", "ttir"), ("ttgir", "ttgir"), ("llir", "llvm")) + (
+        (("ptx", "ptx"),) if target.startswith("cuda") else (("amdgcn", "amdgcn"),)
+    ):
+        assert traj.stage_output(ours).text == plain.asm[stage], f"{stage} differs from the compiler's output"
     binary = "cubin" if target.startswith("cuda") else "hsaco"
     assert traj.artifacts[binary].data == plain.asm[binary]
 
@@ -223,7 +226,7 @@ def test_bad_arguments_are_clear():
 
 def test_amd_and_ampere_targets():
     hip = capture_example("matmul", "hip:gfx942")
-    assert hip.stages == ["ttir", "ttgir", "llir", "amdgcn"] and "hsaco" in hip.artifacts
+    assert hip.stages == ["ttir", "ttgir", "llir", "llvm", "amdgcn"] and "hsaco" in hip.artifacts
     assert "v_mfma" in hip.stage_output("amdgcn").text and hip.resources["vgprs"] > 0
     amp = capture_example("matmul", "cuda:80")
     ptx = amp.stage_output("ptx").text

@@ -91,7 +91,8 @@ def test_cli_errors(args, message, failing_file, capsys, tmp_path):
 
 
 def test_killed_capture_keeps_finished_passes(tmp_path):
-    """SIGKILL mid-compile: the journal still yields every pass written so far."""
+    """SIGKILL mid-compile: the journal still yields every pass journaled before the kill (a journal line is
+    journaled once written to the kernel; no fsync is needed for a process death)."""
     out = tmp_path / "killed"
     script = textwrap.dedent(f"""
         import irscope
@@ -102,14 +103,18 @@ def test_killed_capture_keeps_finished_passes(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
     journal = out / "journal.jsonl"
     deadline = time.time() + 120
+    seen = 0
     while time.time() < deadline:
-        if journal.exists() and journal.read_text().count('"snapshot"') >= 20:
+        seen = journal.read_text().count('"snapshot"') if journal.exists() else 0
+        if seen >= 20:
             break
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    lines = journal.read_text().splitlines()
     traj = irscope.load(out)
     assert not traj.complete
     assert traj.error is not None and "ended before the compile finished" in traj.error.message
-    assert len(traj.snapshots) >= 20
+    assert len(traj.snapshots) >= seen >= 20  # nothing seen in the journal before the kill is lost
+    assert len(traj.snapshots) == sum('"snapshot"' in line for line in lines if line.endswith("}"))
     assert all(s.text for s in traj.snapshots)  # every journaled snapshot's IR file is readable
