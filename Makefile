@@ -3,7 +3,7 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS := torch,index,llm,plot,dev
+EXTRAS := torch,index,llm,plot,mcp,sandbox,dev
 
 .PHONY: demo test lint venv browser bench-capture ascend-env clean
 

@@ -22,7 +22,6 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -42,6 +41,7 @@ from compiler_index.sources import (
     pipeline_root,
     source_root,
 )
+from irscope.childproc import process_pool
 
 PARALLEL_MIN_FILES = 24  # below this, worker start-up costs more than it saves
 BACKENDS = ("tree-sitter", "libclang", "auto")
@@ -336,7 +336,7 @@ def _extract_all(todo: list[_Job], jobs: int) -> Iterator[_Extracted]:
     # a translation unit takes libclang a second or more (its headers): worth a worker from two on, one at a time
     units = sum(j.command is not None for j in todo)
     if workers > 1 and (len(todo) >= PARALLEL_MIN_FILES or units >= 2):
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with process_pool(workers) as pool:  # its workers die with this process, kill -9 included
             yield from pool.map(_extract_one, todo, chunksize=1 if units else 8)
     else:
         yield from map(_extract_one, todo)

@@ -28,6 +28,8 @@ from compiler_index.fetch import FetchError
 from compiler_index.sources import SourceError
 from compiler_index.store import IndexDbError
 from compiler_index.target import TargetError
+from irscope.argtypes import non_negative, positive
+from irscope.version import add_version_argument
 
 DEFAULT_DB = "out/compiler-index.db"
 
@@ -44,9 +46,18 @@ def _emit(args: argparse.Namespace, result: Any, text: Callable[[Any], str]) -> 
         sys.stdout.write(text(result))
 
 
+GET_SOURCES = (
+    "get Triton's source with `compiler-index fetch --triton-version 3.6.0 --into third_party/triton` "
+    "(third_party/README.md: other ways without GitHub), then `compiler-index build --source third_party/triton`"
+)
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from compiler_index.build import build, resolve_roots
 
+    if not args.source and not args.pipeline:
+        # the installed Triton's pipeline alone is two Python files: no pass, op, pattern or gate to query
+        raise SourceError(f"no compiler sources to index (no --source); {GET_SOURCES}")
     roots = resolve_roots(args.source, [] if args.no_pipeline else (args.pipeline or None))
     backend = args.backend or ("libclang" if args.compile_commands else "tree-sitter")
     report = build(
@@ -165,6 +176,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="compiler-index", description=__doc__.split("\n\n")[0])
+    add_version_argument(p)
     sub = p.add_subparsers(dest="command", required=True)
 
     def add(name: str, fn: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
@@ -189,7 +201,7 @@ def parser() -> argparse.ArgumentParser:
         help="a Triton package directory with backends/*/compiler.py (default: the installed triton)",
     )
     b.add_argument("--no-pipeline", action="store_true", help="index no Python pipeline")
-    b.add_argument("--jobs", type=int, default=0, help="extraction processes (default: up to 2)")
+    b.add_argument("--jobs", type=non_negative, default=0, help="extraction processes (default 0: up to 2)")
     b.add_argument("--rebuild", action="store_true", help="discard the existing database first")
     b.add_argument("--quiet", action="store_true", help="no progress display")
     b.add_argument(
@@ -208,8 +220,8 @@ def parser() -> argparse.ArgumentParser:
     )
 
     f = add("fetch", cmd_fetch, "clone the Triton release branch of a version (needs GitHub)")
-    f.add_argument("--triton-version", default="3.6.0")
-    f.add_argument("--into", default="third_party/triton")
+    f.add_argument("--triton-version", default="3.6.0", help="the release to fetch (default: %(default)s)")
+    f.add_argument("--into", default="third_party/triton", help="where to clone it (default: %(default)s)")
     f.add_argument("--url", default="https://github.com/triton-lang/triton.git", help=argparse.SUPPRESS)
 
     add("info", cmd_info, "what the index holds")
@@ -222,9 +234,9 @@ def parser() -> argparse.ArgumentParser:
     ):
         sp = add(name, cmd_sites, what)
         sp.add_argument("op", help="op name (ttg.convert_layout), TableGen def or C++ class")
-        sp.add_argument("--depth", type=int, default=queries.CALL_DEPTH, help="callers to follow (default: 3)")
+        sp.add_argument("--depth", type=non_negative, default=queries.CALL_DEPTH, help="callers to follow (default: 3)")
     c = add("conditions", cmd_conditions, "gating conditions of a pattern, class, function or pass")
-    c.add_argument("symbol")
+    c.add_argument("symbol", help="a pattern, class, function or pass (BlockedToMMA, tritongpu-accelerate-matmul)")
     c.add_argument("--callees", action="store_true", help="also the gates of the functions it calls")
     c.add_argument(
         "--target",
@@ -233,12 +245,14 @@ def parser() -> argparse.ArgumentParser:
     )
     r = add("remarks", cmd_remarks, "which code emits a remark, warning, error or debug message")
     r.add_argument("text", help="the message as seen (values and location prefix may stay), or part of it")
-    r.add_argument("--limit", type=int, default=10)
+    r.add_argument("--limit", type=positive, default=10, help="at most this many emitters")
     for name in ("callers", "callees"):
-        add(name, cmd_edges, f"{name} of a function or of all methods of a class").add_argument("symbol")
+        add(name, cmd_edges, f"{name} of a function or of all methods of a class").add_argument(
+            "symbol", help="a function or class name, qualified or not"
+        )
     s = add("search", cmd_search, "full-text search over code, messages, TableGen and pipelines")
-    s.add_argument("text")
-    s.add_argument("--limit", type=int, default=20)
+    s.add_argument("text", help="words to find (all of them first, else any; WORD* matches a prefix)")
+    s.add_argument("--limit", type=positive, default=20, help="at most this many hits")
     e = add("explain", cmd_explain, "the code of pass N that created/erased the ops whose counts changed there")
     e.add_argument("trajectory", help="an irscope trajectory directory")
     e.add_argument(
@@ -247,7 +261,9 @@ def parser() -> argparse.ArgumentParser:
         required=True,
         help="snapshot index, stage[i], pass argument or adder (see `irscope ls`)",
     )
-    e.add_argument("--depth", type=int, default=queries.CALL_DEPTH)
+    e.add_argument(
+        "--depth", type=non_negative, default=queries.CALL_DEPTH, help="callers to follow from each site (default: 3)"
+    )
     e.add_argument(
         "--all", action="store_true", help="every op, site, call path, gate and emitter (default: the first few)"
     )
@@ -259,8 +275,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.fn(args)
     except (IndexDbError, queries.QueryError, SourceError, FetchError, TargetError, sqlite3.DatabaseError) as e:
-        print(f"compiler-index {args.command}: error: {e}", file=sys.stderr)
+        hint = _no_sources_hint(args.db) if isinstance(e, queries.QueryError) else ""
+        print(f"compiler-index {args.command}: error: {e}{hint}", file=sys.stderr)
         return 2
+
+
+def _no_sources_hint(db: str) -> str:
+    """Why a query found nothing when the index holds no compiler source (built without --source)."""
+    from compiler_index.store import open_index
+
+    try:
+        con = open_index(db)
+    except IndexDbError:
+        return ""
+    try:
+        indexed = (
+            con.execute("SELECT count(*) FROM td_passes").fetchone()[0]
+            + con.execute("SELECT count(*) FROM functions").fetchone()[0]
+        )
+    finally:
+        con.close()
+    return "" if indexed else f"; the index {db} holds no compiler sources: {GET_SOURCES}"
 
 
 if __name__ == "__main__":

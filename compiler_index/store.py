@@ -175,7 +175,8 @@ def connect(path: Path) -> sqlite3.Connection:
 def schema_version(path: Path) -> int | None:
     """The schema version of an existing index file; None when the file is no index at all."""
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # as a URI (read-only mode) the path is percent-encoded: a raw '#' or '?' would end it early
+        con = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True)
         try:
             row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         finally:

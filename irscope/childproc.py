@@ -7,6 +7,14 @@ left running dies with it), its failure, the timeout, an exception in the parent
 output and whether the timeout ended it. `spawn` gives the same guarantee to a caller that reads the pipes itself
 (ladder.sandbox supervises messages, silence and output size).
 
+Children die with the parent, `kill -9` included. `spawn` does not start the command itself but a guard
+(`_GUARD`, a few lines of Python): it asks Linux for a signal when its parent dies (PR_SET_PDEATHSIG), starts the
+command in its own process group, and kills that whole group when the signal comes, so neither the command nor a
+grandchild it started outlives the tool. `process_pool` gives workers of a ProcessPoolExecutor the same: they are
+SIGKILLed when the parent dies (`die_with_parent`). Linux sends that signal when the *thread* that started the
+process ends: start children from a thread that outlives them (spawn's block and a pool's `with` ensure it).
+Grandchildren that move to another session escape the group; confining those needs a PID namespace.
+
 `child_env(home, extra)` is the child's environment, built from an allowlist: PATH, locale, CUDA/NVIDIA, TRITON_*,
 PYTORCH_*, TORCH*, thread counts, minus every name that looks like a credential or a proxy setting; HOME and
 TMPDIR in `home`; PYTHONPATH such that the child imports exactly what the parent can.
@@ -15,12 +23,17 @@ TMPDIR in `home`; PYTHONPATH such that the child imports exactly what the parent
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -72,6 +85,50 @@ SECRET_MARKERS = (
     "PROXY",
 )
 READ_GRACE_S = 5.0  # after the group is killed: how long to wait for output held by a process that left the group
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
+
+# The guard between the caller and the command: `python -I -S -c _GUARD PARENT_PID ARGV...`. It blocks the signals
+# it waits for before asking for the parent-death signal (so none is lost), checks the parent did not die before
+# that, starts the command (signal mask and dispositions as a plain exec would leave them), lets go of every pipe
+# end (the caller's end-of-file must mean the command's group is done, as without a guard), then waits: the parent's
+# death or a stop signal kills the group; the command's end is passed on as the guard's own exit status or signal.
+_GUARD = """
+import ctypes, os, resource, signal, sys
+parent, argv = int(sys.argv[1]), sys.argv[2:]
+stop = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+waited = stop | {signal.SIGCHLD}
+signal.pthread_sigmask(signal.SIG_BLOCK, waited)
+ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGUSR1))
+if os.getppid() != parent:
+    os._exit(1)
+child = os.fork()
+if child == 0:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, waited)
+    for s in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(s, signal.SIG_DFL)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        os.write(2, f"{argv[0]}: {e.strerror}\\n".encode())
+    os._exit(127)
+null = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(null, fd)
+os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+while True:
+    if signal.sigwaitinfo(waited).si_signo in stop:
+        os.killpg(0, signal.SIGKILL)
+    pid, status = os.waitpid(child, os.WNOHANG)
+    if pid:
+        break
+if os.WIFSIGNALED(status):
+    sig = os.WTERMSIG(status)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+    os.kill(os.getpid(), sig)
+os._exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 @dataclass(frozen=True)
@@ -126,14 +183,52 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path, **popen: Any) -> Iterator[subprocess.Popen]:
-    """The child, started in a new session; its process group is killed and it is reaped when the block ends,
-    however it ends. `popen`: further subprocess.Popen arguments (pipes, pass_fds)."""
-    proc = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, start_new_session=True, **popen)
+    """The child, started in a new session under the guard; its process group is killed and the guard reaped when
+    the block ends, however it ends, and when this process dies. `popen`: further subprocess.Popen arguments
+    (pipes, pass_fds). proc.pid is the guard's (the group's), proc.returncode the command's."""
+    argv = list(argv)
+    env = dict(env)
+    _check_executable(argv[0], env, cwd)
+    guard = [sys.executable, "-I", "-S", "-c", _GUARD, str(os.getpid()), *argv]
+    proc = subprocess.Popen(guard, env=env, cwd=cwd, start_new_session=True, **popen)
     with proc:  # closes the pipes and reaps the child on the way out
         try:
             yield proc
         finally:
             kill_group(proc)
+
+
+def _check_executable(program: str, env: Mapping[str, str], cwd: str | Path) -> None:
+    """Raise what Popen raises for a command that cannot start: the guard would only exit 127."""
+    if os.sep in program:  # a path, relative to the child's working directory
+        found: str | None = os.path.join(cwd, program)
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if found is None or not os.access(found, os.X_OK):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a process `parent` started: be SIGKILLed when that parent (the thread that started this one) ends, at
+    once if it already has. A no-op where prctl does not exist (not Linux)."""
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+    if prctl is None:
+        return
+    prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool whose workers die with this process. Forked (Python 3.11's default on Linux, pinned: the
+    worker's parent must be this process, not a forkserver) from the calling thread, which must outlive the pool:
+    use it in a `with` block."""
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def run(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -10,20 +12,28 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from irscope.argtypes import non_negative
 from irscope.backends import adapter_for
 from irscope.backends.ascend.environment import AscendEnvironmentError
 from irscope.capture import CompileError, SpecError, capture_request
 from irscope.capture.arguments import add_specialization_arguments, specialization
 from irscope.capture.loader import KernelLoadError, load_kernel
 from irscope.capture.specialize import build_request
-from irscope.store import TrajectoryFormatError, load
+from irscope.store import OutputDirError, TrajectoryFormatError, load
 from irscope.targets import TargetError, parse_target
 from irscope.trajectory import Trajectory
+from irscope.version import add_version_argument
 
 # Wide tables when piped: pass names are long and truncating them hides the point.
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+
+
+def error(message: str) -> None:
+    """One line on stderr: unwrapped (tests and scripts read it whole), the message's brackets kept verbatim."""
+    err_console.print(Text.assemble(("error:", "red"), " ", message), soft_wrap=True)
 
 
 def summary_table(traj: Trajectory) -> Table:
@@ -130,31 +140,59 @@ def cmd_ls(a: argparse.Namespace) -> int:
     return 0
 
 
+def _print_json(doc: object) -> None:
+    sys.stdout.write(json.dumps(doc, indent=1, default=str) + "\n")
+
+
 def cmd_show(a: argparse.Namespace) -> int:
     from irscope.report import build_model, terminal
+    from irscope.views import show_json
 
-    terminal.show(build_model(load(a.dir)), console)
+    model = build_model(load(a.dir))
+    if a.json:
+        _print_json(show_json(model))
+    else:
+        terminal.show(model, console)
     return 0
 
 
 def cmd_diff(a: argparse.Namespace) -> int:
     from irscope.compare import compare
+    from irscope.views import comparable, diff_json, partial_note
 
     c = compare(load(a.a), load(a.b))
+    if a.json:
+        _print_json(diff_json(c))
+        return 0
+    for traj, side, path in ((c.a, "a", a.a), (c.b, "b", a.b)):
+        note = partial_note(traj, f"{side} ({path})")
+        if note:
+            err_console.print(Text.assemble(("warning:", "yellow"), " ", note), soft_wrap=True)
+    left_out = sorted({d.name.split(".")[0] for d in c.counters if not comparable(c, d.name.split(".")[0])})
+    if left_out:
+        err_console.print(
+            Text.assemble(
+                ("warning:", "yellow"),
+                f" not compared: {', '.join(left_out)} (not finished in both; their deltas would describe the "
+                "failure, not the kernels)",
+            ),
+            soft_wrap=True,
+        )
     head = f"{c.a.kernel.name} ({a.a}) → {c.b.kernel.name} ({a.b})"
     t = Table(title=f"counters: {head}")
     for col in ("counter", "a", "b", "Δ"):
         t.add_column(col, justify="left" if col == "counter" else "right")
     focus = {*adapter_for(c.a.target).focus_stages, *adapter_for(c.b.target).focus_stages}
     for d in c.counters:
-        if d.delta and (a.all or d.name.split(".")[0] in focus | {"res"}):
+        stage = d.name.split(".")[0]
+        if d.delta and comparable(c, stage) and (a.all or stage in focus | {"res"}):
             t.add_row(d.name, f"{d.a:g}", f"{d.b:g}", f"{d.delta:+g}", style="green" if d.delta < 0 else "red")
     console.print(t)
     lt = Table(title="per source line (lines aligned by their text; '-' = not in that kernel)")
     for col in ("line a", "line b", "stage", "source", "changes (a → b)"):
         lt.add_column(col, overflow="fold")
     for ld in c.lines:
-        if a.all or ld.stage in focus:
+        if comparable(c, ld.stage) and (a.all or ld.stage in focus):
             lt.add_row(
                 str(ld.line_a or "-"),
                 str(ld.line_b or "-"),
@@ -180,87 +218,215 @@ def cmd_diff(a: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_query(a: argparse.Namespace) -> int:
+def query(a: argparse.Namespace) -> tuple[object, list[str], bool]:
+    """(the answer as JSON, the same as text lines, whether something was found) of `irscope query`."""
     from irscope.graph import build
+    from irscope.views import change_json
 
     traj = load(a.dir)
     g = build(traj)
     if a.what in ("introduced-by", "removed-by"):
         changes = g.introduced_by(a.arg) if a.what == "introduced-by" else g.removed_by(a.arg)
         if not changes:
-            console.print(f"no pass {'raised' if a.what == 'introduced-by' else 'lowered'} {a.arg}")
-            return 1
-        for ch in changes:
-            e = ch.edge
-            console.print(
-                f"#{e.target} {e.stage} [bold]{e.pass_arg}[/bold] ({e.pass_name or '?'}, {e.adder or '-'}): "
-                f"{a.arg} {ch.before} → {ch.after}"
-            )
-    elif a.what == "timeline":
-        for i, label, v in g.timeline(a.arg):
-            console.print(f"#{i:<4} {label:<60} {v}")
-    elif a.what == "line":
-        line = int(a.arg)
+            return [], [f"no pass {'raised' if a.what == 'introduced-by' else 'lowered'} {a.arg}"], False
+        text = [
+            f"#{ch.edge.target} {ch.edge.stage} [bold]{ch.edge.pass_arg}[/bold] ({ch.edge.pass_name or '?'}, "
+            f"{ch.edge.adder or '-'}): {a.arg} {ch.before} → {ch.after}"
+            for ch in changes
+        ]
+        return [change_json(ch) for ch in changes], text, True
+    if a.what == "timeline":
+        points = g.timeline(a.arg)
+        return (
+            [{"snapshot": i, "label": label, "value": v} for i, label, v in points],
+            [f"#{i:<4} {label:<60} {v}" for i, label, v in points],
+            True,
+        )
+    if a.what == "line":
+        try:
+            line = int(a.arg)
+        except ValueError:
+            raise ValueError(f"query line: {a.arg!r} is not a line number") from None
         src = traj.kernel.source.splitlines()
-        console.print(f"line {line}: {src[line - 1].strip() if 0 < line <= len(src) else '?'}")
-        for stage in ("ttir", "ttgir", "ttadapter"):
-            if stage in traj.stages:
-                ops = g.ops_by_line(traj.stage_output(stage).index).get(line, Counter())
-                console.print(f"  {stage} ops: " + (", ".join(f"{k}×{v}" for k, v in sorted(ops.items())) or "none"))
-        console.print("  passes that changed it:")
-        for e, delta in g.passes_touching_line(line):
-            moved = ", ".join(f"{k} {v:+d}" for k, v in delta.items())
-            console.print(f"  #{e.target} {e.stage} {e.pass_arg}: {moved}")
-    elif a.what == "first":
-        snap = g.first_where(a.arg)
-        if snap is None:
-            console.print(f"no snapshot satisfies {a.arg}")
-            return 1
-        console.print(f"#{snap.index} {snap.stage}[{snap.stage_index}] {snap.pass_arg}")
-    return 0
+        source = src[line - 1].strip() if 0 < line <= len(src) else None
+        ops = {
+            stage: dict(sorted(g.ops_by_line(traj.stage_output(stage).index).get(line, Counter()).items()))
+            for stage in ("ttir", "ttgir", "ttadapter")
+            if stage in traj.stages
+        }
+        touching = g.passes_touching_line(line)
+        text = [f"line {line}: {source or '?'}"]
+        text += [f"  {st} ops: " + (", ".join(f"{k}×{v}" for k, v in o.items()) or "none") for st, o in ops.items()]
+        text.append("  passes that changed it:")
+        text += [
+            f"  #{e.target} {e.stage} {e.pass_arg}: {', '.join(f'{k} {v:+d}' for k, v in delta.items())}"
+            for e, delta in touching
+        ]
+        doc = {
+            "line": line,
+            "source": source,
+            "ops": ops,
+            "passes": [
+                {"snapshot": e.target, "stage": e.stage, "pass_arg": e.pass_arg, "deltas": d} for e, d in touching
+            ],
+        }
+        return doc, text, True
+    snap = g.first_where(a.arg)
+    if snap is None:
+        return None, [f"no snapshot satisfies {a.arg}"], False
+    doc = {"snapshot": snap.index, "stage": snap.stage, "stage_index": snap.stage_index, "pass_arg": snap.pass_arg}
+    return doc, [f"#{snap.index} {snap.stage}[{snap.stage_index}] {snap.pass_arg}"], True
+
+
+def cmd_query(a: argparse.Namespace) -> int:
+    doc, text, found = query(a)
+    if a.json:
+        _print_json(doc)
+    else:
+        for line in text:
+            console.print(line)
+    return 0 if found else 1
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    from irscope.report import build_model, html, markdown
+    from irscope.report import build_model, comparison, html, markdown
 
+    out: Path = a.output
+    if out.is_dir():
+        raise OutputDirError(f"-o {out} is a directory: give the report's file name, e.g. {out / 'report.html'}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if a.other is not None:
+        if out.suffix.lower() == ".md":
+            raise ValueError("the comparison of two dumps is an HTML page (-o FILE.html); `irscope diff A B` prints it")
+        text = comparison.render(load(a.dir), load(a.other))
+        out.write_text(text)
+        console.print(f"wrote {out} ({len(text) / 1e6:.2f} MB)")
+        return 0
     model = build_model(load(a.dir))
-    out = Path(a.output)
     text = markdown.render(model) if out.suffix.lower() == ".md" else html.render(model, a.focus)
     out.write_text(text)
     console.print(f"wrote {out} ({len(text) / 1e6:.2f} MB)")
     return 0
 
 
+DIR_HELP = "a trajectory directory (the --out of `irscope dump`)"
+JSON_HELP = "print the result as JSON"
+
+
 def register_analysis(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("show", help="summary: passes that changed the IR, key counters, source lines")
-    s.add_argument("dir", type=Path)
+    s.add_argument("dir", type=Path, help=DIR_HELP)
+    s.add_argument("--json", action="store_true", help=JSON_HELP)
     s.set_defaults(func=cmd_show)
     d = sub.add_parser("diff", help="compare two dumps: counters per stage and per source line, pass sequences")
-    d.add_argument("a", type=Path)
-    d.add_argument("b", type=Path)
+    d.add_argument("a", type=Path, help="the first trajectory directory (the base)")
+    d.add_argument("b", type=Path, help="the second trajectory directory (compared with a)")
     d.add_argument(
         "--all",
         action="store_true",
         help="every stage and counter, not just the backend's main stages (ttgir/ptx/sass/amdgcn; "
         "ttir/ttadapter for Ascend) and resources",
     )
+    d.add_argument("--json", action="store_true", help=JSON_HELP + " (every stage and counter)")
     d.set_defaults(func=cmd_diff)
     q = sub.add_parser(
         "query", help="graph queries: introduced-by NAME, removed-by NAME, timeline NAME, line N, first 'NAME OP N'"
     )
-    q.add_argument("dir", type=Path)
-    q.add_argument("what", choices=["introduced-by", "removed-by", "timeline", "line", "first"])
+    q.add_argument("dir", type=Path, help=DIR_HELP)
+    q.add_argument("what", choices=["introduced-by", "removed-by", "timeline", "line", "first"], help="the question")
     q.add_argument("arg", help="an op (ttg.convert_layout), a counter (sync.shuffle), a line number, or a predicate")
+    q.add_argument("--json", action="store_true", help=JSON_HELP)
     q.set_defaults(func=cmd_query)
-    r = sub.add_parser("report", help="write a self-contained HTML report (or Markdown for -o *.md)")
-    r.add_argument("dir", type=Path)
-    r.add_argument("-o", "--output", required=True)
+    r = sub.add_parser(
+        "report", help="write a self-contained HTML report (or Markdown for -o *.md); of two dumps, a comparison page"
+    )
+    r.add_argument("dir", type=Path, help=DIR_HELP)
+    r.add_argument("other", type=Path, nargs="?", help="a second dump: the page compares DIR (A) with it (B)")
+    r.add_argument(
+        "-o", "--output", required=True, type=Path, help="the report file (.html, or .md); missing folders are created"
+    )
     r.add_argument("--focus", help="the pass (argument or snapshot index) to open first")
     r.set_defaults(func=cmd_report)
 
 
+# -- what-if compiles and pass replay (irscope.whatif, irscope.replay) --------------------------------------------
+def cmd_whatif(a: argparse.Namespace) -> int:
+    from irscope.whatif import whatif
+
+    w = whatif(
+        load(a.dir),
+        arg_attrs=a.arg_attr,
+        options=a.option,
+        constexprs=a.constexpr,
+        start=a.start,
+        out_dir=a.out,
+        disassemble=not a.no_disassemble,
+    )
+    console.print(f"what-if of {a.dir}, compiled from {w.start}:")
+    for line in w.describe():
+        console.print(f"  {line}")
+    cmd_diff(argparse.Namespace(a=a.dir, b=a.out, all=a.all, json=False))
+    console.print(f"{len(w.trajectory.snapshots)} snapshots → {a.out}")
+    return 0
+
+
+def cmd_replay(a: argparse.Namespace) -> int:
+    from irscope.replay import replay
+
+    traj = load(a.dir)
+    r = replay(traj, a.pass_, a.out or a.dir / "replay")
+    console.print(
+        f"pass {r.snapshot.label} ({r.snapshot.pass_name or '?'}): {r.adder}(pm, {', '.join(map(repr, r.arguments))})"
+    )
+    console.print(f"  input     {r.input_file} (snapshot #{r.before.index}, {r.before.label})")
+    console.print(f"  expected  {r.expected_file} (snapshot #{r.snapshot.index})")
+    console.print(f"  output    {r.output_file}")
+    console.print(f"  pipeline  {r.pipeline}")
+    console.print(f"  rerun     {r.opt_command()}")
+    console.print(
+        f"  target {traj.target}, options {r.options}; Triton {traj.versions.get('triton', '?')} at capture, "
+        f"{r.triton_version} now"
+    )
+    if r.diagnostics.strip():
+        console.print(f"  the pass printed:\n{r.diagnostics.rstrip()}")
+    if not r.ok:
+        err_console.print(f"[red]not reproduced:[/red] the pass alone gives a different module\n{r.diff}")
+        return 1
+    console.print(f"reproduced: {r.reproduced}")
+    return 0
+
+
+def register_whatif(sub: argparse._SubParsersAction) -> None:
+    w = sub.add_parser(
+        "whatif",
+        help="recompile a dump with an argument attribute, option or constexpr changed; diff against it",
+        description="Edit the captured IR of one stage (or re-specialize from source for constexprs), compile the "
+        "rest of the pipeline with per-pass capture into --out, and show the diff against DIR.",
+    )
+    w.add_argument("dir", type=Path, help="the dump to start from (irscope dump --out DIR)")
+    w.add_argument("--arg-attr", action="append", default=[], metavar="NAME:ATTR=V", help="e.g. lda:divisibility=16")
+    w.add_argument("--option", action="append", default=[], metavar="NAME=V", help="e.g. num_stages=4, maxnreg=128")
+    w.add_argument(
+        "--constexpr", action="append", default=[], metavar="NAME=V", help="re-specialize from source, e.g. BLOCK_M=64"
+    )
+    w.add_argument("--from", dest="start", choices=["ttir", "ttgir"], default="ttir", help="stage output to edit")
+    w.add_argument("--all", action="store_true", help="every stage and counter in the diff")
+    w.add_argument("--no-disassemble", action="store_true", help="skip SASS")
+    w.add_argument("--out", required=True, type=Path, help="where the what-if trajectory is written")
+    w.set_defaults(func=cmd_whatif)
+    r = sub.add_parser(
+        "replay",
+        help="run one captured pass alone on its captured input and check it reproduces the captured output",
+    )
+    r.add_argument("dir", type=Path, help="the dump whose pass is replayed")
+    r.add_argument("--pass", dest="pass_", required=True, help="snapshot index, stage[i] or pass name")
+    r.add_argument("--out", type=Path, help="where the input/expected/output files go (default DIR/replay)")
+    r.set_defaults(func=cmd_replay)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="irscope", description=__doc__)
+    add_version_argument(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser(
@@ -271,21 +437,43 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("kernel", nargs="?", help="FILE.py:KERNEL")
     d.add_argument("--example", help="a bundled example instead (irscope.examples)")
     add_specialization_arguments(d)
-    d.add_argument("--config", type=int, default=0, help="autotune config index for @triton.autotune kernels")
+    d.add_argument("--config", type=non_negative, default=0, help="autotune config index for @triton.autotune kernels")
     d.add_argument("--no-disassemble", action="store_true", help="skip SASS")
-    d.add_argument("--out", required=True, type=Path)
+    d.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="the trajectory directory: new, empty, or an older trajectory's (replaced when the capture finishes)",
+    )
     d.set_defaults(func=cmd_dump)
 
     ls = sub.add_parser("ls", help="list the snapshots of a dump")
-    ls.add_argument("dir", type=Path)
+    ls.add_argument("dir", type=Path, help=DIR_HELP)
     ls.add_argument("--changed", action="store_true", help="only passes that changed the IR")
     ls.set_defaults(func=cmd_ls)
 
     register_analysis(sub)
+    register_whatif(sub)
+    # listed for --help; `main` hands its arguments to the server's own parser
+    sub.add_parser("mcp", add_help=False, help="serve the tools to a coding agent over MCP (docs/mcp.md)")
     return p
 
 
+def cmd_mcp(args: list[str]) -> int:
+    # The server sits above the ladder in the layer order, so irscope finds it at run time, not by import; it
+    # says itself when the mcp extra is missing.
+    try:
+        server = importlib.import_module("mcp_server.cli")
+    except ModuleNotFoundError as e:
+        err_console.print(f"[red]error:[/red] irscope mcp: {e}; reinstall irscope (pip install -e '.[mcp]')")
+        return 2
+    return int(server.main(args))
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:
+        return cmd_mcp(argv[1:])
     p = build_parser()
     a = p.parse_args(argv)
     if a.command is None:
@@ -298,11 +486,15 @@ def main(argv: list[str] | None = None) -> int:
         KernelLoadError,
         TargetError,
         TrajectoryFormatError,
+        OutputDirError,
         AscendEnvironmentError,
         KeyError,
         ValueError,
     ) as e:
-        err_console.print(f"[red]error:[/red] {e.args[0] if isinstance(e, KeyError) else e}")
+        error(str(e.args[0] if isinstance(e, KeyError) else e))
+        return 2
+    except OSError as e:  # a file the command reads or writes: named with the system's reason
+        error(f"{e.filename}: {e.strerror}" if e.filename else str(e))
         return 2
 
 

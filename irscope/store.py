@@ -2,12 +2,20 @@
 
 While a capture runs, a journal (DIR/journal.jsonl) receives each snapshot as soon as its IR file is written,
 so a compile that crashes the process still leaves every finished pass readable by `load`.
+
+A capture never loses or mixes data in its output directory: one capture at a time holds a lock on it (the
+file .DIR.lock beside it), and a directory that already holds a trajectory is replaced only when the new
+capture has finished: the new one is written to a hidden sibling and renamed into place (docs/capture.md).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
+import tempfile
+import weakref
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,6 +44,10 @@ class TrajectoryFormatError(ValueError):
     """A trajectory directory that does not hold a readable trajectory."""
 
 
+class OutputDirError(ValueError):
+    """An output directory a capture cannot write to without losing data."""
+
+
 @cache
 def schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
@@ -50,16 +62,35 @@ def validate(doc: dict) -> None:
 
 
 class DirectoryWriter(SnapshotListener):
-    """Writes IR files and journal lines as snapshots arrive; `finish` writes trajectory.json."""
+    """Writes IR files and journal lines as snapshots arrive; `finish` writes trajectory.json.
+
+    It holds the output directory's lock until `finish` (or until it is garbage collected or the process ends).
+    A new or empty directory is written in place, so a capture that dies leaves its journal there; one that
+    holds a trajectory is written beside it and swapped in by `finish`, so a capture that is killed leaves the
+    old one intact (and its own journal in the hidden .DIR.new-* sibling; a writer dropped unfinished by a live
+    process discards that sibling).
+    """
 
     def __init__(self, root: str | Path):
-        self.root = Path(root)
+        self.target = Path(root)
+        self._lock_fd = _lock(self.target)
+        try:
+            self.root = _writable_dir(self.target)
+        except BaseException:
+            os.close(self._lock_fd)
+            raise
+        # an unfinished writer releases the lock when dropped; a staged directory is then discarded
+        self._release = weakref.finalize(self, _release, self._lock_fd, self.root if self.staged else None)
         (self.root / "ir").mkdir(parents=True, exist_ok=True)
         (self.root / "artifacts").mkdir(exist_ok=True)
         for stale in ("trajectory.json", JOURNAL):
             (self.root / stale).unlink(missing_ok=True)
         self._files_by_sha: dict[str, str] = {}
         self._journal = open(self.root / JOURNAL, "a")  # noqa: SIM115 - appended to until finish()
+
+    @property
+    def staged(self) -> bool:
+        return self.root != self.target
 
     def snapshot_added(self, snap: Snapshot) -> None:
         rel = self._files_by_sha.get(snap.sha1)
@@ -107,8 +138,66 @@ class DirectoryWriter(SnapshotListener):
         os.replace(tmp, self.root / "trajectory.json")
         self._journal.close()
         (self.root / JOURNAL).unlink(missing_ok=True)
-        traj.root = self.root
-        return self.root / "trajectory.json"
+        if self.staged:
+            _swap(self.root, self.target)
+        self._release.detach()
+        os.close(self._lock_fd)
+        traj.root = self.target
+        return self.target / "trajectory.json"
+
+
+def _lock(target: Path) -> int:
+    """An exclusive lock on `target`, held through the returned descriptor; a clear error if another holds it."""
+    if target.exists() and not target.is_dir():
+        raise OutputDirError(f"{target} is a file, not a directory: give a new directory (or a trajectory's)")
+    parent = target.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    # beside the directory, not in it: the directory itself is replaced when a new capture finishes
+    path = parent / f".{target.absolute().name}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise OutputDirError(
+            f"{target}: another capture (process {holder}) is writing to it; wait for it to finish or give "
+            f"another output directory"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def _writable_dir(target: Path) -> Path:
+    """Where the capture writes: `target` itself when new or empty, else a hidden sibling swapped in later."""
+    if not target.exists() or not any(target.iterdir()):
+        target.mkdir(parents=True, exist_ok=True)
+        return target
+    if not ((target / "trajectory.json").exists() or (target / JOURNAL).exists()):
+        raise OutputDirError(
+            f"{target} holds files that are not an irscope trajectory; give a new or empty directory (a "
+            f"trajectory's directory is replaced when the new capture finishes)"
+        )
+    name = target.absolute().name
+    return Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=target.absolute().parent))
+
+
+def _swap(staged: Path, target: Path) -> None:
+    old = Path(tempfile.mkdtemp(prefix=f".{target.absolute().name}.old-", dir=target.absolute().parent))
+    os.replace(target, old)  # an empty directory is replaced atomically
+    try:
+        os.replace(staged, target)
+    except OSError:
+        os.replace(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _release(fd: int, staged: Path | None) -> None:
+    if staged is not None:
+        shutil.rmtree(staged, ignore_errors=True)
+    os.close(fd)
 
 
 def save(traj: Trajectory, root: str | Path) -> Path:
@@ -122,13 +211,27 @@ def save(traj: Trajectory, root: str | Path) -> Path:
 
 
 def _loaders(root: Path) -> tuple[Any, Any]:
+    def read(rel: str, binary: bool) -> str | bytes:
+        try:
+            return (root / rel).read_bytes() if binary else (root / rel).read_text()
+        except OSError as e:
+            raise TrajectoryFormatError(
+                f"{root}: cannot read {rel} ({e.strerror}), a file of this trajectory; capture it again with "
+                f"`irscope dump` (or restore the directory)"
+            ) from e
+
     def load_text(rel: str) -> str:
-        return (root / rel).read_text()
+        return str(read(rel, False))
 
-    def load_artifact(rel: str, binary: bool) -> str | bytes:
-        return (root / rel).read_bytes() if binary else (root / rel).read_text()
+    return load_text, read
 
-    return load_text, load_artifact
+
+def _check_version(doc: dict, where: Path) -> None:
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise TrajectoryFormatError(
+            f"{where}: trajectory format version {doc.get('format_version')!r}, this irscope reads version "
+            f"{FORMAT_VERSION}; capture it again with this irscope or read it with the irscope that wrote it"
+        )
 
 
 def load(root: str | Path) -> Trajectory:
@@ -145,10 +248,7 @@ def load(root: str | Path) -> Trajectory:
         doc = json.loads(doc_path.read_text())
     except json.JSONDecodeError as e:
         raise TrajectoryFormatError(f"{doc_path}: not valid JSON ({e})") from e
-    if doc.get("format_version") != FORMAT_VERSION:
-        raise TrajectoryFormatError(
-            f"{doc_path}: format version {doc.get('format_version')!r}, this irscope reads {FORMAT_VERSION}"
-        )
+    _check_version(doc, doc_path)
     validate(doc)
     return from_json(doc, root)
 
@@ -171,36 +271,70 @@ def from_json(doc: dict, root: Path) -> Trajectory:
         error=CompileFailure(**err) if err else None,
         created=doc.get("created", ""),
         complete=doc.get("complete", True),
+        derivation=doc.get("derivation"),
         root=root,
     )
 
 
+def _record_schemas() -> dict[str, dict]:
+    props = schema()["properties"]
+    return {"snapshot": props["snapshots"]["items"], "artifact": props["artifacts"]["additionalProperties"]}
+
+
+def _journal_record(line: str) -> tuple[str, dict] | None:
+    """(kind, record) of one journal line, None when the line is not one."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict) or len(obj) != 1:
+        return None
+    kind, record = next(iter(obj.items()))
+    if kind == "header":
+        return (kind, record) if isinstance(record, dict) else None
+    rule = _record_schemas().get(kind)
+    if rule is None or not jsonschema.Draft202012Validator(rule).is_valid(record):
+        return None
+    return kind, record
+
+
 def _load_journal(root: Path) -> Trajectory:
+    """The trajectory of a capture that died. Every valid record is kept; unreadable lines (the one being written
+    when the process died, or damage) are skipped and named in the trajectory's error message."""
+    path = root / JOURNAL
     header: dict[str, Any] | None = None
     snaps: list[dict] = []
     arts: dict[str, dict] = {}
-    for line in (root / JOURNAL).read_text().splitlines():
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            break  # the line being written when the process died
-        if "header" in obj:
-            header = obj["header"]
-        elif "snapshot" in obj:
-            snaps.append(obj["snapshot"])
-        elif "artifact" in obj:
-            arts[obj["artifact"]["name"]] = obj["artifact"]
+    skipped: list[int] = []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        rec = _journal_record(line)
+        if rec is None:
+            skipped.append(number)
+        elif rec[0] == "header":
+            header = rec[1]
+            _check_version(header, path)
+        elif rec[0] == "snapshot":
+            snaps.append(rec[1])
+        else:
+            arts[rec[1]["name"]] = rec[1]
     if header is None:
-        raise TrajectoryFormatError(f"{root}: the capture died before it recorded what it was compiling")
+        raise TrajectoryFormatError(
+            f"{path}: no header line: the capture died before it recorded what it was compiling; capture again"
+        )
+    message = "the capturing process ended before the compile finished (crash or kill)"
+    if skipped:
+        message += f"; {JOURNAL} line(s) {', '.join(map(str, skipped))} unreadable and skipped"
     doc = {
         **header,
         "snapshots": snaps,
         "artifacts": arts,
         "complete": False,
-        "error": {
-            "stage": snaps[-1]["stage"] if snaps else None,
-            "pass_arg": None,
-            "message": "the capturing process ended before the compile finished (crash or kill)",
-        },
+        "error": {"stage": snaps[-1]["stage"] if snaps else None, "pass_arg": None, "message": message},
     }
+    try:
+        validate(doc)
+    except TrajectoryFormatError as e:
+        raise TrajectoryFormatError(f"{path}: the journal's header is not a trajectory's: {e}") from e
     return from_json(doc, root)

@@ -189,6 +189,7 @@ class Trajectory:
     error: CompileFailure | None = None
     created: str = ""
     complete: bool = True  # False when loaded from a journal of a capture that died
+    derivation: dict[str, Any] | None = None  # compiled from another trajectory with edits (irscope.whatif)
     root: Path | None = None
 
     @property
@@ -262,4 +263,5 @@ class Trajectory:
             "versions": self.versions,
             "error": self.error.to_json() if self.error else None,
             "complete": self.complete,
+            **({"derivation": self.derivation} if self.derivation is not None else {}),
         }

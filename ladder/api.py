@@ -65,7 +65,9 @@ def run(
     workdir: str | Path | None = None,
     invariants: str | Path | None = None,
     say: Callable[[str], None] | None = None,
+    counterfactuals: int | None = None,
 ) -> KernelDiagnosis:
+    """Diagnose `spec` up to level `through`; `counterfactuals` caps L4's what-if compiles (0 skips them)."""
     if through not in LEVELS:
         raise ValueError(f"through={through!r}: one of {', '.join(LEVELS)}")
     out = Path(workdir) if workdir else Path("out") / "diagnose" / spec.name
@@ -75,6 +77,8 @@ def run(
         options += (("index_db", str(index)),)
     if invariants:
         options += (("invariants", str(invariants)),)
+    if counterfactuals is not None:
+        options += (("counterfactuals", counterfactuals),)
     ctx = Context(None, spec.path, out, options=options, spec=spec, say=say if say is not None else quiet)
     d = climb(ctx, registry())
     return KernelDiagnosis(spec, d, beyond(ctx, registry(), d, through))

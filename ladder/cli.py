@@ -8,6 +8,7 @@ import pkgutil
 import sys
 
 import ladder.commands as commands_pkg
+from irscope.version import add_version_argument
 from ladder.commands.base import Command
 
 
@@ -22,13 +23,19 @@ def discover() -> dict[str, Command]:
     return dict(sorted(found.items()))
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Command]]:
     parser = argparse.ArgumentParser(prog="ladder", description=__doc__)
+    add_version_argument(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     cmds = discover()
     for cmd in cmds.values():
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
         cmd.add_arguments(p)
+    return parser, cmds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, cmds = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -142,6 +142,12 @@ class Hypothesis:
     cases: tuple[str, ...]  # the shape cases it explains
     evidence: tuple[str, ...]  # Evidence ids
     finding: Finding | None = None  # L3 and L4: the hazard behind it
+    # L4: the what-if compile that tested its blocking condition (ladder.counterfactual.Outcome.to_json)
+    counterfactual: Mapping[str, Any] | None = None
+
+    @property
+    def confirmed(self) -> bool:
+        return self.counterfactual is not None and self.counterfactual.get("verdict") == "confirmed"
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -152,12 +158,15 @@ class Hypothesis:
         }
         if self.finding is not None:
             d["finding"] = self.finding.to_json()
+        if self.counterfactual is not None:
+            d["counterfactual"] = dict(self.counterfactual)
         return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Hypothesis:
         finding = Finding.from_json(d["finding"]) if d.get("finding") else None
-        return cls(d["bottleneck"], d["hotspot"], tuple(d["cases"]), tuple(d["evidence"]), finding)
+        cf = dict(d["counterfactual"]) if d.get("counterfactual") else None
+        return cls(d["bottleneck"], d["hotspot"], tuple(d["cases"]), tuple(d["evidence"]), finding, cf)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ladder import rewriters, validators
+from ladder.confine import SandboxUnavailable
 from ladder.context import DEFAULT_SOL_TARGET
 from ladder.harness.gpu_lock import GpuSlot, gpu_slots
 from ladder.levels import registry
@@ -75,7 +76,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--index",
         type=Path,
-        help="compiler index for L4 (default out/compiler-index.db, built from third_party/triton when absent)",
+        help="compiler index for L4 (default: out/compiler-index.db in the current directory; when that is absent, L4 "
+        "builds it from ./third_party/triton if that checkout exists, else L4 reports itself unavailable and how "
+        "to get the sources: third_party/README.md)",
     )
     p.add_argument(
         "--deadline-s",
@@ -84,10 +87,18 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         "resumes (exit status 4)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run candidates without confinement where none works on this machine (no bwrap, no namespaces): "
+        "LLM-written code then runs as you, with your files and network (docs/ladder.md, sandbox)",
+    )
 
 
 def _check(args: argparse.Namespace) -> str | None:
     """What is wrong with the run's arguments, if anything."""
+    if args.out.exists() and not args.out.is_dir():
+        return f"--out {args.out} is a file: give a run directory (new, or a run's to resume it)"
     if args.rounds < 1:
         return f"--rounds must be ≥ 1, got {args.rounds}"
     if args.jobs < 1:
@@ -98,7 +109,7 @@ def _check(args: argparse.Namespace) -> str | None:
         return f"--sol-target must be in (0, 1], got {args.sol_target}"
     if not 0 <= args.min_gain < 1:
         return f"--min-gain must be in [0, 1), got {args.min_gain}"
-    if args.deadline_s is not None and args.deadline_s <= 0:
+    if args.deadline_s is not None and not args.deadline_s > 0:  # NaN too
         return f"--deadline-s must be > 0, got {args.deadline_s}"
     if args.index is not None and not args.index.is_file():
         return (
@@ -190,11 +201,14 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         rewriter = rewriters.from_args(args)
         gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
         slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
-        validators_by_slot = {slot: validators.create(args.validator, slot) for slot in dict.fromkeys(slots)}
+        validators_by_slot = {
+            slot: validators.create(args.validator, slot, unsafe_no_sandbox=args.unsafe_no_sandbox)
+            for slot in dict.fromkeys(slots)
+        }
         history = History(args.out)  # created or migrated once, before the workers open it
         path = history.path
         history.close()
-    except (ValueError, HistoryError) as e:
+    except (ValueError, HistoryError, SandboxUnavailable) as e:
         print(f"ladder: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
@@ -210,6 +224,12 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         return EXIT_REWRITER_DOWN
     except LoopError as e:
         print(f"ladder: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except HistoryError as e:  # a record it resumes from is damaged: every readable round stays as it is
+        print(
+            f"ladder: {e}; the run cannot resume past it: give a new --out (this history is left as it is)",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     print(f"history: {path}  (ladder report {args.out})")
     if pool.unfinished:

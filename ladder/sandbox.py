@@ -10,9 +10,10 @@ Whatever the candidate does ends that candidate only: a hang (total timeout, or 
 or output flooding kills the whole process group; a segfault, `os._exit`, a CUDA fault or a `sys.exit` inside
 the entry point is reported as a status. The parent never raises for anything the child does.
 
-This isolates failures and secrets; it is not a security boundary against code that attacks the harness
-inside its own process (forging messages, say). The anti-cheat static check (ladder.harness.anticheat) bans
-the imports and builtins that would need.
+With a `confinement` (ladder.confine: bubblewrap namespaces, a read-only allowlisted file system, no network,
+rlimits) the child is also walled off from the machine. Nothing the child reports decides a verdict: whatever
+runs inside may forge every message, so callers judge what it produced (ladder.harness.evaluate compares its
+output files in the parent).
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from irscope.childproc import child_env, kill_group, spawn
+from ladder.confine import Confinement, enter, prepare_scratch, sandbox_uid
 
 OK, EXCEPTION, TIMEOUT, SILENT, FLOOD, CRASHED = "ok", "exception", "timeout", "silent", "output_flood", "crashed"
 _MARK = "_sandbox"
@@ -80,27 +82,46 @@ def run_sandboxed(
     extra_env: Mapping[str, str] | None = None,
     python: str = sys.executable,
     on_message: Callable[[dict], None] | None = None,
+    confinement: Confinement | None = None,
+    scratch: Path | None = None,
+    read_only: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
 ) -> SandboxResult:
     """Run `entry` ("pkg.module:function") on `payload` (JSON-serializable) in a sandboxed subprocess.
 
     timeout_s: wall-clock limit for the whole run. silence_s: limit between two messages (from the start to the
     first message too), so a long job that reports progress is not cut but a hung step is. max_output_bytes:
     stdout + stderr together. on_message: called in the parent for each message as it arrives.
+    confinement: run the child under it (None: a plain child process). scratch: the child's working directory,
+    HOME and only writable directory, which the caller owns and reads (default: a temporary one, removed).
+    read_only / writable: further paths the confined child sees (the operator's files; GPU lock files).
     """
     if ":" not in entry:
         raise ValueError(f"sandbox entry {entry!r} must be 'package.module:function'")
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="ladder-sandbox-") as tmp:
-        workdir = Path(tmp)
+    with contextlib.ExitStack() as dirs:
+        workdir = scratch or Path(dirs.enter_context(tempfile.TemporaryDirectory(prefix="ladder-sandbox-")))
         payload_path = workdir / "payload.json"
         payload_path.write_text(json.dumps(payload))
+        env = child_env(workdir, extra_env)
         read_fd, write_fd = os.pipe()
+        argv = [python, "-P", "-m", "ladder.sandbox", entry, str(write_fd), str(payload_path)]  # -P: not the cwd
+        if confinement is not None:
+            uid = sandbox_uid()
+            prepare_scratch(workdir, uid)
+            # caches inside the scratch: the host's are read-only in there, and a shared one would let one
+            # candidate plant compiled code for the next
+            for name, sub in (("TRITON_CACHE_DIR", "triton-cache"), ("TORCHINDUCTOR_CACHE_DIR", "inductor-cache")):
+                env[name] = str(workdir / sub)
+            env["XDG_CACHE_HOME"] = str(workdir / ".cache")
+            argv.append(json.dumps(confinement.child_limits(uid)))
+            argv = confinement.command(argv, scratch=workdir, env=env, read_only=read_only, writable=writable)
         with contextlib.ExitStack() as stack:
             try:
                 proc = stack.enter_context(
                     spawn(
-                        [python, "-m", "ladder.sandbox", entry, str(write_fd), str(payload_path)],
-                        env=child_env(workdir, extra_env),
+                        argv,
+                        env=env,
                         cwd=workdir,
                         stdin=subprocess.DEVNULL,
                         stdout=subprocess.PIPE,
@@ -231,11 +252,15 @@ def _parse(line: bytes | bytearray) -> dict:
     return msg if isinstance(msg, dict) else {"value": msg}
 
 
-def _child_main(entry: str, channel_fd: int, payload_path: str) -> None:
-    """The sandboxed side: no core dumps, call the entry point, send its result, leave without cleanup."""
+def _child_main(entry: str, channel_fd: int, payload_path: str, confine_spec: str | None) -> None:
+    """The sandboxed side: limits (and a user id of its own when confined) or at least no core dumps, call the
+    entry point, send its result, leave without cleanup."""
     import resource
 
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if confine_spec:
+        enter(json.loads(confine_spec))  # before the entry's module, and so any candidate code, is imported
+    else:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     channel = os.fdopen(channel_fd, "w", buffering=1)
 
     def emit(obj: dict) -> None:
@@ -265,4 +290,4 @@ def _child_main(entry: str, channel_fd: int, payload_path: str) -> None:
 
 
 if __name__ == "__main__":
-    _child_main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    _child_main(sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)

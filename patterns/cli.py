@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from irscope.argtypes import positive
+from irscope.version import add_version_argument
 from patterns.card import CARDS_DIR, CardError, load_cards
 from patterns.facts import FactsError, KernelFacts
 from patterns.matcher import CardIndex, Match, match
@@ -169,10 +171,14 @@ def cmd_apply(args: argparse.Namespace) -> int:
         source = path.read_text()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e}") from e
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a file: give a directory for the candidate modules")
     try:
         cands = generate(source, str(path), args.applier or None, args.max)
     except KeyError as e:
         raise UsageError(str(e.args[0])) from e
+    except SyntaxError as e:  # the appliers parse the module: they rewrite valid Python only
+        raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}; fix it and run again") from e
     ids = [f"{path.stem}.{c.applier}.{i}" for i, c in enumerate(cands)]
     checks = check_candidates(args.check, list(zip(ids, [c.source for c in cands]))) if args.check and cands else {}
     report = []
@@ -290,6 +296,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="patterns", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--cards", default=str(CARDS_DIR), help="cards directory (default: the bundled cards)")
+    add_version_argument(ap)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     m = sub.add_parser("match", help="rank the cards that match a kernel's evidence")
@@ -300,20 +307,20 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--evidence", help="an KernelFacts JSON (KernelFacts.to_json)")
     m.add_argument("--target", help="compilation target, e.g. cuda:90 or hip:gfx942")
     m.add_argument("--family", help="only cards of this family")
-    m.add_argument("--top", type=int, help="at most this many matches")
+    m.add_argument("--top", type=positive, help="at most this many matches")
     m.add_argument("--all", action="store_true", help="also list cards whose preconditions fail")
     m.add_argument("--proposed", action="store_true", help="also match proposed (unreviewed) cards")
     m.add_argument("--no-passes", action="store_true", help="skip per-pass attribution (faster)")
-    m.add_argument("--json", action="store_true")
+    m.add_argument("--json", action="store_true", help="print the matches as JSON")
     m.set_defaults(run=cmd_match)
 
     p = sub.add_parser("list", help="list the cards")
-    p.add_argument("--family")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--family", help="only the cards of this family")
+    p.add_argument("--json", action="store_true", help="print the cards as JSON")
     p.set_defaults(run=cmd_list)
 
     p = sub.add_parser("show", help="print one card")
-    p.add_argument("card")
+    p.add_argument("card", help="a card id (`patterns list` shows them)")
     p.set_defaults(run=cmd_show)
 
     p = sub.add_parser("validate", help="validate every card against the schema and the predicate vocabulary")
@@ -322,17 +329,17 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("apply", help="generate candidate modules with the mechanical appliers")
     p.add_argument("kernel", nargs="?", help="a kernel module with forward(*inputs), e.g. suite/kernels/<op>.py")
     p.add_argument("--applier", action="append", help="only this applier (repeatable)")
-    p.add_argument("--max", type=int, help="at most this many candidates per applier")
+    p.add_argument("--max", type=positive, help="at most this many candidates per applier")
     p.add_argument("--out", help="write the candidate modules and candidates.json here")
     p.add_argument("--check", metavar="OP", help="check each candidate on operator OP (interpreter + cuda:90 compile)")
     p.add_argument("--list", action="store_true", help="list the appliers")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the candidates as JSON")
     p.set_defaults(run=cmd_apply)
 
     p = sub.add_parser("check-suite", help="check every applier candidate for every suite kernel")
     p.add_argument("--op", action="append", help="only this operator (repeatable)")
     p.add_argument("--compile-only", action="store_true", help="record launches without running them; compile only")
-    p.add_argument("--workers", type=int, default=1, help="process groups side by side")
+    p.add_argument("--workers", type=positive, default=1, help="process groups side by side")
     p.add_argument("--cache-dir", help="Triton cache for the checks (default: a shared one under the temp dir)")
     p.add_argument("--json", help="write the report here")
     p.set_defaults(run=cmd_check_suite)
@@ -342,7 +349,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="where to write index.json, INDEX.md and proposed/ (default: the cards directory)")
     p.add_argument("--llm-model", help="chat model for LLM-assisted synthesis (OPENAI_BASE_URL or --llm-base-url)")
     p.add_argument("--llm-base-url", help="chat-completions endpoint (default: $OPENAI_BASE_URL)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the assignments and written files as JSON")
     p.set_defaults(run=cmd_synthesize)
     return ap
 

@@ -31,6 +31,18 @@ def parse_ptxas_log(log: str) -> dict[str, int]:
     return out
 
 
+_PTX_COMMENT = re.compile(r"//[^\n]*")
+
+
+def ascii_comments(ptx: str) -> str:
+    """`ptx` with non-ASCII characters in its comments escaped (`\\xe9`). ptxas rejects any non-ASCII byte, and
+    LLVM follows each `.loc` with a comment naming the kernel's file as written (`// kérnel.py:6:0`); the
+    `.file` directives themselves are escaped by LLVM."""
+    if ptx.isascii():
+        return ptx
+    return _PTX_COMMENT.sub(lambda m: m.group(0).encode("ascii", "backslashreplace").decode("ascii"), ptx)
+
+
 class NvidiaAdapter(BackendAdapter):
     def wrap_stage(self, key: str, fn: Any, builder: TrajectoryBuilder) -> Any:
         if key != "cubin":
@@ -40,8 +52,8 @@ class NvidiaAdapter(BackendAdapter):
             # With dump_ptxas_log set for the capture, Triton print()s the `ptxas -v` log; keep it.
             buf = io.StringIO()
             try:
-                with contextlib.redirect_stdout(buf):
-                    return fn(src, metadata)
+                with contextlib.redirect_stdout(buf):  # the PTX snapshot keeps the comments as LLVM wrote them
+                    return fn(ascii_comments(src) if isinstance(src, str) else src, metadata)
             finally:
                 log = buf.getvalue()
                 if log:

@@ -234,7 +234,8 @@ SASS_RULES: list[InstrRule] = [
     InstrRule("mem.local_store", "sass", rx(r"^STL\b")),
     InstrRule("compute.mma_wgmma", "sass", rx(r"^HGMMA\b")),
     InstrRule("compute.mma_sync", "sass", rx(r"^(?:HMMA|IMMA)\b")),
-    InstrRule("compute.atomic", "sass", rx(r"^(?:ATOM|ATOMG|ATOMS|RED)\b")),
+    # REDG: sm_90 writes an atomic whose result is unused as a global reduction
+    InstrRule("compute.atomic", "sass", rx(r"^(?:ATOM|ATOMG|ATOMS|RED|REDG)\b")),
     InstrRule("compute.special", "sass", rx(r"^MUFU\b")),
     InstrRule(
         "compute.fp_ops",

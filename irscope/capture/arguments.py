@@ -6,19 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from irscope.argtypes import positive
 from irscope.capture.specialize import SpecError, parse_value
 
 COMPILE_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
 
 
 def add_specialization_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,10 +29,10 @@ def add_specialization_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--constexpr", action="append", default=[], metavar="NAME=VALUE", help="a tl.constexpr parameter's value"
     )
-    p.add_argument("--num-warps", type=_positive, help="warps per program (the JIT's default: 4)")
-    p.add_argument("--num-stages", type=_positive, help="software-pipelining stages (the JIT's default: 3)")
-    p.add_argument("--num-ctas", type=_positive, help="CTAs per cluster (Hopper)")
-    p.add_argument("--maxnreg", type=_positive, help="register cap per thread handed to ptxas")
+    p.add_argument("--num-warps", type=positive, help="warps per program (the JIT's default: 4)")
+    p.add_argument("--num-stages", type=positive, help="software-pipelining stages (the JIT's default: 3)")
+    p.add_argument("--num-ctas", type=positive, help="CTAs per cluster (Hopper)")
+    p.add_argument("--maxnreg", type=positive, help="register cap per thread handed to ptxas")
 
 
 def pairs(items: list[str], what: str) -> dict[str, str]:

@@ -41,6 +41,11 @@ def load_module(path: str | Path, name: str) -> ModuleType:
     try:
         sys.modules[name] = module
         spec.loader.exec_module(module)
+    except SyntaxError as e:  # FILE:LINE first, as compilers print it (the file may be one it imports)
+        sys.modules.pop(name, None)
+        raise KernelLoadError(
+            f"{path}: importing it failed: {e.filename or path}:{e.lineno}: syntax error: {e.msg}; fix it and run again"
+        ) from e
     except Exception as e:
         sys.modules.pop(name, None)
         raise KernelLoadError(f"{path}: importing it failed: {type(e).__name__}: {e}") from e

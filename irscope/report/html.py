@@ -1,48 +1,78 @@
-"""One self-contained HTML file: pass list with deltas, any pass's IR beside its predecessor with the changes
-highlighted, the Python source with per-line counters, counter timelines. No network access needed: data is
-embedded (IR texts gzip-compressed, inflated by the browser's DecompressionStream)."""
+"""One trajectory as a self-contained HTML page: the pass list with each pass's effect, any pass's IR beside its
+predecessor with the changes highlighted (or, across a change of language, aligned by kernel source line), the
+SASS when the trajectory has it, the Python source with per-line counters and a click-through to the IR lines
+of each stage, counter timelines. The page's controls are described in docs/analysis.md."""
 
 from __future__ import annotations
 
-import base64
-import difflib
-import gzip
-import json
-import re
-from pathlib import Path
+from typing import Any
 
+from irscope.report import embed
+from irscope.report.irlines import SASS, diff_opcodes, run_lengths, source_lines
 from irscope.report.model import ReportModel
-
-TEMPLATE = Path(__file__).with_name("page.html")
-DIFF_LINE_LIMIT = 3000  # above this, difflib's cost grows too fast for a report; shown side by side instead
+from irscope.trajectory import LLVM_IR, MLIR
 
 
-# A pass that inserts one op renumbers every later SSA value (%x_4 → %x_7) and location alias; diffing the
-# lines with those numbers blanked shows the ops that changed, not the renumbering.
-_RENUMBERED = re.compile(r"(%[A-Za-z_][\w$.-]*?)_\d+\b|%\d+\b|(#loc)\d+\b")
+class _Nodes:
+    """The IR texts the page embeds (graph nodes and the SASS), each with its kind and line map."""
+
+    def __init__(self, model: ReportModel):
+        self.model = model
+        self.kinds: dict[int, str] = {}
+        self.texts: dict[int, str] = {}
+
+    def add(self, index: int, kind: str, text: str) -> None:
+        self.kinds[index], self.texts[index] = kind, text
+
+    def data(self) -> tuple[dict[int, str], dict[int, list[int]]]:
+        t = self.model.traj
+        resolver = self.model.graph.analyzer.resolver
+        texts = {i: embed.gz(text) for i, text in self.texts.items()}
+        maps = {
+            i: run_lengths(source_lines(self.kinds[i], text, t.kernel.source_file, resolver))
+            for i, text in self.texts.items()
+        }
+        return texts, maps
 
 
-def normalize(line: str) -> str:
-    return _RENUMBERED.sub(lambda m: m.group(1) or m.group(2) or "%N", line)
-
-
-def _diff_opcodes(a: str, b: str) -> list[list] | None:
-    la, lb = a.splitlines(), b.splitlines()
-    if len(la) > DIFF_LINE_LIMIT or len(lb) > DIFF_LINE_LIMIT:
-        return None
-    na, nb = [normalize(x) for x in la], [normalize(x) for x in lb]
-    return [list(op) for op in difflib.SequenceMatcher(a=na, b=nb, autojunk=False).get_opcodes()]
-
-
-def _gz(text: str) -> str:
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6)).decode()
+def _stage_nodes(model: ReportModel, node_of: dict[int, int]) -> list[list[Any]]:
+    """[label, node] for each stage's final text: ttir, ttgir, llir (MLIR), llvm (LLVM IR), ptx or amdgcn."""
+    t = model.traj
+    out: list[list[Any]] = []
+    for stage in t.stages:
+        snaps = t.stage_snapshots(stage)
+        mlir = [s for s in snaps if s.kind == MLIR]
+        if mlir:
+            out.append([stage, node_of[mlir[-1].index]])
+        for s in snaps:
+            if s.kind != MLIR:
+                out.append(["llvm" if s.kind == LLVM_IR else s.kind, node_of[s.index]])
+    return out
 
 
 def page_data(model: ReportModel, focus: str | None = None) -> dict:
     t, g = model.traj, model.graph
-    nodes = g.nodes()
+    nodes = _Nodes(model)
+    node_of: dict[int, int] = {}
+    for s in t.snapshots:  # each snapshot shows the text of the latest distinct state at or before it
+        if s.index in g.g:
+            nodes.add(s.index, s.kind, s.text)
+        node_of[s.index] = s.index if s.index in g.g else node_of.get(s.index - 1, 0)
+    snapshots = [
+        {
+            "index": s.index,
+            "stage": s.stage,
+            "stage_index": s.stage_index,
+            "pass_arg": s.pass_arg,
+            "pass_name": s.pass_name,
+            "kind": s.kind,
+            "changed": s.changed,
+        }
+        for s in t.snapshots
+    ]
     edges = []
     for e in g.edges():
+        a, b = t.snapshots[e.source], t.snapshots[e.target]
         edges.append(
             {
                 "source": e.source,
@@ -54,23 +84,54 @@ def page_data(model: ReportModel, focus: str | None = None) -> dict:
                 "counter_deltas": e.counter_deltas,
                 "collapsed": e.collapsed,
                 "focus": bool(focus and focus in (e.pass_arg, str(e.target))),
+                "diff": diff_opcodes(a.kind, a.text, b.kind, b.text),
             }
         )
-    diffs = {}
-    for e in g.edges():
-        a, b = t.snapshots[e.source], t.snapshots[e.target]
-        diffs[e.target] = None if e.kind_change else _diff_opcodes(a.text, b.text)
+    stage_nodes = _stage_nodes(model, node_of)
+    sass, sass_sig = t.artifacts.get("sass"), g.analyzer.sass()
+    if sass is not None and sass_sig is not None and stage_nodes:
+        # The disassembled cubin: one more node after the last snapshot, reached from the assembly by ptxas.
+        index, source = len(t.snapshots), stage_nodes[-1][1]
+        nodes.add(index, SASS, str(sass.data))
+        snapshots.append(
+            {
+                "index": index,
+                "stage": SASS,
+                "stage_index": 0,
+                "pass_arg": "ptxas",
+                "pass_name": "SASS (nvdisasm)",
+                "kind": SASS,
+                "changed": True,
+            }
+        )
+        before, after = g.signature(source).counters, sass_sig.counters
+        deltas = {k: after.get(k, 0) - before.get(k, 0) for k in sorted({*before, *after})}
+        edges.append(
+            {
+                "source": source,
+                "target": index,
+                "stage": SASS,
+                "pass_arg": "ptxas",
+                "ops_added": {},
+                "ops_removed": {},
+                "counter_deltas": {k: v for k, v in deltas.items() if v},
+                "collapsed": [],
+                "focus": focus == "ptxas",
+                "diff": None,
+            }
+        )
+        stage_nodes.append([SASS, index])
     timelines = {}
     for name in model.key_counters:
         series = g.timeline(name)
         if any(v for _, _, v in series):
-            timelines[name] = [[i, label, v] for i, label, v in series]
-    timelines = {k: [[i, v, label] for i, label, v in s] for k, s in timelines.items()}
+            timelines[name] = [[i, v, label] for i, label, v in series]
     stage_starts, seen = [], set()
     for s in t.snapshots:
         if s.stage not in seen:
             seen.add(s.stage)
             stage_starts.append([s.stage, s.index])
+    texts, maps = nodes.data()
     return {
         "meta": {
             "kernel": t.kernel.name,
@@ -82,14 +143,12 @@ def page_data(model: ReportModel, focus: str | None = None) -> dict:
             "resources": {k: v for k, v in t.resources.items() if not isinstance(v, str)},
             "error": (t.error.message.splitlines()[0] if t.error and t.error.message else None),
         },
-        "snapshots": [
-            {"index": s.index, "stage": s.stage, "pass_arg": s.pass_arg, "pass_name": s.pass_name, "changed": s.changed}
-            for s in t.snapshots
-        ],
+        "snapshots": snapshots,
         "edges": edges,
-        "diffs": diffs,
-        "texts": {i: _gz(t.snapshots[i].text) for i in nodes},
-        "source": t.kernel.source.splitlines(),
+        "texts": texts,
+        "maps": maps,
+        "stage_nodes": stage_nodes,
+        "source": t.kernel.source.split("\n"),
         "lines": {st: {str(k): v for k, v in lines.items() if k} for st, lines in model.lines.items()},
         "timelines": timelines,
         "stage_starts": stage_starts,
@@ -97,6 +156,4 @@ def page_data(model: ReportModel, focus: str | None = None) -> dict:
 
 
 def render(model: ReportModel, focus: str | None = None) -> str:
-    data = json.dumps(page_data(model, focus), separators=(",", ":")).replace("</", "<\\/")
-    title = f"{model.traj.kernel.name} → {model.traj.target}"
-    return TEMPLATE.read_text().replace("__TITLE__", title).replace("__DATA__", data)
+    return embed.page("page.html", f"{model.traj.kernel.name} → {model.traj.target}", page_data(model, focus))

@@ -8,8 +8,10 @@ that timing needs a GPU. Exit status 0 when every operator's candidate is accept
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+from irscope.argtypes import number, positive, positive_number
 from ladder.commands.base import Command
 
 HELP = "validate and time the operator suite (initial Triton kernels or candidates) against eager and torch.compile"
@@ -29,29 +31,40 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="directory of candidate modules named <op>.py; those ops are also timed against their initial kernel",
     )
-    p.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
-    p.add_argument("--seeds", type=int, default=3, help="fresh input sets per case and input kind (default 3)")
+    p.add_argument(
+        "--device",
+        choices=("auto", "cuda", "cpu"),
+        default="auto",
+        help="cuda: time on the GPU; cpu: check under the interpreter; auto (default): cuda when there is one",
+    )
+    p.add_argument("--seeds", type=positive, default=3, help="fresh input sets per case and input kind (default 3)")
     p.add_argument(
         "--compile-cases",
         type=str,
         default="c3",
         help="cases on which torch.compile is timed: 'c3' (default), a list, 'all' or 'none'",
     )
-    p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds (median of medians)")
-    p.add_argument("--warmup-ms", type=float, default=10.0, help="do_bench warm-up per round (ms)")
-    p.add_argument("--rep-ms", type=float, default=40.0, help="do_bench measurement time per round (ms)")
+    p.add_argument("--rounds", type=positive, default=3, help="interleaved timing rounds (median of medians)")
+    p.add_argument("--warmup-ms", type=positive_number, default=10.0, help="do_bench warm-up per round (ms)")
+    p.add_argument("--rep-ms", type=positive_number, default=40.0, help="do_bench measurement time per round (ms)")
     p.add_argument(
-        "--cudagraph-below-us", type=float, default=20.0, help="re-time cases faster than this with CUDA graphs (µs)"
+        "--cudagraph-below-us",
+        type=number(0),
+        default=20.0,
+        help="re-time cases faster than this with CUDA graphs (µs)",
     )
     p.add_argument(
         "--deadline-s",
-        type=float,
+        type=positive_number,
         default=480.0,
         help="start no operator or case after this many seconds (they are listed as skipped)",
     )
-    p.add_argument("--op-timeout-s", type=float, default=300.0, help="wall-clock limit per operator's worker")
+    p.add_argument("--op-timeout-s", type=positive_number, default=300.0, help="wall-clock limit per operator's worker")
     p.add_argument(
-        "--silence-s", type=float, default=120.0, help="kill a worker that reports nothing for this long (a hung case)"
+        "--silence-s",
+        type=positive_number,
+        default=120.0,
+        help="kill a worker that reports nothing for this long (a hung case)",
     )
 
 
@@ -64,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console()
     device = args.device if args.device != "auto" else _detect_device()
+    if args.out.exists() and not args.out.is_dir():
+        print(f"ladder: --out {args.out} is a file: give a directory for bench.json and bench.png", file=sys.stderr)
+        return 2
     if args.candidate_dir is not None and not args.candidate_dir.is_dir():
         console.print(f"[red]--candidate-dir {args.candidate_dir} is not a directory[/]")
         return 2

@@ -12,9 +12,10 @@ import json
 import sys
 from pathlib import Path
 
+from irscope.argtypes import number
 from irscope.capture import SpecError
 from irscope.capture.arguments import add_specialization_arguments, specialization
-from irscope.capture.loader import KernelLoadError
+from irscope.capture.loader import KernelLoadError, load_module
 from irscope.targets import TargetError
 from ladder import api
 from ladder.commands.base import Command
@@ -39,13 +40,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="that kernel's validation JSON with GPU timings (OUT/OP/round-NNN/validation.json)",
     )
     p.add_argument("--out", type=Path, help="where levels write artifacts (default out/diagnose/OP)")
-    p.add_argument("--sol-target", type=float, default=DEFAULT_SOL_TARGET)
+    p.add_argument(
+        "--sol-target",
+        type=number(0, 1, low_open=True),
+        default=DEFAULT_SOL_TARGET,
+        help="fraction of speed of light at which a case stops mattering (default %(default)s)",
+    )
     p.add_argument("--ncu", default="ncu", help="Nsight Compute executable for L2 counters")
     p.add_argument(
         "--index",
         type=Path,
-        help="compiler index for L4 (default out/compiler-index.db; without it L4 builds one from "
-        "third_party/triton when that checkout exists, else L4 says it is unavailable and how to get it)",
+        help="compiler index for L4 (default: out/compiler-index.db in the current directory; when that is absent, L4 "
+        "builds it from ./third_party/triton if that checkout exists, else L4 reports itself unavailable and how "
+        "to get the sources: third_party/README.md)",
+    )
+    p.add_argument(
+        "--counterfactuals",
+        type=int,
+        default=None,
+        metavar="N",
+        help="what-if compiles L4 may run to test its hypotheses (default 3; 0 skips them)",
     )
     p.add_argument(
         "--through",
@@ -101,7 +115,14 @@ def run_kernel(args: argparse.Namespace) -> int:
     except (KernelLoadError, SpecError, TargetError) as e:
         print(f"ladder: {e}", file=sys.stderr)
         return 2
-    d = api.run(spec, through=args.through, index=args.index, workdir=args.out, say=_say)
+    d = api.run(
+        spec,
+        through=args.through,
+        index=args.index,
+        workdir=args.out,
+        say=_say,
+        counterfactuals=args.counterfactuals,
+    )
     if args.json:
         print(json.dumps(d.to_json(), indent=1))
     else:
@@ -129,6 +150,11 @@ def run(args: argparse.Namespace) -> int:
     if not kernel.is_file():
         print(f"ladder: kernel {kernel} does not exist", file=sys.stderr)
         return 2
+    try:  # every level imports it: a module that cannot be imported is an error here, not an inconclusive ladder
+        load_module(kernel, "ladder_diagnose_kernel")
+    except KernelLoadError as e:
+        print(f"ladder: {e}", file=sys.stderr)
+        return 2
     validation, ref = None, None
     if args.validation:
         try:
@@ -138,9 +164,13 @@ def run(args: argparse.Namespace) -> int:
             return 2
         ref = SourceRef(ARTIFACT, str(args.validation))
     workdir = args.out or Path("out") / "diagnose" / op.name
+    if workdir.exists() and not workdir.is_dir():
+        print(f"ladder: --out {workdir} is a file: give a directory for the levels' artifacts", file=sys.stderr)
+        return 2
     workdir.mkdir(parents=True, exist_ok=True)
     options: tuple = (("ncu", args.ncu), ("target", args.target))
     options += (("index_db", str(args.index)),) if args.index else ()
+    options += (("counterfactuals", args.counterfactuals),) if args.counterfactuals is not None else ()
     ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target, options=options, say=_say)
     d = climb(ctx, registry())
     deeper = beyond(ctx, registry(), d, args.through)

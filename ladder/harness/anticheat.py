@@ -2,8 +2,12 @@
 rules on the source, and a runtime monitor of the forward call (Triton launches, aten ops, streams, threads, timer
 patching).
 
-Static (`static_check`): imports only from an allowlist (torch, triton, triton.language[.*], math, functools,
-typing); no dynamic-code builtins (eval, exec, __import__, open, getattr, …); no dunder attribute access; no
+Static (`static_check`, run in the trusted parent before the module is ever imported): imports only from an
+allowlist (torch, triton, triton.language[.*], math, functools, typing); no dynamic-code builtins (eval, exec,
+__import__, open, getattr, …); no dunder or private (`_x`) attribute access; no attribute chain that reaches a
+module outside the allowlist (`torch.os`, `typing.sys`: resolved on the real modules); no escape-hatch attribute
+anywhere, @triton.jit bodies included (`.numpy()` views, a JITFunction's raw Python `.fn`, frame and traceback
+walks such as `gi_frame.f_back.f_globals`); no
 stream, event, graph, thread, compile, backend-flag, allocator, knob or timer APIs (reading
 `triton.knobs.runtime.interpret` is allowed: kernels may branch on the interpreter); and outside @triton.jit
 functions no torch compute call (`torch.*`/`F.*` other than allocation, `tensor.<method>()` other than views,
@@ -19,11 +23,14 @@ from inside Triton's own code (the interpreter's host copies, autotuner benchmar
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
+import inspect
 import os
 import sys
 import threading
 import time
+import types
 from collections import Counter
 from dataclasses import dataclass, field
 from types import FrameType
@@ -99,6 +106,25 @@ BANNED_PREFIXES = (
     "triton.backends",
     "triton.tools",
     "triton.profiler",
+    "typing.get_type_hints",  # these two evaluate strings as code
+    "typing.ForwardRef",
+)
+# Modules an attribute chain may pass through; any other (os through `torch.os`, sys through `typing.sys`) is out.
+REACHABLE_MODULES = (
+    "torch",
+    "torch.cuda",
+    "torch.nn",
+    "torch.nn.functional",
+    "triton",
+    "triton.language",
+    "math",
+    "functools",
+    "typing",
+)
+# Attribute names banned on any object: ways around the monitor or out of the candidate's own frames.
+ESCAPE_ATTRIBUTES = frozenset(
+    {"numpy", "tolist", "fn", "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "ag_frame", "f_back"}
+    | {"f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next"}
 )
 # Names under a banned prefix that may still be read (never assigned): kernels branch on the interpreter mode.
 READABLE = frozenset({"triton.knobs.runtime.interpret"})
@@ -255,6 +281,25 @@ def banned_api(dotted: str) -> bool:
     return False
 
 
+def foreign_module(dotted: str) -> str | None:
+    """The first module outside REACHABLE_MODULES that `dotted` (aliases resolved) passes through on the real
+    modules, if any. Static lookups only (`inspect.getattr_static`): no lazy import is triggered, nothing runs."""
+    parts = dotted.split(".")
+    if parts[0] not in REACHABLE_MODULES:
+        return None
+    obj: Any = importlib.import_module(parts[0])
+    for part in parts[1:]:
+        try:
+            obj = inspect.getattr_static(obj, part)
+        except AttributeError:
+            return None  # not there: it fails when run, reaching nothing
+        if isinstance(obj, types.ModuleType):
+            name = obj.__name__
+            if name not in REACHABLE_MODULES and not name.startswith("triton.language."):
+                return name
+    return None
+
+
 def _container_method_names() -> frozenset[str]:
     names: set[str] = set()
     for t in (list, dict, str, tuple, set, int, float, bytes):
@@ -345,6 +390,9 @@ class _Checker:
     def _check_dotted(self, node: ast.AST, dotted: str) -> None:
         if banned_api(dotted):
             self._flag(node, "banned-api", f"{dotted} is not allowed in a candidate")
+        foreign = foreign_module(dotted)
+        if foreign is not None:
+            self._flag(node, "banned-api", f"{dotted} reaches module {foreign}, which a candidate may not use")
 
     def _dotted(self, node: ast.AST) -> str | None:
         parts: list[str] = []
@@ -367,6 +415,10 @@ class _Checker:
         if isinstance(node, ast.Attribute):
             if node.attr.startswith("__") and node.attr.endswith("__"):
                 self._flag(node, "dunder", f"attribute {node.attr} is not allowed")
+            elif node.attr.startswith("_"):
+                self._flag(node, "private", f"private attribute {node.attr} is not allowed")
+            elif node.attr in ESCAPE_ATTRIBUTES:
+                self._flag(node, "escape", f"attribute {node.attr} is not allowed in a candidate")
             dotted = self._dotted(node)
             if dotted in READABLE and isinstance(node.ctx, ast.Load):
                 return  # the whole chain is a permitted read

@@ -1,12 +1,14 @@
-"""Correctness of one candidate forward on fresh inputs (docs/suite-protocol.md#correctness), run inside the
-sandboxed worker.
+"""Correctness of one candidate forward on fresh inputs (docs/suite-protocol.md#correctness), in two halves.
 
-One run = fresh inputs from the operator's generator (seed, input kind) → the candidate's forward under
-poisoned allocation and the anti-cheat monitor → checks: the monitor's findings (≥ 1 Triton launch, no torch
-compute, no foreign stream, no new thread), outputs exactly `torch.Tensor` on the inputs' device with real
-storage and not aliasing an input, inputs bit-for-bit unmodified, and every element checked afterwards on
-pristine copies of the inputs by the operator's correctness rule (suite.compare.verify: the oracle comparison with
-its per-dtype tolerance, or the operator's own verify hook; NaN never passes).
+`run_forward`, in the sandboxed runner: fresh inputs from the operator's generator (seed, input kind) → the
+candidate's forward under poisoned allocation and the anti-cheat monitor → the monitor's findings (≥ 1 Triton
+launch, no torch compute, no foreign stream, no new thread), outputs exactly `torch.Tensor` on the inputs' device
+with real storage and not aliasing an input, inputs bit-for-bit unmodified. The runner saves the outputs to a file.
+
+`judge`, in the parent, which never imports the candidate: the outputs read back from that file, checked on inputs
+regenerated from the same seed by the operator's correctness rule (suite.compare.verify: the oracle comparison
+with its per-dtype tolerance, or the operator's own verify hook; NaN never passes). The oracle's outputs exist
+only there.
 
 Poisoning: `torch.use_deterministic_algorithms(True, warn_only=True)` with
 `torch.utils.deterministic.fill_uninitialized_memory = True` makes every `torch.empty*` the candidate calls
@@ -14,8 +16,8 @@ return NaN-filled memory (integers: their maximum), on CPU and CUDA alike, whate
 recycled. An output element the kernel never writes therefore stays NaN and fails. This is exact, unlike
 `PYTORCH_NO_CUDA_MEMORY_CACHING=1` (fresh cudaMalloc memory still holds whatever was there) or pre-filling the
 allocator's pool (which block serves the next request is the allocator's choice). It is on only around the
-candidate's forward in correctness runs, never while timing. The candidate also runs before the oracle, so no
-freed reference output is there to be picked up.
+candidate's forward in correctness runs, never while timing. No reference output is ever computed in the
+candidate's process, so none is there to be picked up.
 """
 
 from __future__ import annotations
@@ -105,18 +107,13 @@ def tensors(values: Sequence[Any]) -> list[torch.Tensor]:
     return [v for v in values if isinstance(v, torch.Tensor)]
 
 
-def check_once(
-    op: Operator,
-    forward: Callable[..., Any],
-    case: Case,
-    inputs: tuple,
-    *,
-    kind: str,
-    seed: int,
-    device: str,
-    reduction_len: int | None,
-) -> RunResult:
-    """One checked forward call on `inputs` (which it must leave unmodified)."""
+def run_forward(
+    op: Operator, forward: Callable[..., Any], case: Case, inputs: tuple, *, kind: str, seed: int, device: str
+) -> tuple[RunResult, Any]:
+    """The runner's half of one run: `forward` on `inputs` (which it must leave unmodified) under poisoned
+    allocation and the monitor, and what only that process can see: launches, aten ops, streams, threads,
+    output storage and aliasing, inputs intact. These findings can fail a candidate, never pass one (the process
+    they come from runs candidate code); the oracle is never computed there (`judge` is the parent's half)."""
     result = RunResult(case=case.name, kind=kind, seed=seed)
     t0 = time.perf_counter()
     pristine = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -142,13 +139,20 @@ def check_once(
     for i, (now, before) in enumerate(zip(inputs, pristine)):
         if isinstance(now, torch.Tensor) and not same_bits(now, before):
             result.problems.append(f"input {i} was modified by the forward call")
-    if out is not None:
-        verdict = verify(op, tuple(pristine), out, reduction_len)
-        result.numeric_ok, result.max_abs, result.rel_l2 = verdict.ok, verdict.max_abs, verdict.rel_l2
-        if not verdict.ok:
-            result.problems.append(f"wrong output: {verdict.detail}")
-    result.ok = result.numeric_ok and not result.problems
     result.seconds = round(time.perf_counter() - t0, 4)
+    return result, out
+
+
+def judge(op: Operator, case: Case, inputs: tuple, out: Any, device: str) -> RunResult:
+    """The parent's half of one run, where no candidate code ever ran: `out` (read back from the runner's file)
+    against the operator's correctness rule on `inputs`, regenerated here from the run's seed."""
+    result = RunResult(case=case.name, kind="", seed=0)
+    result.problems += output_problems(out, (), device, CONTRACT_DTYPES.get(op.dtype))
+    verdict = verify(op, inputs, out, op.reduction_len(case) if op.reduction_len else None)
+    result.numeric_ok, result.max_abs, result.rel_l2 = verdict.ok, verdict.max_abs, verdict.rel_l2
+    if not verdict.ok:
+        result.problems.append(f"wrong output: {verdict.detail}")
+    result.ok = result.numeric_ok and not result.problems
     return result
 
 
@@ -196,67 +200,6 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
             torch.signbit(a), torch.signbit(b)
         )
     return torch.equal(a, b)
-
-
-def validate_case(
-    op: Operator,
-    forward: Callable[..., Any],
-    case: Case,
-    *,
-    device: str,
-    seeds: int,
-    kinds: Sequence[str],
-    seed_base: int = 0,
-    on_run: Callable[[RunResult], None] | None = None,
-) -> list[RunResult]:
-    """`seeds` fresh input sets per input kind, each checked by `check_once`; `on_run` sees each result."""
-    reduction_len = op.reduction_len(case) if op.reduction_len else None
-    runs = []
-    for kind in kinds:
-        for seed in range(seed_base, seed_base + seeds):
-            inputs = op.make_inputs(case, seed, device, kind)
-            runs.append(
-                check_once(op, forward, case, inputs, kind=kind, seed=seed, device=device, reduction_len=reduction_len)
-            )
-            del inputs
-            if on_run is not None:
-                on_run(runs[-1])
-    return runs
-
-
-def recheck(
-    op: Operator, forward: Callable[..., Any], case: Case, used_inputs: tuple, *, device: str, seed: int, kind: str
-) -> list[RunResult]:
-    """After timing: (1) new contents written into the very buffers the timed calls used (same data_ptr: a cache
-    keyed on pointers or shapes returns stale results), (2) a freshly allocated input set."""
-    reduction_len = op.reduction_len(case) if op.reduction_len else None
-    fresh = op.make_inputs(case, seed, device, kind)
-    for dst, src in zip(used_inputs, fresh):
-        if isinstance(dst, torch.Tensor):
-            dst.copy_(src)
-    del fresh
-    same_buffers = check_once(
-        op,
-        forward,
-        case,
-        used_inputs,
-        kind=f"{kind}/same-buffers",
-        seed=seed,
-        device=device,
-        reduction_len=reduction_len,
-    )
-    new_inputs = op.make_inputs(case, seed + 1, device, kind)
-    new_buffers = check_once(
-        op,
-        forward,
-        case,
-        new_inputs,
-        kind=f"{kind}/new-buffers",
-        seed=seed + 1,
-        device=device,
-        reduction_len=reduction_len,
-    )
-    return [same_buffers, new_buffers]
 
 
 def _short(e: BaseException) -> str:

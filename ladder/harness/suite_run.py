@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope.childproc import REPO_ROOT
+from ladder.confine import available
 from ladder.harness.aggregate import CaseSpeed, aggregate
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
@@ -155,6 +156,7 @@ def _run_operator(
         silence_s=settings.silence_s,
         extra_env=env_vars,
         on_message=lambda m: _progress_line(name, m, progress),
+        confinement=available(),  # candidate directories are code like any other: confined where this machine can
     )
     entry = {"op": name, "number": op.number, "dtype": op.dtype, "category": op.category, **result.to_json()}
     for record in entry["cases"]:

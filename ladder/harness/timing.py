@@ -33,6 +33,7 @@ class Timing:
     q25_ms: float | None = None  # quartiles of all do_bench calls, pooled over the rounds
     q75_ms: float | None = None
     calls: int = 0
+    busy_ms: float = 0.0  # every do_bench call's time, summed: the parent bounds it by the wall clock it saw
     cudagraph_ms: float | None = None
     error: str | None = None  # no figure at all
     note: str | None = None
@@ -56,7 +57,12 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def time_interleaved(fns: dict[str, Callable[[], object]], settings: TimingSettings) -> dict[str, Timing]:
+def time_interleaved(
+    fns: dict[str, Callable[[], object]],
+    settings: TimingSettings,
+    on_block: Callable[[str, str], None] = lambda name, edge: None,
+) -> dict[str, Timing]:
+    """on_block(name, "start" | "end") around each do_bench call: the parent stamps these with its own clock."""
     results = {name: Timing() for name in fns}
     live = []
     for name, fn in fns.items():
@@ -73,11 +79,14 @@ def time_interleaved(fns: dict[str, Callable[[], object]], settings: TimingSetti
         for name in order:
             if results[name].error:
                 continue
+            on_block(name, "start")
             try:
                 times = do_bench(fns[name], warmup=settings.warmup_ms, rep=settings.rep_ms, return_mode="all")
             except Exception as e:
                 results[name].error = f"do_bench failed: {type(e).__name__}: {str(e)[:300]}"
                 continue
+            finally:
+                on_block(name, "end")
             results[name].rounds_ms.append(statistics.median(times))
             pooled[name] += times
     for name in live:
@@ -85,7 +94,7 @@ def time_interleaved(fns: dict[str, Callable[[], object]], settings: TimingSetti
         if t.error or not t.rounds_ms:
             continue
         values = sorted(pooled[name])
-        t.ms, t.calls = statistics.median(t.rounds_ms), len(values)
+        t.ms, t.calls, t.busy_ms = statistics.median(t.rounds_ms), len(values), sum(values)
         t.q25_ms, t.q75_ms = _quantile(values, 0.25), _quantile(values, 0.75)
     timed_ms = [ms for n in live if (ms := results[n].ms) is not None]
     if timed_ms and min(timed_ms) < settings.cudagraph_below_ms:

@@ -1,9 +1,12 @@
 """Sandbox entry points of the harness (they run inside `ladder.sandbox`'s subprocess, never in the parent).
 
-`evaluate(job)`: static check of one candidate module, import, then per case: validation on fresh inputs (seeds ×
-input kinds), on a GPU the interleaved timing of candidate / initial kernel / eager / torch.compile on identical
-inputs (CPU: a few repeated calls stand in for the timed ones), then the re-check after timing. One JSON message
-per case, so a crash or hang loses only the case in progress (the parent restarts for the rest).
+`evaluate(job)`, the runner: imports the candidate module (the parent has already run the static check on its
+source), then per case: the candidate's forward on fresh inputs (seeds × input kinds, the seeds drawn by the
+parent at run time), each run's outputs saved to a file in the working directory for the parent to judge; on a
+GPU the interleaved timing of candidate / initial kernel / eager / torch.compile on identical inputs (CPU: a few
+repeated calls stand in for the timed ones); then the re-check runs. Every message is a claim of a process that
+runs candidate code: the parent (ladder.harness.evaluate) decides correctness from the output files, and the
+runner's own findings (monitor, tampering, errors) can only fail a candidate.
 
 `environment(job)`: versions, precision flags and, on a GPU, the measured ceilings.
 """
@@ -16,8 +19,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,8 @@ from typing import Any
 from irscope.capture.loader import load_module
 from suite.operator import RANDOM, Case, Operator, resolve_operator
 
-TIMING_SEED = 0  # docs/suite.md#inputs: timing inputs are those of seed 0
-RECHECK_SEED = 1_000_003  # never one of the validation seeds
+RECHECK_OFFSET = 1_000_003  # re-check seeds: seed_base + this (+1): never one of the validation seeds
+SAME_BUFFERS, NEW_BUFFERS = f"{RANDOM}/same-buffers", f"{RANDOM}/new-buffers"
 Emit = Callable[[dict], None]
 
 
@@ -37,6 +39,7 @@ class Job:
     cases: list[str] | None = None  # case names; None: the five cases on a GPU, the small cases on CPU
     device: str = "cuda"
     seeds: int = 3
+    seed_base: int = 0  # validation seeds seed_base .. +seeds-1 (the first also gives the timing inputs)
     kinds: list[str] | None = None  # None: the operator's input_kinds
     timing: dict | None = None  # TimingSettings fields; None: no timing
     references: list[str] = field(default_factory=lambda: ["eager"])
@@ -70,14 +73,16 @@ def _prepare(device: str) -> None:
         raise RuntimeError("device 'cuda' requested but torch sees no CUDA device")
 
 
+def recheck_seeds(job: Job) -> tuple[int, int]:
+    return job.seed_base + RECHECK_OFFSET, job.seed_base + RECHECK_OFFSET + 1
+
+
 def evaluate(payload: dict, emit: Emit) -> dict:
-    from ladder.harness.anticheat import static_check, tampered, timer_fingerprint
+    from ladder.harness.anticheat import tampered, timer_fingerprint
 
     job = Job(**payload)
     _prepare(job.device)
     op = resolve_operator(job.operator)
-    path = Path(job.candidate) if job.candidate else op.kernel_path
-    emit({"type": "static", "violations": [str(v) for v in static_check(path.read_text(), str(path))]})
     cases = select_cases(op, job.cases, job.device)
     if job.compile_cases and job.timing is not None:
         import torch._inductor.compile_fx  # noqa: F401  (CPU-only import work, done before waiting for the GPU)
@@ -85,74 +90,75 @@ def evaluate(payload: dict, emit: Emit) -> dict:
 
     fingerprint = timer_fingerprint()
     try:
-        forward = load_module(path, "candidate").forward
+        forward = load_module(Path(job.candidate or op.kernel_path), "candidate").forward
         initial = load_module(op.kernel_path, "initial").forward if job.time_initial else None
     except Exception as e:
         emit({"type": "load_error", "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]})
         return {"cases": 0}
     changed = tampered(fingerprint)
-    if changed:  # at import time already: report now, whatever happens later
+    if changed:  # at import time already: the verdict is decided, and timing with a patched clock may never end
         emit({"type": "tamper", "changed": changed})
+        return {"cases": 0}
+    outputs = iter(range(1 << 30))  # output file numbers
     for case in cases:
         if job.not_after is not None and time.time() > job.not_after:
             emit({"type": "skipped", "case": case.name, "reason": "deadline reached"})
             continue
         emit({"type": "case_start", "case": case.name})
-        emit({"type": "case", **evaluate_case(op, case, forward, initial, job, emit)})
+        emit({"type": "case_end", **evaluate_case(op, case, forward, initial, job, emit, outputs)})
     changed = tampered(fingerprint)
     if changed:
         emit({"type": "tamper", "changed": changed})
     return {"cases": len(cases)}
 
 
-def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job, emit: Emit) -> dict:
+def evaluate_case(
+    op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job, emit: Emit, outputs: Iterator[int]
+) -> dict:
+    """One case's runs (each emitted with its output file), timing and re-check; returns what the runner saw
+    besides the runs: errors, notes, timing, phase durations."""
     import torch
 
-    from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error, recheck, validate_case
+    from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error, run_forward
     from ladder.harness.gpu_lock import exclusive, shared
     from ladder.harness.timing import TimingSettings, time_interleaved
 
     def waiting() -> None:
         emit({"type": "waiting", "for": "gpu", "case": case.name})
 
-    # errors fail the case; notes do not (a reference that will not compile says nothing about the candidate)
-    record: dict[str, Any] = {
-        "case": case.name,
-        "label": case.label(),
-        "role": case.role,
-        "shape": dict(case.shape),
-        "errors": [],
-        "notes": [],
-        "phase_seconds": {},
-    }
+    def run(phase: str, inputs: tuple, kind: str, seed: int) -> bool:
+        result, out = run_forward(op, forward, case, inputs, kind=kind, seed=seed, device=job.device)
+        name = None
+        if out is not None:
+            name = f"out-{next(outputs)}.pt"
+            try:
+                torch.save(out, name)
+            except Exception as e:
+                result.problems.append(f"the outputs could not be saved: {type(e).__name__}: {str(e)[:300]}")
+                name = None
+        emit({"type": "run", "phase": phase, "file": name, **result.to_json()})
+        return out is not None
+
+    record: dict[str, Any] = {"case": case.name, "errors": [], "notes": [], "phase_seconds": {}}
     t0 = time.perf_counter()
     inputs: tuple = ()
     try:
         kinds = job.kinds or list(op.input_kinds)
+        produced = True
         with shared(job.gpu_lock, waiting):
-            runs = validate_case(
-                op,
-                forward,
-                case,
-                device=job.device,
-                seeds=job.seeds,
-                kinds=kinds,
-                on_run=lambda r: emit(
-                    {"type": "run", "case": case.name, "kind": r.kind, "seed": r.seed, "ok": r.ok, "seconds": r.seconds}
-                ),
-            )
-        record["validation"] = _summary(runs)
+            for kind in kinds:
+                for seed in range(job.seed_base, job.seed_base + job.seeds):
+                    produced &= run("validation", op.make_inputs(case, seed, job.device, kind), kind, seed)
         record["phase_seconds"]["validation"] = round(time.perf_counter() - t0, 3)
-        emit({"type": "progress", "case": case.name, "phase": "validated", "ok": record["validation"]["ok"]})
-        inputs = op.make_inputs(case, TIMING_SEED, job.device, RANDOM)
-        numeric_ok = all(r.numeric_ok for r in runs)
+        emit({"type": "progress", "case": case.name, "phase": "validated"})
+        inputs = op.make_inputs(case, job.seed_base, job.device, RANDOM)
         t1 = time.perf_counter()
         if job.timing is not None and job.device.startswith("cuda"):
             fns: dict[str, Callable[[], object]] = {}
-            if numeric_ok:
+            if produced:
                 fns["candidate"] = lambda: forward(*inputs)
             else:
-                record["notes"].append("candidate not timed: it failed validation")
+                record["notes"].append("candidate not timed: a validation run produced no output")
             if initial is not None:
                 fns["initial"] = lambda: initial(*inputs)
             if "eager" in job.references:
@@ -163,33 +169,42 @@ def evaluate_case(op: Operator, case: Case, forward: Callable, initial: Callable
                 if compiled is not None:
                     fns["compile"] = lambda: compiled(*inputs)
             with exclusive(job.gpu_lock, waiting):
-                timed = time_interleaved(fns, TimingSettings(**job.timing))
+                timed = time_interleaved(
+                    fns,
+                    TimingSettings(**job.timing),
+                    lambda name, edge: emit({"type": "timing_block", "case": case.name, "impl": name, "edge": edge}),
+                )
             record["timing"] = {k: v.to_json() for k, v in timed.items()}
         else:
-            for _ in range(job.exercise_calls if numeric_ok else 0):
+            for _ in range(job.exercise_calls if produced else 0):
                 forward(*inputs)  # the repeated calls that timing would make, for the re-check to follow
         record["phase_seconds"]["timing"] = round(time.perf_counter() - t1, 3)
         emit({"type": "progress", "case": case.name, "phase": "timed"})
         t2 = time.perf_counter()
+        same, new = recheck_seeds(job)
         with shared(job.gpu_lock, waiting):
-            record["recheck"] = _summary(
-                recheck(op, forward, case, inputs, device=job.device, seed=RECHECK_SEED, kind=RANDOM)
-            )
+            # new contents in the very buffers the timed calls used (a cache keyed on data_ptr, shape or object
+            # returns stale results), then a freshly allocated input set
+            for dst, src in zip(inputs, op.make_inputs(case, same, job.device, RANDOM)):
+                if isinstance(dst, torch.Tensor):
+                    dst.copy_(src)
+            run("recheck", inputs, SAME_BUFFERS, same)
+            run("recheck", op.make_inputs(case, new, job.device, RANDOM), NEW_BUFFERS, new)
         record["phase_seconds"]["recheck"] = round(time.perf_counter() - t2, 3)
     except FatalDeviceError as e:
         record["errors"].append(f"fatal device error (the worker restarts for the remaining cases): {e}")
-        emit({"type": "case", **_close(record, t0)})
+        emit({"type": "case_end", **record})
         raise
     except Exception as e:
         record["errors"].append(f"{type(e).__name__}: {str(e)[:500]}\n{traceback.format_exc()[-3000:]}")
         if is_fatal_device_error(e):
-            emit({"type": "case", **_close(record, t0)})
+            emit({"type": "case_end", **record})
             raise FatalDeviceError(str(e)) from e
     finally:
         inputs = ()  # drop the case's tensors before the next case allocates
         if job.device.startswith("cuda"):
             torch.cuda.empty_cache()
-    return _close(record, t0)
+    return record
 
 
 def _compile_reference(op: Operator, inputs: tuple, record: dict) -> Callable | None:
@@ -205,36 +220,6 @@ def _compile_reference(op: Operator, inputs: tuple, record: dict) -> Callable | 
         return None
     record["compile_seconds"] = round(time.perf_counter() - t, 2)
     return compiled
-
-
-def _summary(runs: list) -> dict:
-    failures = [r.to_json() for r in runs if not r.ok]
-    kernels: Counter = Counter()
-    aten: Counter = Counter()
-    for r in runs:
-        kernels.update(r.kernels)
-        aten.update(r.aten_ops)
-    return {
-        "ok": bool(runs) and not failures,
-        "runs": len(runs),
-        "numeric_ok": all(r.numeric_ok for r in runs),
-        "failures": failures[:5],
-        "failed_runs": len(failures),
-        "min_launches": min((r.launches for r in runs), default=0),
-        "kernels": dict(kernels),
-        "aten_ops": dict(aten),
-        "kinds": sorted({r.kind for r in runs}),
-        "max_abs": max((r.max_abs or 0.0 for r in runs), default=0.0),
-        "rel_l2": max((r.rel_l2 or 0.0 for r in runs), default=0.0),
-    }
-
-
-def _close(record: dict, t0: float) -> dict:
-    validation, rechecked = record.get("validation"), record.get("recheck")
-    record["correct"] = bool(validation and validation["ok"] and rechecked and rechecked["ok"] and not record["errors"])
-    record["numeric_ok"] = bool(validation and validation["numeric_ok"] and rechecked and rechecked["numeric_ok"])
-    record["seconds"] = round(time.perf_counter() - t0, 3)
-    return record
 
 
 def environment(payload: dict, emit: Emit) -> dict:

@@ -9,10 +9,16 @@ symptom is about, gates whose guards exclude the target dropped — and every re
 to the code that emits it (compiler_index.explain, the one trajectory × index join). It then states the
 mechanism in one sentence. A symptom whose compiler evidence is found keeps its card's rewrite family, now
 justified by compiler source; when nothing is found, L4 says so and the round stays inconclusive.
+
+Where the blocking condition is a compile-time fact, L4 then tests it (ladder.counterfactual): the captured
+kernel is compiled again with the condition made to hold, and the hypothesis is confirmed when the symptom goes
+away. Confirmed hypotheses rank first; at most `counterfactuals` what-if compiles run per diagnosis (option,
+default ladder.counterfactual.MAX_PER_DIAGNOSIS; 0 skips them), their trajectories kept in the round's whatif/.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import irscope
@@ -21,6 +27,7 @@ from compiler_index.build import build, resolve_roots
 from compiler_index.explain import trace_diagnostics
 from compiler_index.store import IndexDbError, open_index
 from compiler_index.target import Target, file_applies, for_target
+from ladder import counterfactual
 from ladder.context import Context
 from ladder.evidence import (
     ARTIFACT,
@@ -262,14 +269,50 @@ class SourceLevel(Level):
             ids = (*(e.id for e in found), statement.id)
             hypotheses.append(Hypothesis(h.bottleneck, h.hotspot, h.cases, ids, h.finding))
             families[inv.family] = inv.rewrite_family(ids, families.get(inv.family))
+        tested, more = _counterfactuals(ctx, hypotheses)
+        evidence += more
+        notes += [f"{t.bottleneck}: {t.counterfactual['detail']}" for t in tested if t.counterfactual]
         return LevelResult(
             self.name,
             RAN,
             evidence=tuple(evidence),
-            hypotheses=tuple(hypotheses),
+            hypotheses=tuple(tested),
             families=tuple(families.values()),
             notes=tuple(notes),
         )
+
+
+def _counterfactuals(ctx: Context, hypotheses: list[Hypothesis]) -> tuple[list[Hypothesis], list[Evidence]]:
+    """Each hypothesis with its what-if compile (costliest first, within the budget), confirmed ones first."""
+    budget = int(ctx.option("counterfactuals", counterfactual.MAX_PER_DIAGNOSIS))
+    out: list[Hypothesis] = []
+    evidence: list[Evidence] = []
+    for n, h in enumerate(hypotheses):
+        if budget <= 0 or h.finding is None:
+            out.append(h)
+            continue
+        tag = f"{n}.{h.bottleneck}"
+        ctx.say(f"L4: testing {h.bottleneck} with a what-if compile …")
+        outcomes = counterfactual.test(h.finding.hazard, h.finding.trajectory, ctx.workdir / "whatif" / tag, budget)
+        budget -= len(outcomes)
+        items = [
+            Evidence(
+                f"L4.{tag}.whatif{k}",
+                "L4",
+                f"what-if compile: {o.detail}",
+                SourceRef(ARTIFACT, o.trajectory),
+                data=o.to_json(),
+            )
+            for k, o in enumerate(outcomes)
+        ]
+        evidence += items
+        if not outcomes:
+            out.append(h)
+            continue
+        best = next((o for o in outcomes if o.confirmed), outcomes[-1])
+        out.append(replace(h, evidence=(*h.evidence, *(e.id for e in items)), counterfactual=best.to_json()))
+    out.sort(key=lambda h: not h.confirmed)  # stable: confirmed first, each group in L3's cost order
+    return out, evidence
 
 
 LEVEL = SourceLevel()

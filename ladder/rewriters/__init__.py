@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from irscope.argtypes import non_negative, number, positive
 from ladder.rewriters.base import Rewriter, RewriteRequest, RewriterUnavailable
 from ladder.rewriters.llm import DEFAULT_ATTEMPTS, DEFAULT_HTTP_RETRIES, LLMRewriter
 from ladder.rewriters.offline import OfflineRewriter
@@ -22,18 +23,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", help="chat-completions endpoint (default: $OPENAI_BASE_URL); key: $OPENAI_API_KEY")
     p.add_argument(
         "--attempts",
-        type=int,
+        type=positive,
         default=DEFAULT_ATTEMPTS,
         help="requests per round when replies are malformed (default %(default)s)",
     )
     p.add_argument(
         "--http-retries",
-        type=int,
+        type=non_negative,
         default=DEFAULT_HTTP_RETRIES,
         help="retries of one request on HTTP 429/5xx (default %(default)s)",
     )
-    p.add_argument("--temperature", type=float)
-    p.add_argument("--max-tokens", type=int)
+    p.add_argument(
+        "--temperature", type=number(0, 2), help="sampling temperature for --llm, 0 to 2 (default: the endpoint's)"
+    )
+    p.add_argument("--max-tokens", type=positive, help="reply length limit for --llm (default: the endpoint's)")
 
 
 def from_args(args: argparse.Namespace) -> Rewriter:

@@ -13,17 +13,26 @@ mechanical candidates were all tried") and its family is the applied card's. Wit
 every applier is in play. When nothing untried is left, the Rewrite has no source and its attempt finishes with
 records.NOTHING_LEFT: the loop records the round invalid and stops the operator (the next round would be the same).
 
+When L4 confirmed a compile-time condition with a what-if compile (Hypothesis.counterfactual), the candidates
+that realize it come first: a divisibility condition becomes `tl.multiple_of` hints on the named arguments at
+the top of the kernel; an option or constexpr condition promotes the appliers' candidates that set exactly
+those values (a launch's num_stages, a BLOCK size).
+
 Every candidate considered, and which one was chosen, goes to the round's offline-candidates.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from ladder.context import digest
+from ladder.counterfactual import HINT
+from ladder.policy import Diagnosis
 from ladder.records import NOTHING_LEFT, Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, unified_diff
 from patterns.appliers import APPLIERS, Candidate, generate
@@ -87,6 +96,7 @@ class OfflineRewriter(Rewriter):
         cited = list(d.family.cards) if d and d.family else []
         own = family_appliers(family, cited) if family else list(APPLIERS)
         options, failed = self._options(request.base_source, own)
+        options = _realizing_first(options, request.base_source, d)
         tried = {p.candidate for p in request.history if p.candidate}
         base = digest(request.base_source)
         fresh = [o for o in options if digest(o.candidate.source) not in tried | {base}]
@@ -143,3 +153,49 @@ class OfflineRewriter(Rewriter):
             unified_diff(request.base_source, c.source),
             (Attempt(None, {}, "applied"),),
         )
+
+
+def _realizing_first(options: list[Option], source: str, d: Diagnosis | None) -> list[Option]:
+    """The candidates that realize L4's confirmed requirement first (a new hint candidate, or the applier
+    candidates setting exactly the confirmed values), the others after, in their order."""
+    h = d.hypothesis if d is not None else None
+    if h is None or not h.confirmed or h.counterfactual is None or h.finding is None:
+        return options
+    realize: Mapping[str, Any] = h.counterfactual["realize"]
+    params = dict(realize["params"])
+    why = f"realizes L4's confirmed requirement ({h.counterfactual['requirement']})"
+    if realize["kind"] == HINT:
+        hint = _hints(source, h.finding.hazard.kernel, params)
+        return ([Option(replace(hint, description=f"{hint.description}; {why}"), False)] if hint else []) + options
+    matching = [o for o in options if params.items() <= o.candidate.params.items()]
+    chosen = [Option(replace(o.candidate, description=f"{o.candidate.description}; {why}"), False) for o in matching]
+    return chosen + [o for o in options if o not in matching]
+
+
+def _hints(source: str, kernel: str, params: Mapping[str, int]) -> Candidate | None:
+    """`NAME = tl.multiple_of(NAME, V)` for each argument at the top of `kernel`'s body (after its docstring)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    if fn is None or not all(p in {a.arg for a in fn.args.args} for p in params):
+        return None
+    body = fn.body
+    first = (
+        body[1]
+        if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+        else body[0]
+    )
+    lines = source.splitlines(keepends=True)
+    indent = lines[first.lineno - 1][: first.col_offset]
+    added = "".join(f"{indent}{n} = tl.multiple_of({n}, {v})\n" for n, v in params.items())
+    new = "".join(lines[: first.lineno - 1]) + added + "".join(lines[first.lineno - 1 :])
+    names = ", ".join(params)
+    return Candidate(
+        "whatif_hints",
+        "divisibility-hints",
+        f"tl.multiple_of hints on {names} at line {first.lineno} of {kernel}",
+        new,
+        dict(params),
+    )

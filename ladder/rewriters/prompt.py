@@ -54,6 +54,16 @@ def _diagnosis(request: RewriteRequest) -> tuple[str, str]:
         f"Hypothesis: {d.hypothesis.bottleneck} at {d.hypothesis.hotspot} "
         f"(cases: {', '.join(d.hypothesis.cases) or 'all'}).",
         f"Rewrite family: {d.family.name}: {d.family.description}",
+    ]
+    cf = d.hypothesis.counterfactual
+    if cf and cf.get("verdict") == "confirmed":
+        lines.append(
+            f"Requirement (confirmed by compiling the current kernel with it on the CPU): {cf['requirement']}. "
+            f"Result of that compile: {cf['detail']}"
+        )
+    elif cf:
+        lines.append(f"A compile-time condition was tested and did not remove the symptom: {cf['detail']}")
+    lines += [
         "",
         "Evidence:",
     ]
@@ -64,6 +74,8 @@ def _diagnosis(request: RewriteRequest) -> tuple[str, str]:
     task = (
         f"Apply the rewrite family `{d.family.name}` to the current kernel, guided by the evidence, keeping it correct."
     )
+    if d.hypothesis.confirmed:
+        task += " The rewrite must meet the confirmed requirement above."
     return "\n".join(lines), task
 
 

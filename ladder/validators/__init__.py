@@ -1,7 +1,9 @@
 """The validators registry: how a round checks a candidate. Each returns a ladder.validation.Validation.
 
 "harness" is the sandboxed harness (ladder/harness): anti-cheat validation, and on a GPU timings against eager
-with speed of light. "interpret" is a lighter CPU-only check (small cases under Triton's interpreter).
+with speed of light. "interpret" is a lighter CPU-only check (small cases under Triton's interpreter). Both run the
+candidate confined (ladder.confine) and judge its outputs in this process; `create` refuses when no confinement
+works here, unless the user passed --unsafe-no-sandbox.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from ladder.confine import Confinement, required
 from ladder.harness.gpu_lock import GpuSlot
 from ladder.validation import Validation
 from ladder.validators.harness import HarnessValidator
@@ -25,15 +28,18 @@ class Validator(Protocol):
         ...
 
 
-# Each maps the GPU the validator is bound to (None: whatever the process sees) to a validator.
-VALIDATORS: dict[str, Callable[[GpuSlot | None], Validator]] = {
-    "harness": lambda slot: HarnessValidator(slot=slot),
-    "interpret": lambda slot: InterpretValidator(),  # Triton's interpreter on CPU: no GPU to bind
+# Each maps the GPU the validator is bound to (None: whatever the process sees) and the confinement of its
+# candidates (None: the user opted out) to a validator.
+VALIDATORS: dict[str, Callable[[GpuSlot | None, Confinement | None], Validator]] = {
+    "harness": lambda slot, confinement: HarnessValidator(slot=slot, confinement=confinement),
+    # Triton's interpreter on CPU: no GPU to bind
+    "interpret": lambda slot, confinement: InterpretValidator(confinement=confinement),
 }
 
 
-def create(name: str, slot: GpuSlot | None = None) -> Validator:
+def create(name: str, slot: GpuSlot | None = None, *, unsafe_no_sandbox: bool = False) -> Validator:
+    """Raises ladder.confine.SandboxUnavailable when candidates cannot be confined and the user did not opt out."""
     factory = VALIDATORS.get(name)
     if factory is None:
         raise ValueError(f"no validator {name!r}; validators: {', '.join(VALIDATORS)}")
-    return factory(slot)
+    return factory(slot, required(unsafe_no_sandbox))

@@ -7,6 +7,10 @@ workers see only that GPU and take its GpuLock alone to time (ladder/harness/gpu
 serve several threads; it measures its ceilings once.
 
 On a machine without CUDA it validates the small cases under TRITON_INTERPRET=1 and keeps no times.
+
+The candidate runs confined (`confinement`, ladder.confine) and its verdict is decided in this process
+(ladder.harness.evaluate); only with `confinement=None`, the user's --unsafe-no-sandbox, does it run as a plain
+child process.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import threading
 from dataclasses import asdict
 from pathlib import Path
 
+from ladder.confine import Confinement
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.gpu_lock import GpuSlot
@@ -36,9 +41,15 @@ class HarnessValidator:
     name = "harness"
 
     def __init__(
-        self, seeds: int = 3, timing: TimingSettings | None = None, timeout_s: float = 900, slot: GpuSlot | None = None
+        self,
+        seeds: int = 3,
+        timing: TimingSettings | None = None,
+        timeout_s: float = 900,
+        slot: GpuSlot | None = None,
+        confinement: Confinement | None = None,
     ):
         self.seeds, self.timing, self.timeout_s, self.slot = seeds, timing or TimingSettings(), timeout_s, slot
+        self.confinement = confinement
         self.device = "cuda" if _cuda() else "cpu"
         self._ceilings: Ceilings | None = None
         self._gpu_name = "cpu (TRITON_INTERPRET=1)"
@@ -79,6 +90,7 @@ class HarnessValidator:
             gpu_lock=self._lock,
             timeout_s=self.timeout_s,
             extra_env=self._env,
+            confinement=self.confinement,
         )
         doc = result.to_json()
         cases = []

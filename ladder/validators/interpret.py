@@ -1,20 +1,24 @@
-"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, checked as
-every interpreter check is (suite.interp_check: the operator's correctness rule), in a child process
-(irscope.childproc) with a timeout, a temporary working directory and the allowlisted environment. It checks
-correctness only: interpreter times say nothing about a GPU, so none are kept.
+"""CPU validation: the candidate's `forward` on the operator's small cases under TRITON_INTERPRET=1, judged by the
+operator's correctness rule (suite.compare.verify, as every interpreter check is), correctness only: interpreter
+times say nothing about a GPU, so none are kept.
 
-It is a smoke check, not the anti-cheat harness: the candidate shares the child process with the checker.
+The candidate runs in the confined runner (ladder.confine; a plain child process only under --unsafe-no-sandbox)
+on inputs from seeds drawn here at run time, and saves its outputs; this process reads them back, regenerates the
+inputs and judges. It is a smoke check, not the anti-cheat harness: no static check, no monitor of what the
+forward computes with.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
+import contextlib
+import os
+import secrets
 import tempfile
+import traceback
 from pathlib import Path
 
-from irscope import childproc
+from ladder.confine import Confinement
+from ladder.sandbox import run_sandboxed
 from ladder.validation import CaseResult, Validation
 from suite.operator import Operator
 
@@ -24,57 +28,106 @@ DEVICE = "cpu (TRITON_INTERPRET=1)"
 class InterpretValidator:
     name = "interpret"
 
-    def __init__(self, seeds: int = 2, timeout_s: float = 300):
-        self.seeds, self.timeout_s = seeds, timeout_s
+    def __init__(self, seeds: int = 2, timeout_s: float = 300, confinement: Confinement | None = None):
+        self.seeds, self.timeout_s, self.confinement = seeds, timeout_s, confinement
 
     def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
+        seed_base = secrets.randbelow(1 << 31)  # drawn now: the candidate cannot know its inputs in advance
+        seeds = list(range(seed_base, seed_base + self.seeds))
+        verdicts: dict[str, str] = {}  # case → "" (correct so far) or the first failure
+        seen: dict[str, set[tuple[str, int]]] = {}  # case → its (kind, seed) runs judged
         with tempfile.TemporaryDirectory(prefix="ladder-interp-") as tmp:
-            result = Path(tmp) / "result.json"
-            env = childproc.child_env(
-                Path(tmp), {"TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": str(Path(tmp) / "triton-cache")}
+            scratch = Path(tmp)
+            (scratch / "candidate.py").write_text(candidate.read_text())
+
+            def judge(msg: dict) -> None:
+                try:
+                    run = (str(msg["kind"]), int(msg["seed"]))
+                    case, detail = _judge(op, scratch, msg, seeds)
+                    if run in seen.setdefault(case, set()):  # a forked copy of the runner, or a forger
+                        detail = f"{run[0]} seed {run[1]} reported twice"
+                    seen[case].add(run)
+                except Exception as e:  # the runner's message: its fault, and never this process's end
+                    case, detail = "", f"a message from the runner that makes no sense ({type(e).__name__})"
+                verdicts[case] = verdicts.get(case) or detail
+
+            run = run_sandboxed(
+                "ladder.validators.interpret:run",
+                {"candidate": str(scratch / "candidate.py"), "op": op.ref, "seeds": seeds},
+                timeout_s=self.timeout_s,
+                extra_env={"TRITON_INTERPRET": "1"},
+                on_message=judge,
+                # the interpreter never touches a GPU: its address space can be bounded too
+                confinement=self.confinement.without_gpu() if self.confinement else None,
+                scratch=scratch,
+                read_only=[Path(op.origin), op.kernel_path] if op.origin else [],
             )
-            # The child finds the operator through the module that defines it (suite/ops/<name>.py: OPERATOR).
-            cmd = [
-                sys.executable,
-                "-m",
-                "ladder.validators.interpret",
-                str(candidate.resolve()),
-                op.ref,
-                str(self.seeds),
-                str(result),
-            ]
-            run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=self.timeout_s, merge_stderr=True)
-            if run.timed_out:
-                return Validation(self.name, DEVICE, False, f"timed out after {self.timeout_s:g} s")
-            if run.returncode != 0 or not result.exists():
-                return Validation(self.name, DEVICE, False, f"exited {run.returncode}: {run.stdout[-3000:]}")
-            cases = tuple(CaseResult.from_json(c) for c in json.loads(result.read_text()))
+        if run.status == "timeout":
+            return Validation(self.name, DEVICE, False, f"timed out after {self.timeout_s:g} s")
+        if not run.ok:
+            return Validation(self.name, DEVICE, False, f"{run.summary()}: {run.stderr_tail[-3000:]}")
+        wanted = len(op.input_kinds) * len(seeds)
+        for c in op.small_cases:  # silence is no evidence: every run of every case must have been judged
+            if not verdicts.get(c.name) and len(seen.get(c.name, ())) != wanted:
+                verdicts[c.name] = f"{len(seen.get(c.name, ()))} of {wanted} runs reported"
+        cases = [CaseResult(c.name, not verdicts[c.name], verdicts[c.name]) for c in op.small_cases]
         bad = [c for c in cases if not c.ok]
+        if verdicts.get(""):
+            return Validation(self.name, DEVICE, False, verdicts[""], tuple(cases))
         detail = f"{bad[0].case}: {bad[0].detail}" if bad else f"{len(cases)} small cases correct"
-        return Validation(self.name, DEVICE, not bad and bool(cases), detail, cases)
+        return Validation(self.name, DEVICE, not bad and bool(cases), detail, tuple(cases))
 
 
-def _check(candidate: Path, op_ref: str, seeds: int) -> list[dict]:
-    """One CaseResult per small case: its first failing (input kind, seed), if any; the rest of that case is skipped."""
+def _judge(op: Operator, scratch: Path, msg: dict, seeds: list[int]) -> tuple[str, str]:
+    """(case, "" when the run is correct else why): the run's outputs read back and checked here."""
+    import torch
+
+    from suite.compare import verify
+
+    case = next(c for c in op.small_cases if c.name == msg["case"])
+    kind, seed = str(msg["kind"]), int(msg["seed"])
+    if kind not in op.input_kinds or seed not in seeds:
+        return case.name, f"the runner reported a run nobody asked for ({kind} seed {seed})"
+    where = f"{kind} seed {seed}"
+    if msg.get("error"):
+        return case.name, f"{where}: {str(msg['error'])[:3000]}"
+    path = scratch / Path(str(msg["file"])).name
+    try:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+            out = torch.load(f, map_location="cpu", weights_only=True)
+    except Exception as e:
+        return case.name, f"{where}: the outputs could not be read back ({type(e).__name__})"
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    verdict = verify(op, op.make_inputs(case, seed, "cpu", kind), out)
+    return case.name, "" if verdict.ok else f"{where}: {verdict.detail}"
+
+
+def run(payload: dict, emit) -> None:
+    """The runner (inside the sandbox): every small case × input kind × seed, outputs saved, one message each; a
+    case stops at its first failing run, as the parent stops reading there."""
+    import torch
+
     from irscope.capture.loader import load_module
-    from suite.interp_check import check_forward
     from suite.operator import resolve_operator
 
-    op = resolve_operator(op_ref)
-    forward = load_module(candidate, "candidate").forward
-    results = []
+    op = resolve_operator(payload["op"])
+    forward = load_module(Path(payload["candidate"]), "candidate").forward
+    n = 0
     for case in op.small_cases:
-        bad = next((r for r in check_forward(op, forward, seeds=seeds, cases=[case]) if not r.ok), None)
-        detail = f"{bad.kind} seed {bad.seed}: {bad.detail}" if bad else ""
-        results.append(CaseResult(case.name, bad is None, detail).to_json())
-    return results
-
-
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description="child process of InterpretValidator")
-    ap.add_argument("candidate", type=Path)
-    ap.add_argument("op_ref")
-    ap.add_argument("seeds", type=int)
-    ap.add_argument("result", type=Path)
-    a = ap.parse_args()
-    a.result.write_text(json.dumps(_check(a.candidate, a.op_ref, a.seeds)))
+        for kind in op.input_kinds:
+            for seed in payload["seeds"]:
+                inputs = op.make_inputs(case, seed, "cpu", kind)
+                before = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+                msg = {"case": case.name, "kind": kind, "seed": seed}
+                try:
+                    out = forward(*inputs)
+                    if any(isinstance(a, torch.Tensor) and not a.equal(b) for a, b in zip(inputs, before)):
+                        raise ValueError("forward modified an input")
+                    msg["file"] = f"out-{n}.pt"
+                    torch.save(out, msg["file"])
+                    n += 1
+                except Exception:
+                    msg["error"] = traceback.format_exc(limit=4)
+                emit(msg)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import pty
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,7 +86,7 @@ def test_changed_extractors_reextract_everything(tmp_path: Path):
 
 def test_build_with_progress_display(tmp_path: Path, capsys: pytest.CaptureFixture):
     report = build(tmp_path / "index.db", roots_for(CORPUS), jobs=2, progress=True)
-    assert report.parsed == 21 and not report.errors
+    assert report.parsed == 21 and not report.errors  # 16 C++, 4 TableGen, 1 pipeline file
 
 
 def test_broken_pipeline_file_is_reported_and_the_rest_indexed(corpus_copy: Path, tmp_path: Path):
@@ -133,3 +137,43 @@ def test_unfinished_build_is_refused(tmp_path: Path):
 def test_bad_source_directory():
     with pytest.raises(SourceError, match=r"does not exist.*compiler-index fetch"):
         resolve_roots([CORPUS / "nope"], None)
+
+
+def _on_a_terminal(argv: list[str]) -> tuple[int, str]:
+    """Run `argv` with stdout and stderr on a pseudo-terminal, as a person at a shell would; all it printed."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env={**os.environ, "TERM": "xterm", "COLUMNS": "160"},
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return proc.wait(60), out.decode(errors="replace")
+
+
+def test_build_on_a_terminal_shows_progress_unless_quiet(tmp_path: Path):
+    """On a terminal the build draws a bar over the files it parses (all 21 of the corpus, the last one named);
+    --quiet, --json and a redirected output draw none."""
+    argv = [sys.executable, "-m", "compiler_index.cli", "build", "--source", str(CORPUS), "--pipeline"]
+    argv += [str(CORPUS_PIPELINE), "--db", str(tmp_path / "index.db")]
+    rc, shown = _on_a_terminal(argv)
+    assert rc == 0
+    assert "indexing" in shown and "21/21" in shown and "third_party/toyhw/toyhw.cc" in shown
+    assert "21 files (21 parsed" in shown  # the report follows the bar
+    rc, quiet = _on_a_terminal([*argv, "--rebuild", "--quiet"])
+    assert rc == 0 and "21 files (21 parsed" in quiet and "indexing" not in quiet
+    piped = subprocess.run([*argv, "--rebuild"], capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0 and "indexing" not in piped.stdout + piped.stderr

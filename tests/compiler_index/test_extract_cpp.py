@@ -228,3 +228,18 @@ def test_guards_are_innermost_first_through_nesting_else_if_and_early_exits():
         "!(computeCapability >= 100)",
         "!(computeCapability < 80)",
     ]
+
+
+def test_a_deeply_nested_gate_is_conditioned_on_its_innermost_branch():
+    """A gate under three branches: its condition is the branch that decides it (the innermost), its guards go
+    outward from there; taking the outermost (`numWarps >= 4`) would name a check every gate of the function
+    shares."""
+    pick = gates_of(facts(MMA), "pickTile")
+    assert pick[58] == (
+        "match-failure",
+        "op.getType().getNumElements() < 64",
+        ["op.getType().getNumElements() < 64", "bits <= 16", "numWarps >= 4"],
+        "",
+    )
+    # an else-if branch: its own condition, the earlier branch negated, then the enclosing one
+    assert pick[60] == ("warning", "bits == 32", ["bits == 32", "!(bits <= 16)", "numWarps >= 4"], "")

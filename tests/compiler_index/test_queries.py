@@ -175,6 +175,24 @@ def test_conditions_of_a_pattern(corpus_db: Path):
     assert ("return-false", "run < minRun", "WidenTileLoad::matchAndRewrite", "isContiguousEnough") in from_callee
 
 
+def test_conditions_name_the_innermost_guard_after_the_round_trip(corpus_db: Path):
+    """Stored and read back, a nested gate keeps the innermost guard as its condition (the outermost one is the
+    last guard), for every shape: nested ifs, else-if chains and early returns."""
+    pick = {g.loc.line: g for g in q.conditions(corpus_db, "pickTile").gates}
+    assert (pick[58].kind, pick[58].condition, pick[58].guards[-1]) == (
+        "match-failure",
+        "op.getType().getNumElements() < 64",
+        "numWarps >= 4",
+    )
+    check = {g.loc.line: g for g in q.conditions(corpus_db, "checkTarget").gates}
+    assert (check[39].condition, check[39].guards[-1]) == ("versionMajor != 5", "!(computeCapability < 80)")
+    mma = {g.loc.line: g for g in q.conditions(corpus_db, "supportMMA").gates}
+    # `if (bits < 8) return false;` after an early `if (bits == 64) return false;`, both inside `version == 5`
+    assert (mma[20].condition, mma[20].guards) == ("bits < 8", ["bits < 8", "!(bits == 64)", "version == 5"])
+    nested = [g for g in (*pick.values(), *check.values(), *mma.values()) if len(g.guards) > 1]
+    assert len(nested) >= 8 and all(g.condition == g.guards[0] != g.guards[-1] for g in nested)
+
+
 def test_conditions_of_a_pass(corpus_db: Path):
     res = q.conditions(corpus_db, "toygpu-vectorize-loads")
     assert {t.name for t in res.targets} == {

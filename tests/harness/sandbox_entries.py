@@ -64,3 +64,17 @@ def print_some(payload, emit):
     print("hello from the child")
     print("to stderr", file=sys.stderr)
     return 7
+
+
+def append_to(payload, emit):
+    with open(payload["path"], "a") as f:
+        f.write("from the sandbox\n")
+    return {"uid": os.getuid()}
+
+
+def map_shared(payload, emit):
+    import mmap
+
+    region = mmap.mmap(-1, payload["bytes"])  # anonymous and shared: RLIMIT_DATA does not count it
+    region[payload["bytes"] - 1] = 1
+    return {"mapped": payload["bytes"]}

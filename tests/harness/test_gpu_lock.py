@@ -105,13 +105,82 @@ def test_a_killed_holder_frees_the_gpu(tmp_path):
     t.join()
 
 
-def test_without_a_lock_file_nothing_is_locked_and_a_slot_selects_its_gpu(tmp_path):
-    with shared(None), exclusive(None):  # one worker alone on its GPU: nothing to coordinate
-        pass
-    waits = []
-    lock = GpuLock(tmp_path / "gpu.lock", on_wait=lambda: waits.append(1))
-    with lock.exclusive(), exclusive(str(tmp_path / "other.lock")):  # another GPU's lock is independent
-        pass
-    assert waits == []
-    slot = GpuSlot("GPU-0a1b", str(tmp_path / "gpu.lock"))
+def _holder(path: Path, mode: str) -> subprocess.Popen:
+    """Another process holding `path` through the module's helper until its stdin closes."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import sys\nfrom ladder.harness.gpu_lock import {mode}\n"
+            f"with {mode}(sys.argv[1]):\n    print('held', flush=True)\n    sys.stdin.read()\n",
+            str(path),
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _enter(cm_factory, name: str, log: list[str], release: threading.Event) -> threading.Thread:
+    def body() -> None:
+        with cm_factory():
+            log.append(f"{name}+")
+            release.wait(30)
+
+    t = threading.Thread(target=body, daemon=True)  # a failing test does not wait for it
+    t.start()
+    return t
+
+
+def test_the_helpers_lock_a_path_across_processes_and_only_that_path(tmp_path):
+    """exclusive(path) in another process keeps this one out of exclusive(path) and shared(path) until it lets
+    go; a second GPU's lock file is not held by it."""
+    path = tmp_path / "gpu.lock"
+    holder = _holder(path, "exclusive")
+    log: list[str] = []
+    go = threading.Event()
+    waiting = [_enter(lambda: exclusive(str(path)), "x", log, go), _enter(lambda: shared(str(path)), "s", log, go)]
+    with exclusive(str(tmp_path / "other.lock")):  # another GPU: free at once
+        log.append("other")
+    time.sleep(0.3)
+    assert log == ["other"]  # neither helper got past the other process's lock
+    holder.stdin.close()
+    holder.wait()
+    go.set()  # each leaves as soon as it got in: one after the other, in either order
+    for t in waiting:
+        t.join(30)
+    assert sorted(log) == ["other", "s+", "x+"]
+
+
+def test_a_shared_holder_in_another_process_admits_shared_and_excludes_a_measurement(tmp_path):
+    path = tmp_path / "gpu.lock"
+    holder = _holder(path, "shared")
+    log: list[str] = []
+    go = threading.Event()
+    with shared(str(path)):
+        log.append("s")
+    m = _enter(lambda: exclusive(str(path)), "m", log, go)
+    time.sleep(0.3)
+    assert log == ["s"]
+    holder.stdin.close()
+    holder.wait()
+    _wait_for(log, "m+")
+    go.set()
+    m.join()
+
+
+def test_without_a_lock_file_nothing_is_locked_and_a_slot_selects_its_gpu():
+    """A worker alone on its GPU passes no lock file: two exclusive holders are then inside at the same time."""
+    log: list[str] = []
+    go = threading.Event()
+    both = [_enter(lambda: exclusive(None), name, log, go) for name in ("a", "b")]
+    _wait_for(log, "a+")
+    _wait_for(log, "b+")  # both inside before either lets go
+    go.set()
+    for t in both:
+        t.join()
+    slot = GpuSlot("GPU-0a1b", "irscope-gpu-0a1b.lock")
     assert slot.env() == {"CUDA_VISIBLE_DEVICES": "GPU-0a1b"}

@@ -1,7 +1,9 @@
 """The candidate sandbox with real subprocesses: results, clean environment, and failures that end the child only."""
 
 import os
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +126,42 @@ def test_bad_entry_is_reported_not_raised():
     assert r.status == sandbox.EXCEPTION and r.error["type"] == "AttributeError"
     with pytest.raises(ValueError, match=r"package\.module:function"):
         run_sandboxed("no_colon", {}, timeout_s=1)
+
+
+def test_a_writable_file_in_a_private_temporary_folder_is_reachable_when_confined(tmp_path):
+    """A GPU lock file lives in a folder mkdtemp made (mode 0700) under /tmp: the confined child, dropped to an
+    id of its own, must reach it through the folders bwrap creates for the bind (seen on the H200: permission
+    denied when /tmp's tmpfs was mounted after them)."""
+    from ladder import confine
+
+    confinement = confine.available()
+    if confinement is None:
+        pytest.skip(f"no sandbox here: {confine.problem()}")
+    with tempfile.TemporaryDirectory(prefix="ladder-lock-") as private:
+        lock = confine.shared_file(Path(private) / "gpu.lock")
+        r = run_sandboxed(
+            "tests.harness.sandbox_entries:append_to",
+            {"path": str(lock)},
+            timeout_s=120,
+            confinement=confinement,
+            writable=[lock],
+        )
+        assert r.ok, r.summary() + r.stderr_tail
+        assert lock.read_text() == "from the sandbox\n"
+
+
+def test_a_sandbox_without_a_gpu_bounds_shared_mappings_too():
+    """RLIMIT_DATA misses an anonymous shared mapping (seen on the H200, where a 53 GB one fit in its RAM); a
+    CPU-only sandbox bounds the address space as well. 4 GiB fits this machine's memory, not a 2 GiB bound."""
+    from dataclasses import replace
+
+    from ladder import confine
+
+    confinement = confine.available()
+    if confinement is None:
+        pytest.skip(f"no sandbox here: {confine.problem()}")
+    small = replace(confinement, limits=replace(confinement.limits, memory_bytes=1 << 30))
+    payload = {"bytes": 4 << 30}
+    assert run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small).ok  # RLIMIT_DATA: passes
+    r = run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small.without_gpu())
+    assert r.status == sandbox.EXCEPTION and "Cannot allocate memory" in r.error["message"], r.summary()

@@ -1,7 +1,8 @@
-"""irscope.childproc: a child and everything it started are gone when the call returns, however it ended; the
-environment is an allowlist."""
+"""irscope.childproc: a child and everything it started are gone when the call returns, however it ended, and
+when the parent is killed with SIGKILL (pool workers too); the environment is an allowlist."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from irscope import childproc
+from tests.proctree import descendants, gone, survivors
 
 # Starts a background grandchild, says the pids, then ends as told: normally, with an error, or never.
 CHILD = """
@@ -25,23 +27,6 @@ if mode == "hang":
 """
 
 
-def alive(pid: int) -> bool:
-    """Running: it exists and is not a zombie (an ended process its new parent has not reaped yet)."""
-    try:
-        os.kill(pid, 0)
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except (ProcessLookupError, FileNotFoundError):
-        return False
-    return state != "Z"
-
-
-def gone(*pids: int) -> bool:
-    deadline = time.monotonic() + 5  # SIGKILL is delivered asynchronously
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(alive(p) for p in pids)
-
-
 def run(tmp_path: Path, mode: str, timeout_s: float = 30, **kwargs) -> childproc.ChildResult:
     env = childproc.child_env(tmp_path)
     return childproc.run([sys.executable, "-c", CHILD, mode], env=env, cwd=tmp_path, timeout_s=timeout_s, **kwargs)
@@ -51,7 +36,9 @@ def run(tmp_path: Path, mode: str, timeout_s: float = 30, **kwargs) -> childproc
 def test_the_grandchild_dies_when_the_child_ends(tmp_path, mode, returncode):
     t0 = time.monotonic()
     r = run(tmp_path, mode)
-    assert time.monotonic() - t0 < 20  # the grandchild holds the pipes open: the call must not wait for it
+    # The grandchild holds the pipes open: the call kills the group as soon as the child ends, rather than wait
+    # out the read grace (the group would still die at the block's end, but only after READ_GRACE_S).
+    assert time.monotonic() - t0 < childproc.READ_GRACE_S
     assert r.returncode == returncode and not r.timed_out
     child, grandchild = map(int, r.stdout.split())
     assert r.stderr == "to stderr\n"
@@ -80,6 +67,95 @@ def test_an_exception_in_the_parent_kills_the_group(tmp_path):
         child, grandchild = map(int, proc.stdout.readline().split())
         raise RuntimeError("parent failed")
     assert gone(child, grandchild)
+
+
+# A parent that starts the CHILD above (in hang mode) under childproc.spawn, from its main thread or a worker thread,
+# and waits forever; the child writes its pids to the parent's stdout (inherited).
+PARENT = """
+import sys, threading
+from pathlib import Path
+from irscope import childproc
+child, where, home = sys.argv[1], sys.argv[2], sys.argv[3]
+def start():
+    with childproc.spawn([sys.executable, "-c", child, "hang"], env=childproc.child_env(Path(home)), cwd=home):
+        threading.Event().wait()
+if where == "thread":
+    threading.Thread(target=start).start()
+else:
+    start()
+"""
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_killing_the_parent_with_sigkill_kills_child_and_grandchild(tmp_path, where):
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, CHILD, where, str(tmp_path)],
+        env=childproc.child_env(tmp_path),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    child, grandchild = map(int, parent.stdout.readline().split())
+    tree = descendants(parent.pid)
+    assert {child, grandchild} < tree  # and the guard between parent and child
+    parent.kill()
+    parent.wait()
+    assert not survivors(tree)
+
+
+def test_a_killed_guard_leaves_the_group_to_the_caller(tmp_path):
+    """SIGTERM to the guard (what a caller's terminate() sends) ends the whole group, not the guard alone."""
+    with childproc.spawn(
+        [sys.executable, "-c", CHILD, "hang"], env=childproc.child_env(tmp_path), cwd=tmp_path, stdout=subprocess.PIPE
+    ) as proc:
+        child, grandchild = map(int, proc.stdout.readline().split())
+        proc.terminate()
+        assert gone(child, grandchild)
+        assert proc.wait() == -signal.SIGKILL
+
+
+@pytest.mark.parametrize(
+    ("code", "returncode"),
+    [("raise SystemExit(7)", 7), ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", -signal.SIGSEGV)],
+)
+def test_the_guard_passes_on_the_exit_status_and_the_signal(tmp_path, code, returncode):
+    r = childproc.run([sys.executable, "-c", code], env=childproc.child_env(tmp_path), cwd=tmp_path, timeout_s=30)
+    assert r.returncode == returncode and not r.timed_out
+    assert not list(tmp_path.glob("core*"))  # a crash passed on as a signal leaves no core dump of the guard
+
+
+def test_a_missing_program_raises_as_popen_does_and_a_relative_path_is_the_working_directorys(tmp_path):
+    env = childproc.child_env(tmp_path)
+    for missing in ("no-such-program", "./no-such-program"):
+        with pytest.raises(FileNotFoundError, match="no-such-program"):
+            childproc.run([missing], env=env, cwd=tmp_path, timeout_s=30)
+    tool = tmp_path / "tool.sh"
+    tool.write_text("#!/bin/sh\necho here\n")
+    tool.chmod(0o755)
+    assert Path.cwd() != tmp_path
+    assert childproc.run(["./tool.sh"], env=env, cwd=tmp_path, timeout_s=30).stdout == "here\n"
+
+
+# A parent with a process_pool of two workers busy for a minute (forked as the tasks are submitted); it says so.
+POOL_PARENT = """
+import threading, time
+from irscope import childproc
+pool = childproc.process_pool(2)
+futures = [pool.submit(time.sleep, 60) for _ in range(2)]
+print("submitted", flush=True)
+threading.Event().wait()
+"""
+
+
+def test_pool_workers_die_with_a_killed_parent(tmp_path):
+    parent = subprocess.Popen(
+        [sys.executable, "-c", POOL_PARENT], env=childproc.child_env(tmp_path), stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout.readline() == "submitted\n"
+    tree = descendants(parent.pid)
+    assert len(tree) == 2  # the workers, children of the parent
+    parent.kill()
+    parent.wait()
+    assert not survivors(tree)
 
 
 def test_child_env_is_an_allowlist(tmp_path):

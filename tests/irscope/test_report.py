@@ -43,7 +43,12 @@ def test_show_query_and_markdown(argmax_dump, tmp_path, capsys):
     text = md.read_text()
     for section in ("## Resources", "## Passes that changed the IR", "## Key counters", "## Source lines"):
         assert section in text
+    # 128 elements over 4 warps: 5 butterfly steps across a warp's 32 lanes, 2 across the 4 warps' partials, each
+    # moving a value and an index: 2 × (5 + 2) = 14 PTX shuffles (the plain tl.max on line 37 has 7)
     assert re.search(r"\| 38 \| `i1 = tl.argmax\(x, axis=0\)` \|.*sync.shuffle=14", text)
+    # the plain max's 5 + 2 = 7 PTX shuffles stay on its own line, though the tl.max helper lines they come from
+    # are line 40's too
+    assert re.search(r"\| 37 \| `first = tl.max\(x, axis=0\)` \|.*ptx: sync.shuffle=7\b", text)
 
 
 def test_diff_command(argmax_dump, tmp_path, capsys):
@@ -82,7 +87,7 @@ def test_html_report_in_headless_chromium(argmax_dump, tmp_path):
     dom = run.stdout
     assert 'data-ready="1"' in dom, "the page script did not finish"
     assert dom.count('class="changed"') + dom.count('class="changed sel"') >= 10  # pass rows with effects
-    assert 'class="del"' in dom and 'class="add"' in dom  # coalesce's diff is highlighted
+    assert 'class="c del' in dom and 'class="c add' in dom  # coalesce's diff is highlighted
     assert "ttg.convert_layout" in dom
     shot = tmp_path / "report.png"
     subprocess.run(

@@ -112,3 +112,18 @@ def test_with_an_index_l4_cites_the_deciding_condition(tmp_path):
     assert ("lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp", "ReduceOpConversion") in cited
     statement = next(e for e in l4.evidence if e.id.endswith(".invariant"))
     assert statement.claim.startswith(f"cross-warp-reduction at line {sum_line()} of row_sum: ")
+
+
+@pytest.mark.parametrize("form", ["kernel-ref", "op-with-kernel"])
+def test_a_kernel_file_with_a_syntax_error_is_a_clear_error(form, tmp_path, capsys):
+    """It used to run every level, each failing with a traceback inside, and end "inconclusive" with exit 0."""
+    path = tmp_path / "broken.py"
+    path.write_text("import triton\n\n\n@triton.jit\ndef k(x_ptr):\n    x = tl.load(x_ptr\n")
+    args = [f"{path}:k", "--arg", "x_ptr=*fp32"] if form == "kernel-ref" else ["softmax", "--kernel", str(path)]
+    assert main(["diagnose", *args, "--out", str(tmp_path / "out")]) == 2
+    out, err = capsys.readouterr()
+    assert (
+        err
+        == f"ladder: {path}: importing it failed: {path}:6: syntax error: '(' was never closed; fix it and run again\n"
+    )
+    assert "inconclusive" not in out and "Traceback" not in out + err

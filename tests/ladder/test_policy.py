@@ -24,7 +24,18 @@ from ladder.evidence import (
     SourceRef,
 )
 from ladder.levels.base import Level
-from ladder.policy import ACTIONABLE, AT_TARGET, DOMINANCE, INCONCLUSIVE, Diagnosis, assess, beyond, climb
+from ladder.levels.patterns import PatternLevel
+from ladder.policy import (
+    ACTIONABLE,
+    AT_TARGET,
+    DOMINANCE,
+    INCONCLUSIVE,
+    RIVAL_SHARE,
+    Diagnosis,
+    assess,
+    beyond,
+    climb,
+)
 from suite.operator import get_operator
 from tests.ladder import h200
 
@@ -330,3 +341,70 @@ def test_two_classes_above_the_threshold_compete():
     rival = Hypothesis("under-parallelized", "kernel k", ("c2", "c3", "c4", "c5"), a.hypotheses[0].evidence)
     r = assess(replace(a, hypotheses=(*a.hypotheses, rival)), ctx(validation=None))
     assert not r.tests.dominant.passed and "bottleneck classes compete" in r.tests.dominant.why
+
+
+# c1–c4 run 20x above speed of light, equally far from target; c5 runs at it, below the 80 % target: weightless.
+EQUAL_FOUR = h200.timed(((2.0, 0.1),) * 4 + ((0.1, 0.1),))
+
+
+@pytest.mark.parametrize("covered, dominant", [(("c1", "c2", "c3"), True), (("c1", "c2"), False)])
+def test_dominance_exactly_at_the_threshold_passes(covered, dominant):
+    """Three of four equally weighted cases is exactly 75 %: `at least DOMINANCE` holds there; two of four is
+    half, below it."""
+    eq = ctx(EQUAL_FOUR)
+    assert set(eq.case_weights()) == {"c1", "c2", "c3", "c4"}
+    r = assess(l2_traffic(covered), eq)
+    assert r.tests.dominant.passed is dominant, r.tests.dominant.why
+    if dominant:
+        assert "explains 75% of the remaining headroom" in r.tests.dominant.why
+
+
+@pytest.mark.parametrize("rival_cases, competes", [(("c2", "c3", "c4"), True), (("c3", "c4"), False)])
+def test_a_rival_exactly_at_the_threshold_competes(rival_cases, competes):
+    """A second class covering exactly 75 % is a rival too (each explains at least DOMINANCE); at 50 % it is not."""
+    a = l2_traffic(("c1", "c2", "c3", "c4"))
+    rival = Hypothesis("under-parallelized", "kernel k", rival_cases, a.hypotheses[0].evidence)
+    r = assess(replace(a, hypotheses=(*a.hypotheses, rival)), ctx(EQUAL_FOUR))
+    assert r.tests.dominant.passed is not competes
+    assert ("bottleneck classes compete" in r.tests.dominant.why) is competes
+
+
+@pytest.mark.parametrize(
+    "c5, matters",
+    [
+        ((0.124, 0.1), False),  # 0.124 * 0.8 / 0.1 = 0.992 of the target: already there
+        ((0.125, 0.1), False),  # exactly at target (0.125 * 0.8 == 0.1): no headroom left, log 1 = 0
+        ((0.126, 0.1), True),  # 0.8 % above target: a little headroom, so it still matters
+    ],
+)
+def test_a_case_matters_only_strictly_above_target(c5, matters):
+    assert ctx(validation=None).sol_target == 0.8
+    weights = ctx(h200.timed(((2.0, 0.1),) * 4 + (c5,))).case_weights()
+    assert ("c5" in weights) is matters
+    if matters:
+        assert weights["c5"] == pytest.approx(math.log(0.126 * 0.8 / 0.1))
+
+
+def test_rival_cards_are_kept_down_to_half_the_strongest_score(monkeypatch, tmp_path):
+    """L1 keeps the cards scoring at least RIVAL_SHARE of the best one as rival hypotheses. cumsum's cards score
+    2.5 (autotune-configs) and 2 (multi-block-scan): a ratio of 0.8, kept; moe_group_top2's block-small-rows
+    scores 1 against 4: 0.25, a minor note. At a share of exactly 0.8 the scan card is still kept; just above,
+    it is not."""
+    from ladder.levels import patterns as l1
+
+    assert RIVAL_SHARE == 0.5
+    out = tmp_path
+    cumsum, moe = get_operator("cumsum"), get_operator("moe_group_top2")
+    assert [h.bottleneck for h in PatternLevel().run(Context(cumsum, cumsum.kernel_path, out)).hypotheses] == [
+        "tuning",
+        "scan",
+    ]
+    moe_l1 = PatternLevel().run(Context(moe, moe.kernel_path, out))
+    assert "minor: card block-small-rows (work-per-program) score 1 vs 4" in moe_l1.notes
+    assert 0.8 * 2.5 == 2.0  # the boundary below is exact in floating point
+    monkeypatch.setattr(l1, "RIVAL_SHARE", 0.8)
+    assert len(PatternLevel().run(Context(cumsum, cumsum.kernel_path, out)).hypotheses) == 2
+    monkeypatch.setattr(l1, "RIVAL_SHARE", 0.81)
+    at = PatternLevel().run(Context(cumsum, cumsum.kernel_path, out))
+    assert [h.bottleneck for h in at.hypotheses] == ["tuning"]
+    assert "minor: card multi-block-scan (scan) score 2 vs 2.5" in at.notes

@@ -81,3 +81,20 @@ def test_console_script():
     exe = Path(sys.executable).parent / "patterns"
     out = subprocess.run([str(exe), "list", "--family", "index-reduction"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "index-free-top2" in out.stdout and "value-mask-ties" in out.stdout
+
+
+def test_apply_refuses_a_module_with_a_syntax_error_and_an_out_that_is_a_file(tmp_path, capsys):
+    broken = tmp_path / "broken.py"
+    broken.write_text("import triton\n\n\ndef forward(x):\n    return x +\n")
+    assert main(["apply", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"patterns apply: {broken}:5: syntax error: invalid syntax; fix it and run again\n"
+    out = tmp_path / "notes.txt"
+    out.write_text("mine")
+    gelu = Path(__file__).resolve().parents[2] / "suite" / "kernels" / "new_gelu.py"
+    assert main(["apply", str(gelu), "--out", str(out)]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"patterns apply: --out {out} is a file: give a directory for the candidate modules\n"
+    )
+    assert out.read_text() == "mine"

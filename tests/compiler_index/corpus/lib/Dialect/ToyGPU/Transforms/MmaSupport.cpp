@@ -50,5 +50,18 @@ mlir::LogicalResult checkTarget(TileLoadOp op, int computeCapability, int versio
   return mlir::success();
 }
 
+// Three branches deep: each gate's condition is its innermost branch, not the function's first check.
+mlir::LogicalResult pickTile(TileLoadOp op, mlir::PatternRewriter &rewriter, int numWarps, int bits) {
+  if (numWarps >= 4) {
+    if (bits <= 16) {
+      if (op.getType().getNumElements() < 64)
+        return rewriter.notifyMatchFailure(op, "tile too small for a warp group");
+    } else if (bits == 32) {
+      op->emitWarning() << "fp32 tile on a warp group";
+    }
+  }
+  return mlir::success();
+}
+
 } // namespace gpu
 } // namespace toy

@@ -1,0 +1,159 @@
+"""Every instruction form a PTX or SASS counter claims (docs/signatures.md) is counted, on real compiles.
+
+Each form is first shown to occur in the compiled text, then the counter's total over that text must equal an
+independent count: a regex over the PTX/SASS lines written here, not irscope's rules. A counter narrowed to one
+form (shuffles to `bfly`, MMA to one shape, atomics to `atom`) then fails on the kernels that emit the others.
+"""
+
+import functools
+import re
+
+import pytest
+
+from irscope import capture
+from irscope.signatures import summary
+
+from . import counter_kernels as k
+
+# how each kernel is compiled; every one takes well under a second on the CPU
+CASES = {
+    "cumsum": lambda: capture(k.cumsum_kernel, "*fp32", "*fp32", N=1024),
+    "gather": lambda: capture(k.gather_kernel, "*fp32", "*i32", "*fp32", N=128, num_warps=1),
+    "atomics": lambda: capture(k.atomics_kernel, "*fp32", "*fp32", N=1024),
+    "inline_ptx": lambda: capture(k.inline_ptx_kernel, "*fp32", "*i32", N=128),
+    "print": lambda: capture(k.print_kernel, "*fp32", N=128),
+    "spill": lambda: capture(k.spill_kernel, "*fp32", "*fp32", N=2048, num_warps=1, maxnreg=32),
+    "wgmma": lambda: capture(k.matmul_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=3),
+    "mma_f16": lambda: capture(
+        k.matmul_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=3, target="cuda:80"
+    ),
+    # K=255 leaves the fp32 rows only 4-byte aligned: 4-byte `cp.async.ca` next to the 16-byte `.cg` ones
+    "mma_tf32": lambda: capture(
+        k.matmul_kernel, "*fp32", "*fp32", "*fp32", 255, BM=64, BN=64, BK=32, num_stages=3, target="cuda:80"
+    ),
+    "mma_s8": lambda: capture(
+        k.matmul_kernel, "*i8", "*i8", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=3, target="cuda:80"
+    ),
+    "tma": lambda: capture(k.tma_kernel, "*fp16", "*fp16", 256, 256, BM=64, BN=64),
+}
+
+
+@functools.cache
+def compiled(case: str):
+    traj = CASES[case]()
+    return traj.stage_output("ptx").text, str(traj.artifacts["sass"].data), summary(traj)
+
+
+# An instruction line, predicate included: `@%p1 shfl.sync…` in PTX, `/*0130*/ @!P0 SHFL.IDX …` in SASS.
+PTX_LINE = r"^\s*(?:@!?%\w+\s+)?"
+SASS_LINE = r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?"
+
+# (kind, counter) → every instruction the counter claims, written independently of irscope's rules
+TOTALS = {
+    ("ptx", "sync.shuffle"): r"shfl\.sync\.",
+    ("ptx", "sync.barrier"): r"(?:bar|barrier)(?:\.cta)?\.sync\b",  # not bar.warp.sync (one warp) nor bar.red
+    ("ptx", "sync.async_wait"): r"cp\.async\.(?:wait_group|wait_all|bulk\.wait_group)\b",
+    ("ptx", "sync.mbarrier"): r"mbarrier\.",
+    ("ptx", "sync.fence"): r"fence\.",
+    ("ptx", "mem.cp_async"): r"cp\.async\.c[ag]\.",
+    ("ptx", "mem.tma"): r"cp\.async\.bulk\.tensor\.",
+    ("ptx", "mem.local_load"): r"ld\.local\.",
+    ("ptx", "mem.local_store"): r"st\.local\.",
+    ("ptx", "compute.mma_wgmma"): r"wgmma\.mma_async\.",
+    ("ptx", "compute.mma_sync"): r"mma\.sync\.",
+    ("ptx", "compute.atomic"): r"(?:atom|red)\.(?:global|shared)",
+    ("sass", "sync.shuffle"): r"SHFL\.",
+    ("sass", "sync.barrier"): r"BAR\.(?:SYNC|RED)\b",
+    ("sass", "sync.async_wait"): r"(?:LDGDEPBAR|DEPBAR)\b",
+    ("sass", "sync.mbarrier"): r"SYNCS\.",
+    ("sass", "sync.fence"): r"(?:FENCE|MEMBAR)\.",
+    ("sass", "mem.cp_async"): r"LDGSTS\.",
+    ("sass", "mem.tma"): r"(?:UTMALDG|UTMASTG|UBLKCP|UTMAPF)\b",
+    ("sass", "mem.local_load"): r"LDL\b",
+    ("sass", "mem.local_store"): r"STL\b",
+    ("sass", "compute.mma_wgmma"): r"HGMMA\.",
+    ("sass", "compute.mma_sync"): r"(?:HMMA|IMMA)\.",
+    ("sass", "compute.atomic"): r"(?:ATOMG?|ATOMS|REDG?)\.",  # REDG: sm_90's global reduction without a result
+}
+
+# (kind, counter, form, kernel whose text holds it, the form's own regex)
+FORMS = [
+    ("ptx", "sync.shuffle", "bfly", "atomics", r"shfl\.sync\.bfly\."),
+    ("ptx", "sync.shuffle", "up", "cumsum", r"shfl\.sync\.up\."),
+    ("ptx", "sync.shuffle", "idx", "gather", r"shfl\.sync\.idx\."),
+    ("ptx", "sync.shuffle", "down", "inline_ptx", r"shfl\.sync\.down\."),
+    ("ptx", "sync.barrier", "bar.sync", "cumsum", r"bar\.sync\b"),
+    ("ptx", "sync.barrier", "barrier.sync", "inline_ptx", r"barrier\.sync\b"),
+    ("ptx", "sync.barrier", "barrier.cta.sync", "inline_ptx", r"barrier\.cta\.sync\b"),
+    ("ptx", "sync.async_wait", "wait_group", "wgmma", r"cp\.async\.wait_group\b"),
+    ("ptx", "sync.async_wait", "wait_all", "inline_ptx", r"cp\.async\.wait_all\b"),
+    ("ptx", "sync.async_wait", "bulk.wait_group", "tma", r"cp\.async\.bulk\.wait_group\b"),
+    ("ptx", "sync.mbarrier", "mbarrier", "tma", r"mbarrier\.try_wait\."),
+    ("ptx", "sync.fence", "fence.proxy", "tma", r"fence\.proxy\."),
+    ("ptx", "mem.cp_async", "cg", "wgmma", r"cp\.async\.cg\."),
+    ("ptx", "mem.cp_async", "ca", "mma_tf32", r"cp\.async\.ca\."),
+    ("ptx", "mem.tma", "load", "tma", r"cp\.async\.bulk\.tensor\.\w+\.shared::cluster\.global"),
+    ("ptx", "mem.tma", "store", "tma", r"cp\.async\.bulk\.tensor\.\w+\.global\.shared"),
+    ("ptx", "mem.local_load", "ld.local", "inline_ptx", r"ld\.local\."),
+    ("ptx", "mem.local_store", "st.local", "print", r"st\.local\."),
+    ("ptx", "compute.mma_wgmma", "f16", "wgmma", r"wgmma\.mma_async\.\S*\.f16"),
+    ("ptx", "compute.mma_sync", "f16", "mma_f16", r"mma\.sync\.\S*\.f16"),
+    ("ptx", "compute.mma_sync", "tf32", "mma_tf32", r"mma\.sync\.\S*\.tf32"),
+    ("ptx", "compute.mma_sync", "s8", "mma_s8", r"mma\.sync\.\S*\.s8"),
+    ("ptx", "compute.atomic", "add", "atomics", r"atom\.global\.\S*\.add\."),
+    ("ptx", "compute.atomic", "max", "atomics", r"atom\.global\.\S*\.max\."),
+    ("ptx", "compute.atomic", "cas", "atomics", r"atom\.global\.\S*\.cas\."),
+    ("ptx", "compute.atomic", "red", "inline_ptx", r"red\.global\."),
+    ("sass", "sync.shuffle", "BFLY", "atomics", r"SHFL\.BFLY\b"),
+    ("sass", "sync.shuffle", "UP", "cumsum", r"SHFL\.UP\b"),
+    ("sass", "sync.shuffle", "IDX", "gather", r"SHFL\.IDX\b"),
+    ("sass", "sync.shuffle", "DOWN", "inline_ptx", r"SHFL\.DOWN\b"),
+    ("sass", "sync.barrier", "BAR.SYNC", "cumsum", r"BAR\.SYNC\b"),
+    ("sass", "sync.barrier", "BAR.RED", "inline_ptx", r"BAR\.RED\b"),
+    ("sass", "sync.async_wait", "LDGDEPBAR", "wgmma", r"LDGDEPBAR\b"),
+    ("sass", "sync.async_wait", "DEPBAR", "wgmma", r"DEPBAR\.LE\b"),
+    ("sass", "sync.mbarrier", "SYNCS", "tma", r"SYNCS\."),
+    ("sass", "sync.fence", "FENCE", "tma", r"FENCE\."),
+    ("sass", "sync.fence", "MEMBAR", "tma", r"MEMBAR\."),
+    ("sass", "mem.cp_async", "LDGSTS", "wgmma", r"LDGSTS\."),
+    ("sass", "mem.tma", "UTMALDG", "tma", r"UTMALDG\b"),
+    ("sass", "mem.tma", "UTMASTG", "tma", r"UTMASTG\b"),
+    ("sass", "mem.local_load", "spill", "spill", r"LDL\b"),
+    ("sass", "mem.local_store", "spill", "spill", r"STL\b"),
+    ("sass", "mem.local_load", "ld.local", "inline_ptx", r"LDL\b"),
+    ("sass", "mem.local_store", "st.local", "print", r"STL\b"),
+    ("sass", "compute.mma_wgmma", "HGMMA", "wgmma", r"HGMMA\."),
+    ("sass", "compute.mma_sync", "HMMA", "mma_f16", r"HMMA\."),
+    ("sass", "compute.mma_sync", "HMMA.TF32", "mma_tf32", r"HMMA\.\S*TF32"),
+    ("sass", "compute.mma_sync", "IMMA", "mma_s8", r"IMMA\."),
+    ("sass", "compute.atomic", "ATOMG", "atomics", r"ATOMG\."),
+    ("sass", "compute.atomic", "REDG", "atomics", r"REDG\."),
+    ("sass", "compute.atomic", "REDG from red.global", "inline_ptx", r"REDG\."),
+]
+
+
+def count(text: str, kind: str, opcode: str) -> int:
+    return len(re.findall((PTX_LINE if kind == "ptx" else SASS_LINE) + opcode, text, re.M))
+
+
+@pytest.mark.parametrize("kind,counter,form,case,pattern", FORMS, ids=[f"{kind}-{c}-{f}" for kind, c, f, _, _ in FORMS])
+def test_counter_counts_every_form(kind, counter, form, case, pattern):
+    ptx, sass, s = compiled(case)
+    text = ptx if kind == "ptx" else sass
+    assert count(text, kind, pattern) > 0, f"{case} no longer emits {form}: pick a kernel that does"
+    assert s.get(f"{kind}.{counter}", 0) == count(text, kind, TOTALS[kind, counter])
+
+
+def test_every_counted_pair_has_forms():
+    assert {(kind, counter) for kind, counter, *_ in FORMS} == set(TOTALS)
+
+
+def test_one_warp_sync_and_barrier_reductions_are_no_ptx_cta_barrier():
+    """`bar.warp.sync` synchronises one warp, `bar.red` is counted where ptxas writes it (BAR.RED): neither
+    adds to the PTX barrier count."""
+    ptx, _, s = compiled("tma")
+    assert count(ptx, "ptx", r"bar\.warp\.sync\b") > 0
+    assert s["ptx.sync.barrier"] == count(ptx, "ptx", r"bar\.sync\b")
+    ptx, _, s = compiled("inline_ptx")
+    assert count(ptx, "ptx", r"bar\.red\.") == 1
+    assert s["ptx.sync.barrier"] == count(ptx, "ptx", r"barrier(?:\.cta)?\.sync\b") + count(ptx, "ptx", r"bar\.sync\b")
