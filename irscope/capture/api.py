@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -46,7 +47,9 @@ def kernel_info(fn: Any) -> KernelInfo:
         source = "".join(lines)
     return KernelInfo(
         name=py.__name__,
-        source_file=str(Path(path).resolve()),
+        # as Triton names it in every location (the code object's file): resolving symbolic links here would
+        # make no IR line match the kernel's file when it was imported through one
+        source_file=os.path.abspath(py.__code__.co_filename),
         first_line=first + def_offset,
         last_line=first + len(lines) - 1,
         source=source,
