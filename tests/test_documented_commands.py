@@ -78,6 +78,8 @@ def blocks(path: Path, root: Path = ROOT) -> list[Block]:
             i += 1
             continue
         language, info = opening.group(1), opening.group(2).split()
+        if "=" in language:  # ``` requires=gpu: no language, only the info
+            language, info = "", [language, *info]
         end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines))
         requires = tuple(r for word in info if word.startswith("requires=") for r in word[9:].split(",") if r)
         unknown = [r for r in requires if r not in REQUIREMENTS]
@@ -97,16 +99,46 @@ def blocks(path: Path, root: Path = ROOT) -> list[Block]:
     return found
 
 
+@dataclass(frozen=True)
+class Transcript:
+    """One `$ command` of a plain block and what the page shows it printing: an error when that starts with
+    `error:` (the command must then fail with a one-line reason, not a traceback)."""
+
+    command: str
+    shows_error: bool
+
+
+def transcripts(block: Block) -> list[Transcript]:
+    found: list[Transcript] = []
+    lines = block.text.splitlines()
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("$ "):
+            i += 1
+            continue
+        command = [lines[i][2:]]
+        while command[-1].rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            command.append(lines[i])
+        i += 1
+        output = next((line for line in lines[i:] if line.strip()), "")
+        found.append(Transcript("\n".join(command), output.startswith("error:")))
+    return found
+
+
 def runnable(block: Block) -> bool:
-    return (block.language in SHELL or block.language == "python") and not block.fragment
+    if block.fragment:
+        return False
+    return block.language in SHELL or block.language == "python" or (not block.language and bool(transcripts(block)))
 
 
 def _scratch(tmp: Path) -> Path:
     """A folder that looks like the checkout to a command: every top-level entry linked, except `out/`, which
-    commands write into."""
+    commands write into, and `.venv`, which is the environment running the tests."""
     for entry in ROOT.iterdir():
-        if entry.name not in {"out", ".git"}:
+        if entry.name not in {"out", ".git", ".venv"}:
             (tmp / entry.name).symlink_to(entry)
+    (tmp / ".venv").symlink_to(sys.prefix)  # `.venv/bin/irscope`: the environment running these tests
     (tmp / "out").mkdir()
     return tmp
 
@@ -123,8 +155,14 @@ def _env(scratch: Path) -> dict[str, str]:
 def run_block(block: Block, scratch: Path) -> subprocess.CompletedProcess[str]:
     if block.language == "python":
         argv = [sys.executable, "-c", block.text]
-    else:
-        argv = ["bash", "-e", "-o", "pipefail", "-c", block.text]
+        return subprocess.run(
+            argv, cwd=scratch, env=_env(scratch), capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S
+        )
+    return run_shell(block.text, scratch)
+
+
+def run_shell(script: str, scratch: Path) -> subprocess.CompletedProcess[str]:
+    argv = ["bash", "-e", "-o", "pipefail", "-c", script]
     return subprocess.run(argv, cwd=scratch, env=_env(scratch), capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
 
 
@@ -150,6 +188,15 @@ def test_synthetic_page(tmp_path):
         ("python", (), True, 8),
     ]
     assert [runnable(b) for b in found] == [True, False, False]
+    page.write_text(
+        "``` requires=gpu\n$ irscope dump x \\\n    --out y\n69 snapshots\n$ irscope whatif y\nerror: no\n```\n"
+    )
+    (transcript,) = blocks(page, tmp_path)
+    assert transcript.language == "" and transcript.requires == ("gpu",) and runnable(transcript)
+    assert transcripts(transcript) == [
+        Transcript("irscope dump x \\\n    --out y", False),
+        Transcript("irscope whatif y", True),
+    ]
     page.write_text("```sh requires=gpus\nx\n```\n")
     with pytest.raises(ValueError, match="unknown requirement"):
         blocks(page, tmp_path)
@@ -163,6 +210,17 @@ def test_documented_commands_run(page: Path, tmp_path):
         missing = [REQUIREMENTS[r][1] for r in block.requires if not REQUIREMENTS[r][0]()]
         if missing:
             skipped.append(f"{block.where}: {'; '.join(missing)}")
+            continue
+        if not block.language:
+            for t in transcripts(block):
+                done = run_shell(t.command, scratch)
+                output = done.stdout + done.stderr
+                where = f"{block.where}: $ {t.command}"
+                assert "Traceback (most recent call last)" not in output, f"{where} printed a traceback:\n{output}"
+                if t.shows_error:
+                    assert done.returncode != 0 and "error:" in output, f"{where}: the page shows an error\n{output}"
+                else:
+                    assert done.returncode == 0, f"{where} exited {done.returncode}:\n{output[-6000:]}"
             continue
         done = run_block(block, scratch)
         output = done.stdout + done.stderr
