@@ -11,6 +11,7 @@ records the base and every edit with where it was applied.
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -84,8 +85,9 @@ def whatif(
         raise WhatIfError(f"the base trajectory did not compile to the end ({why}); what-if needs a complete one")
     if any(isinstance(e, ConstexprEdit) for e in edits):
         start = SOURCE
-    workdir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="irscope-whatif-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    # the edited IR is written beside the new trajectory only once that is saved: the output directory must hold
+    # nothing but a trajectory until then (irscope.store refuses to replace anything else)
+    workdir = Path(tempfile.mkdtemp(prefix="irscope-whatif-"))
     backend = make_backend(traj.target.to_gpu_target())
     base_options = {k: tuple(v) if isinstance(v, list) else v for k, v in traj.specialization.options.items()}
     new_options = _options(backend, base_options, [e for e in edits if isinstance(e, OptionEdit)], start)
@@ -103,6 +105,9 @@ def whatif(
     }
     if out_dir is not None:
         save(new, out_dir)
+        if (workdir / "input").is_dir():
+            shutil.copytree(workdir / "input", Path(out_dir) / "input", dirs_exist_ok=True)
+        shutil.rmtree(workdir, ignore_errors=True)
     return WhatIf(traj, new, applied, start)
 
 
