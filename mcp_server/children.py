@@ -104,8 +104,8 @@ def run_module(
     if strays:
         shutil.rmtree(out, ignore_errors=True)
         raise ChildError(
-            f"the kernel's module left {len(strays)} entries in its output that are not plain files or directories "
-            f"({ws.relative(strays[0])}, …); the output was discarded unread"
+            f"the kernel's module left what is neither a plain file nor a directory in its output "
+            f"({ws.relative(strays[0])}: a link, FIFO or device; {len(strays)} in all); the output was discarded unread"
         )
     return result
 
