@@ -39,8 +39,7 @@ class App:
         confinement = confine.available()
         if confinement is None and not self.unsafe_no_sandbox:
             raise confine.SandboxUnavailable(
-                f"cannot confine the kernel's code on this machine ({confine.problem()}), so this tool does not run "
-                "it; the other tools work. To run it unconfined, as the server's user with its files and network, "
-                "restart the server with --unsafe-no-sandbox"
+                f"cannot confine the kernel's code here ({confine.problem()}); restart the server with "
+                "--unsafe-no-sandbox to run it unconfined, as the server's user, with its files and network"
             )
         return confinement
