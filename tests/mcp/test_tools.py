@@ -5,6 +5,8 @@ wrap (irscope.graph, irscope.compare, compiler_index.queries, patterns.matcher) 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -240,6 +242,19 @@ def test_a_hostile_kernel_module_is_confined(session: Session, ws: Path):
     # the link it left in its output, which the server would follow out of the workspace, discards the output
     assert r.is_error and "/stolen: a link, FIFO or device; 1 in all" in answer and "discarded unread" in answer
     assert not any(d.name.startswith("hostile") for d in (ws / ".irscope-mcp" / "trajectories").iterdir())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root server's child runs under a user id of its own")
+def test_a_kernel_other_users_cannot_read_is_refused_with_the_fix(session: Session, ws: Path):
+    private = ws / "private"
+    private.mkdir()
+    shutil.copy(ws / "kernels.py", private / "kernels.py")
+    private.chmod(0o700)
+    reason = session.error("capture", {"kernel": "private/kernels.py:add_kernel", "args": ADD_ARGS})
+    assert reason.endswith(
+        "private/kernels.py: the confined child runs under a user id of its own and cannot read "
+        "it; make the file and its folder readable by others (chmod o+r FILE; chmod o+rx FOLDER)"
+    )
 
 
 def test_diagnose_runs_confined_and_reads_the_index(session: Session, ws: Path, corpus_index: Path):
