@@ -228,7 +228,7 @@ def register(mcp: MCPServer, app: App) -> None:
     ) -> DiagnosisAnswer:
         """One pass up the diagnosis ladder on FILE.py:KERNEL (L1 pattern cards, L2 profile, L3 IR attribution,
         L4 compiler source): the outcome, the level that stopped and why the others did not, each level's top
-        evidence. No GPU needed (L2 then says it has no timings). Runs in a child with no credentials."""
+        evidence. No GPU needed (L2 then says it has no timings). Runs in a confined child, as capture."""
         options = {"num_warps": num_warps, "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}
         return diagnose_kernel(app, kernel, Specialization(args, constexprs, options, target), through, timeout_s)
 

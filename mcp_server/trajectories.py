@@ -366,8 +366,9 @@ def register(mcp: MCPServer, app: App) -> None:
         timeout_s: Timeout = None,
     ) -> CaptureResult:
         """Compile FILE.py:KERNEL for a target as the JIT would (no GPU needed) and record the IR after every
-        pass into the workspace. The kernel's module is imported in a child process with no credentials in its
-        environment. Returns the trajectory's name for trajectory_summary, query_trajectory, snapshot_ir."""
+        pass into the workspace. The kernel's module is imported in a confined child: no network, no credentials,
+        its own folder read-only, only its output writable. Returns the trajectory's name for trajectory_summary,
+        query_trajectory, snapshot_ir."""
         options = {"num_warps": num_warps, "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}
         return capture_into(app, kernel, Specialization(args, constexprs, options, target), config, name, timeout_s)
 
