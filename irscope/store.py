@@ -176,14 +176,18 @@ class DirectoryWriter(SnapshotListener):
         return self.target / "trajectory.json"
 
 
+def lock_file(target: Path) -> Path:
+    """The lock of output directory `target`: beside it, not in it, since the directory itself is replaced when a
+    new capture finishes."""
+    return target.absolute().parent / f".{target.absolute().name}.lock"
+
+
 def _lock(target: Path) -> int:
     """An exclusive lock on `target`, held through the returned descriptor; a clear error if another holds it."""
     if target.exists() and not target.is_dir():
         raise OutputDirError(f"{target} is a file, not a directory: give a new directory (or a trajectory's)")
-    parent = target.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    # beside the directory, not in it: the directory itself is replaced when a new capture finishes
-    path = parent / f".{target.absolute().name}.lock"
+    path = lock_file(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

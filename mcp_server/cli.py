@@ -25,6 +25,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, default=Path(DEFAULT_DB), help=f"compiler index (default: {DEFAULT_DB})")
     p.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT instead of stdio")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds a capture or diagnosis may run (300)")
+    p.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="where no confinement (bubblewrap) works on this machine, run the kernels' code unconfined, as you, "
+        "with your files and network, instead of refusing capture, diagnose and validate_candidate",
+    )
     return p
 
 
@@ -42,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     from mcp_server.workspace import WorkspaceError
 
     try:
-        app = App.create(a.workspace, a.db, a.timeout)
+        app = App.create(a.workspace, a.db, a.timeout, a.unsafe_no_sandbox)
     except WorkspaceError as e:
         print(f"irscope mcp: error: {e}", file=sys.stderr)
         return 2

@@ -3,8 +3,11 @@ kernel's module) and validate a candidate kernel module against a suite operator
 worker runs the candidate in its sandbox. Timing needs a GPU; on a CPU the harness checks the small cases under
 Triton's interpreter and keeps no times."""
 
+import contextlib
 import json
+import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -96,18 +99,43 @@ def level_row(r: dict[str, Any]) -> LevelRow:
     )
 
 
+@contextlib.contextmanager
+def readable_index(db: Path, folder: Path, *, confined: bool) -> Iterator[Path]:
+    """The compiler index as the child opens it. SQLite reads an index in WAL mode only where it can create the
+    -shm file beside it, which a confined child cannot beside the server's: it reads a copy in `folder` (its
+    writable output directory), removed afterwards."""
+    if not confined or not db.is_file():
+        yield db
+        return
+    copy = folder / ".compiler-index.db"
+    try:
+        for suffix in ("", "-wal"):
+            if Path(f"{db}{suffix}").is_file():
+                shutil.copyfile(f"{db}{suffix}", f"{copy}{suffix}")
+        yield copy
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
+
+
 def diagnose_kernel(
     app: App, kernel: str, spec: Specialization, through: str, timeout_s: float | None
 ) -> DiagnosisAnswer:
-    ref, name = kernel_ref(app.ws, kernel)
+    path, name = kernel_ref(app.ws, kernel)
+    confinement = app.confinement()
     out = app.ws.fresh("diagnose", name)
-    argv = ["diagnose", ref, *spec.argv(), "--json", "--through", through, "--out", str(out), "--index", str(app.db)]
-    result = run_module(app.ws, "ladder.cli", argv, timeout_s or app.timeout_s)
+    with readable_index(app.db, out, confined=confinement is not None) as index:
+        argv = ["diagnose", f"{path}:{name}", *spec.argv(), "--json", "--through", through, "--out", str(out)]
+        argv += ["--index", str(index)]
+        result = run_module(
+            app.ws, confinement, "ladder.cli", argv, kernel=path, out=out, timeout_s=timeout_s or app.timeout_s
+        )
     if result.returncode != 0:
         raise failure(result, f"diagnosing {kernel}")
-    start = result.stdout.find("{")
+    stdout = result.stdout.replace(json.dumps(str(index))[1:-1], json.dumps(str(app.db))[1:-1])  # its notes name it
+    start = stdout.find("{")
     try:
-        doc = json.loads(result.stdout[start:]) if start >= 0 else None
+        doc = json.loads(stdout[start:]) if start >= 0 else None
     except json.JSONDecodeError:
         doc = None
     if not isinstance(doc, dict):
@@ -144,7 +172,8 @@ class Validating:
                 # imported on first use: the harness brings torch, which a session without validation never needs
                 from ladder.validators.harness import HarnessValidator
 
-                self._validator = HarnessValidator(timeout_s=self.app.timeout_s)
+                confinement = self.app.confinement()  # refused here when none works, before torch is imported
+                self._validator = HarnessValidator(timeout_s=self.app.timeout_s, confinement=confinement)
             return self._validator
 
     def run(self, op_name: str, candidate: str) -> ValidationAnswer:
@@ -199,7 +228,7 @@ def register(mcp: MCPServer, app: App) -> None:
     ) -> DiagnosisAnswer:
         """One pass up the diagnosis ladder on FILE.py:KERNEL (L1 pattern cards, L2 profile, L3 IR attribution,
         L4 compiler source): the outcome, the level that stopped and why the others did not, each level's top
-        evidence. No GPU needed (L2 then says it has no timings). Runs in a child with no credentials."""
+        evidence. No GPU needed (L2 then says it has no timings). Runs in a confined child, as capture."""
         options = {"num_warps": num_warps, "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}
         return diagnose_kernel(app, kernel, Specialization(args, constexprs, options, target), through, timeout_s)
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from irscope.backends import adapter_for
 from irscope.compare import compare
 from irscope.report.model import remark_text
-from irscope.store import JOURNAL, load
+from irscope.store import JOURNAL, load, lock_file
 from irscope.trajectory import Trajectory
 from mcp_server.app import App
 from mcp_server.bounds import MAX_LIMIT, Offset, PageInfo, clip, first_line, page, per_page, trim
@@ -140,13 +140,26 @@ def _failed(traj: Trajectory) -> str | None:
 def capture_into(
     app: App, kernel: str, spec: Specialization, config: int, name: str | None, timeout_s: float | None
 ) -> CaptureResult:
-    ref, kernel_name = kernel_ref(app.ws, kernel)
+    path, kernel_name = kernel_ref(app.ws, kernel)
+    confinement = app.confinement()
     out = app.ws.fresh("trajectories", check_name(name or kernel_name))
-    argv = ["dump", ref, *spec.argv(), "--config", str(config), "--out", str(out)]
-    result = run_module(app.ws, "irscope.cli", argv, timeout_s or app.timeout_s)
+    argv = ["dump", f"{path}:{kernel_name}", *spec.argv(), "--config", str(config), "--out", str(out)]
+    lock = lock_file(out)  # irscope dump locks its output with a file beside it, which the child must write
+    lock.touch()
+    result = run_module(
+        app.ws,
+        confinement,
+        "irscope.cli",
+        argv,
+        kernel=path,
+        out=out,
+        writable=[lock],
+        timeout_s=timeout_s or app.timeout_s,
+    )
     wrote = (out / "trajectory.json").exists() or (out / JOURNAL).exists()
     if result.returncode not in (0, 1) or not wrote:
         shutil.rmtree(out, ignore_errors=True)  # the server's own fresh directory: nothing was captured into it
+        lock.unlink(missing_ok=True)
         raise failure(result, f"capturing {kernel}")
     traj = load(out)
     return CaptureResult(
@@ -353,8 +366,9 @@ def register(mcp: MCPServer, app: App) -> None:
         timeout_s: Timeout = None,
     ) -> CaptureResult:
         """Compile FILE.py:KERNEL for a target as the JIT would (no GPU needed) and record the IR after every
-        pass into the workspace. The kernel's module is imported in a child process with no credentials in its
-        environment. Returns the trajectory's name for trajectory_summary, query_trajectory, snapshot_ir."""
+        pass into the workspace. The kernel's module is imported in a confined child: no network, no credentials,
+        its own folder read-only, only its output writable. Returns the trajectory's name for trajectory_summary,
+        query_trajectory, snapshot_ir."""
         options = {"num_warps": num_warps, "num_stages": num_stages, "num_ctas": num_ctas, "maxnreg": maxnreg}
         return capture_into(app, kernel, Specialization(args, constexprs, options, target), config, name, timeout_s)
 

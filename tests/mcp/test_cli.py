@@ -40,5 +40,6 @@ def test_help_and_a_bad_workspace():
     assert "mcp" in irscope("--help").stdout
     r = irscope("mcp", "--help")
     assert r.returncode == 0 and "--workspace" in r.stdout and "--http PORT" in r.stdout
+    assert "--unsafe-no-sandbox" in r.stdout
     bad = irscope("mcp", "--workspace", str(REPO / "no-such-dir"))
     assert bad.returncode == 2 and "not a directory" in bad.stderr

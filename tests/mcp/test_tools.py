@@ -5,6 +5,8 @@ wrap (irscope.graph, irscope.compare, compiler_index.queries, patterns.matcher) 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,16 @@ from compiler_index import queries as q
 from irscope.graph import build
 from patterns.facts import KernelFacts
 from patterns.matcher import default_index, match
-from tests.mcp.conftest import ADD_ARGS, SECRET, make_workspace, server_params
+from tests.mcp.conftest import (
+    ADD_ARGS,
+    COPY_ARGS,
+    HOSTILE_SECRET,
+    SECRET,
+    files_holding,
+    hostile,
+    make_workspace,
+    server_params,
+)
 from tests.mcp.session import Session
 
 TOOLS = {
@@ -205,20 +216,57 @@ def test_validate_candidate_runs_the_cpu_validation(session: Session, ws: Path):
 
 
 def test_kernel_module_sees_no_credentials(session: Session, ws: Path):
-    session.ok(
+    cap = session.ok(
         "capture",
-        {
-            "kernel": "secret_reader.py:copy_kernel",
-            "args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "1024"},
-            "constexprs": {"BLOCK": 128},
-        },
+        {"kernel": "secret_reader.py:copy_kernel", "args": COPY_ARGS, "constexprs": {"BLOCK": 128}},
     )
-    seen_text = (ws / "env_seen.json").read_text()
+    seen_text = (ws / cap["path"] / "env_seen.json").read_text()
     seen = json.loads(seen_text)
     assert seen["TRITON_MCP_TEST_MARK"] == "inherited"  # the server's environment does reach the child …
     assert "OPENAI_API_KEY" not in seen and "GITHUB_TOKEN" not in seen  # … but not its credentials
     assert SECRET not in seen_text
-    assert Path(seen["HOME"]).is_relative_to(ws)
+    # confined: HOME, TMPDIR and Triton's cache in a scratch directory of the workspace, gone after the call
+    home = Path(seen["HOME"])
+    assert home.parent == ws / ".irscope-mcp" / "scratch" and not home.exists()
+    assert seen["TMPDIR"] == seen["HOME"] and Path(seen["TRITON_CACHE_DIR"]).parent == home
+
+
+def test_a_hostile_kernel_module_is_confined(session: Session, ws: Path):
+    with hostile(ws) as h:
+        r = session.call("capture", {"kernel": h.kernel, "args": COPY_ARGS, "constexprs": {"BLOCK": 128}})
+    answer = r.content[0].text  # type: ignore[union-attr]
+    assert not h.outside.exists()  # (a) no write outside the workspace …
+    assert not h.beside.exists()  # … nor into the kernel's folder, which it sees read-only
+    assert h.connections == []  # (b) no network: the loopback server heard nothing
+    assert HOSTILE_SECRET not in answer and not files_holding(ws, HOSTILE_SECRET)  # (c) the secret was not read
+    # the link it left in its output, which the server would follow out of the workspace, discards the output
+    assert r.is_error and "/stolen: a link, FIFO or device; 1 in all" in answer and "discarded unread" in answer
+    assert not any(d.name.startswith("hostile") for d in (ws / ".irscope-mcp" / "trajectories").iterdir())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root server's child runs under a user id of its own")
+def test_a_kernel_other_users_cannot_read_is_refused_with_the_fix(session: Session, ws: Path):
+    private = ws / "private"
+    private.mkdir()
+    shutil.copy(ws / "kernels.py", private / "kernels.py")
+    private.chmod(0o700)
+    reason = session.error("capture", {"kernel": "private/kernels.py:add_kernel", "args": ADD_ARGS})
+    assert reason.endswith(
+        "private/kernels.py: the confined child runs under a user id of its own and cannot read "
+        "it; make the file and its folder readable by others (chmod o+r FILE; chmod o+rx FOLDER)"
+    )
+
+
+def test_diagnose_runs_confined_and_reads_the_index(session: Session, ws: Path, corpus_index: Path):
+    top2 = {"scores_ptr": "*fp32", "out_ptr": "*fp32", "n_groups": "8", "group_size": "128"}
+    d = session.ok(
+        "diagnose", {"kernel": "kernels.py:moe_group_top2_argmax", "args": top2, "constexprs": {"BLOCK": 128}}
+    )
+    assert (d["outcome"], d["level"]) == ("actionable", "L3")
+    l4 = next(lv for lv in d["levels"] if lv["level"] == "L4")
+    # L4 opened the index (a copy beside the output, removed after) and names it as the server knows it
+    assert l4["status"] == "ran" and f"compiler index {corpus_index}" in l4["notes"], l4
+    assert not list((ws / d["report"]).parent.glob(".compiler-index.db*"))
 
 
 BAD = [
@@ -230,7 +278,7 @@ BAD = [
     ("validate_candidate", {"op": "new_gelu", "candidate": "escape.py"}, "outside the workspace"),
     ("capture", {"kernel": "kernels.py"}, "expected FILE.py:KERNEL"),
     ("capture", {"kernel": "missing.py:k"}, "no such file"),
-    ("capture", {"kernel": "broken.py:k"}, "SyntaxError"),
+    ("capture", {"kernel": "broken.py:k"}, "syntax error: '(' was never closed"),
     ("capture", {"kernel": "kernels.py:nope"}, "add_kernel"),  # names the kernels the file defines
     ("capture", {"kernel": "kernels.py:add_kernel", "args": {"x_ptr": "*fp99"}}, "unknown dtype 'fp99'"),
     ("capture", {"kernel": "kernels.py:add_kernel", "target": "cuda:nope"}, "unknown target"),
