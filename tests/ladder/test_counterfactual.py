@@ -69,10 +69,31 @@ def test_a_condition_that_does_not_remove_the_symptom_is_not_confirmed(tmp_path)
     assert "register-spills remains at" in outcomes[0].detail and "res.spill_bytes" in outcomes[0].detail
 
 
-def test_symptoms_decided_by_the_program_get_no_counterfactual(tmp_path):
-    """gram_fp32 asks for input_precision="ieee" in its source: no compile-time edit expresses that."""
-    h, base = captured("gram_fp32-dot-on-fma", tmp_path / "base")
+@pytest.mark.parametrize(
+    ("case_id", "mma"),
+    [
+        ("gram_fp32-dot-on-fma", "ttgir.compute.mma_wgmma"),
+        ("attention_scores_fp32-dot-on-fma", "ttgir.compute.mma_sync"),
+    ],
+)
+def test_an_ieee_fp32_dot_is_confirmed_by_the_tf32_precision(case_id, mma, tmp_path):
+    """gram_fp32 writes input_precision="ieee", attention_scores_fp32 allow_tf32=False: either way the fp32 dot's
+    TTIR precision is ieee, and the same TTIR with inputPrecision = tf32 gets an MMA (wgmma for gram's 64-row tile;
+    mma.sync for attention_scores' BLOCK_M=32, under wgmma's 64 rows, which mma-downgrade then names)."""
+    h, base = captured(case_id, tmp_path / "base")
     assert h.cause == "precision"
+    (outcome,) = counterfactual.test(h, base, tmp_path / "whatif", counterfactual.MAX_PER_DIAGNOSIS)
+    assert outcome.confirmed, outcome.detail
+    assert outcome.plan.dot_precision == "tf32" and outcome.plan.realize == counterfactual.PRECISION
+    assert f"ttgir.compute.dot_fma 1 → 0, {mma} 0 → 1" in outcome.detail
+    assert f"dot-on-fma gone from lines {CASES[case_id].expect.line}" in outcome.detail
+    assert outcome.applied[0].startswith("inputPrecision = tf32 (was ieee) on tt.dot ")
+    assert 'write input_precision="tf32" in the tl.dot call' in outcome.to_json()["requirement"]
+
+
+def test_symptoms_decided_by_the_program_get_no_counterfactual(tmp_path):
+    """greedy_argmax's cross-warp index reduction is the argmax itself: no compile-time edit expresses it."""
+    h, base = captured("greedy_argmax-index-reduction-sync", tmp_path / "base")
     assert counterfactual.plans(h, load(base)) == []
     assert counterfactual.test(h, base, tmp_path / "whatif", 3) == []
 
