@@ -359,6 +359,7 @@ def cmd_whatif(a: argparse.Namespace) -> int:
         arg_attrs=a.arg_attr,
         options=a.option,
         constexprs=a.constexpr,
+        dot_precision=a.dot_precision,
         start=a.start,
         out_dir=a.out,
         disassemble=not a.no_disassemble,
@@ -400,7 +401,7 @@ def cmd_replay(a: argparse.Namespace) -> int:
 def register_whatif(sub: argparse._SubParsersAction) -> None:
     w = sub.add_parser(
         "whatif",
-        help="recompile a dump with an argument attribute, option or constexpr changed; diff against it",
+        help="recompile a dump with an argument attribute, option, constexpr or dot precision changed; diff against it",
         description="Edit the captured IR of one stage (or re-specialize from source for constexprs), compile the "
         "rest of the pipeline with per-pass capture into --out, and show the diff against DIR.",
     )
@@ -409,6 +410,11 @@ def register_whatif(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--option", action="append", default=[], metavar="NAME=V", help="e.g. num_stages=4, maxnreg=128")
     w.add_argument(
         "--constexpr", action="append", default=[], metavar="NAME=V", help="re-specialize from source, e.g. BLOCK_M=64"
+    )
+    w.add_argument(
+        "--dot-precision",
+        metavar="P",
+        help="inputPrecision of every tt.dot in the ttir: tf32, tf32x3, ieee, bf16x3, bf16x6",
     )
     w.add_argument("--from", dest="start", choices=["ttir", "ttgir"], default="ttir", help="stage output to edit")
     w.add_argument("--all", action="store_true", help="every stage and counter in the diff")

@@ -1,14 +1,15 @@
 """Counterfactuals for L4: each compiler-level hypothesis tested by a what-if compile (irscope.whatif).
 
 L4 says "the compiler did not do X because condition C did not hold". For the symptoms whose condition is a
-compile-time fact — an argument's divisibility, num_stages, num_warps, a tile size, a register cap — a planner
+compile-time fact — an argument's divisibility, num_stages, num_warps, a tile size, a register cap, a dot's
+input precision — a planner
 here states the edit that makes C hold; L4 compiles the captured kernel with it (about 1–3 s on the CPU) and
 reads the hazards again. The hypothesis is confirmed when the symptom is gone from its lines, not confirmed when
 it stays. A confirmed condition becomes the requirement a rewrite must meet, with the source change that
-realizes it (a `tl.multiple_of` hint, a launch option, a constexpr value).
+realizes it (a `tl.multiple_of` hint, a launch option, a constexpr value, the tl.dot call's input_precision).
 
 Symptoms whose condition is the program itself (an argmax, a layout anchor, an atomic per element, a stride in
-the data, a precision written in the source) get no counterfactual: no compile-time edit expresses them.
+the data) get no counterfactual: no compile-time edit expresses them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from irscope.whatif import WhatIfError, whatif
 
 MAX_PER_DIAGNOSIS = 3  # what-if compiles per L4 run (each 1–3 s): the costliest hypotheses get them first
 CONFIRMED, NOT_CONFIRMED, FAILED = "confirmed", "not confirmed", "failed"
-HINT, OPTION, CONSTEXPR = "hint", "option", "constexpr"
+HINT, OPTION, CONSTEXPR, PRECISION = "hint", "option", "constexpr", "precision"
 DIVISIBILITY = 16  # what the JIT proves of a 16-byte aligned pointer or an integer divisible by 16
 
 # The counters that show each symptom's mechanism, for the one-line verdict.
@@ -48,11 +49,12 @@ class Plan:
     """An edit that makes a blocking condition hold, and the source change that would realize it."""
 
     condition: str  # the condition made to hold, in words: "stride_am, stride_bk divisible by 16"
-    realize: str  # HINT | OPTION | CONSTEXPR
-    params: dict[str, Any]  # the names and values: {"stride_am": 16, …} or {"num_stages": 3}
+    realize: str  # HINT | OPTION | CONSTEXPR | PRECISION
+    params: dict[str, Any]  # the names and values: {"stride_am": 16, …}, {"num_stages": 3}, {"input_precision": …}
     arg_attrs: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
     constexprs: tuple[str, ...] = ()
+    dot_precision: str | None = None
 
     @property
     def requirement(self) -> str:
@@ -63,6 +65,13 @@ class Plan:
             return (
                 f"{names} must be provably divisible by {DIVISIBILITY} (pass sizes/strides that are multiples of "
                 f"{DIVISIBILITY}, then state it in the kernel: {hints})"
+            )
+        if self.realize == PRECISION:
+            p = self.params["input_precision"]
+            return (
+                f'{self.condition}: write input_precision="{p}" in the tl.dot call (in place of input_precision='
+                f'"ieee" or allow_tf32=False); {p} rounds the fp32 operands to a 10-bit mantissa, so only where the '
+                "operator's tolerance allows it"
             )
         how = "launch with" if self.realize == OPTION else "specialize with"
         return f"{self.condition}: {how} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
@@ -92,6 +101,7 @@ class Outcome:
                 "arg_attrs": list(self.plan.arg_attrs),
                 "options": list(self.plan.options),
                 "constexprs": list(self.plan.constexprs),
+                "dot_precision": self.plan.dot_precision,
             },
             "applied": list(self.applied),
             "trajectory": self.trajectory,
@@ -209,9 +219,26 @@ def _mma_downgrade(h: Hazard, traj: Trajectory) -> list[Plan]:
 
 @planner("dot-on-fma")
 def _dot_on_fma(h: Hazard, traj: Trajectory) -> list[Plan]:
-    if h.cause == "shape":
-        return _tile(traj, ("BLOCK_M", "BLOCK_N", "BLOCK_K"), 16, "every dot dimension at least 16 (an MMA tile)")
-    return []  # the precision is written in the source (input_precision / allow_tf32)
+    if h.cause == "precision" and _ieee_dot(traj, h.lines):
+        return [
+            Plan(
+                "the fp32 dot's input precision tf32 (TF32 tensor cores)",
+                PRECISION,
+                {"input_precision": "tf32"},
+                dot_precision="tf32",
+            )
+        ]
+    return _tile(traj, ("BLOCK_M", "BLOCK_N", "BLOCK_K"), 16, "every dot dimension at least 16 (an MMA tile)")
+
+
+def _ieee_dot(traj: Trajectory, lines: tuple[int, ...]) -> bool:
+    """A tt.dot on `lines` of the final TTGIR has precision ieee (printed as nothing: it is the default)."""
+    return any(
+        r.op.name == "tt.dot"
+        and (not lines or r.line in lines)
+        and re.search(r"inputPrecision = (?!ieee\b)", r.op.text) is None
+        for r in hazards.KernelView(traj).ttgir_ops
+    )
 
 
 def _tile(traj: Trajectory, names: tuple[str, ...], least: int, condition: str) -> list[Plan]:
@@ -282,6 +309,7 @@ def run_plan(h: Hazard, base: _Base, plan: Plan, out: Path) -> Outcome:
             arg_attrs=list(plan.arg_attrs),
             options=list(plan.options),
             constexprs=list(plan.constexprs),
+            dot_precision=plan.dot_precision,
             out_dir=out,
             disassemble=h.symptom in ("register-spills", "occupancy-limit"),
         )

@@ -1,6 +1,7 @@
-"""The edits a what-if compile applies: an argument attribute, a compile option, a constexpr.
+"""The edits a what-if compile applies: an argument attribute, a compile option, a constexpr, a dot's input
+precision.
 
-Each is written as on the command line (`lda:divisibility=16`, `num_stages=4`, `BLOCK_M=64`), parses into a
+Each is written as on the command line (`lda:divisibility=16`, `num_stages=4`, `BLOCK_M=64`, `tf32`), parses into a
 frozen value, and prints back the same way, so an error or a record names the edit exactly as it was given.
 """
 
@@ -14,6 +15,9 @@ from irscope.capture.specialize import SpecError, parse_value
 # Kernel-argument attributes Triton's AxisInfo analysis reads from the function signature
 # (AxisInfo::getPessimisticValueState → initPessimisticStateFromFunc): the facts the JIT derives from values.
 ARG_ATTRS = ("divisibility", "contiguity", "constancy")
+# tt.dot's InputPrecision enum (TritonAttrDefs.td), as its assembly format prints it; which of them a target
+# accepts is the backend's allowed_dot_input_precisions, checked where the backend is known (whatif.run).
+DOT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 
 
 class WhatIfError(ValueError):
@@ -85,7 +89,32 @@ class ConstexprEdit:
         return f"{self.name}={_show(self.value)}"
 
 
-Edit = ArgAttr | OptionEdit | ConstexprEdit
+@dataclass(frozen=True)
+class DotPrecision:
+    """`inputPrecision = value` on every tt.dot of the kernel (how fp32 operands may use the tensor cores)."""
+
+    value: str
+
+    @classmethod
+    def parse(cls, text: str) -> DotPrecision:
+        value = text.strip().lower()
+        if value not in DOT_PRECISIONS:
+            raise WhatIfError(
+                f"--dot-precision {text!r}: not an input precision of tt.dot; one of {', '.join(DOT_PRECISIONS)}"
+            )
+        return cls(value)
+
+    def __str__(self) -> str:
+        return f"dot-precision={self.value}"
+
+
+Edit = ArgAttr | OptionEdit | ConstexprEdit | DotPrecision
+KINDS: dict[type, str] = {
+    ArgAttr: "arg-attr",
+    OptionEdit: "option",
+    ConstexprEdit: "constexpr",
+    DotPrecision: "dot-precision",
+}
 
 
 @dataclass(frozen=True)
@@ -96,8 +125,7 @@ class Applied:
     where: str
 
     def to_json(self) -> dict[str, Any]:
-        kind = {ArgAttr: "arg-attr", OptionEdit: "option", ConstexprEdit: "constexpr"}[type(self.edit)]
-        return {"kind": kind, "edit": str(self.edit), "where": self.where}
+        return {"kind": KINDS[type(self.edit)], "edit": str(self.edit), "where": self.where}
 
 
 def _pair(text: str, flag: str, example: str) -> tuple[str, Any]:
@@ -118,9 +146,13 @@ def parse_edits(
     arg_attrs: list[str | ArgAttr] | tuple[str | ArgAttr, ...] = (),
     options: list[str | OptionEdit] | tuple[str | OptionEdit, ...] = (),
     constexprs: list[str | ConstexprEdit] | tuple[str | ConstexprEdit, ...] = (),
+    dot_precision: str | DotPrecision | None = None,
 ) -> list[Edit]:
-    """Edits as given (strings or values), parsed, in the order arg attributes, options, constexprs."""
+    """Edits as given (strings or values), parsed, in the order arg attributes, options, constexprs, the dot
+    precision."""
     out: list[Edit] = [a if isinstance(a, ArgAttr) else ArgAttr.parse(a) for a in arg_attrs]
     out += [o if isinstance(o, OptionEdit) else OptionEdit.parse(o) for o in options]
     out += [c if isinstance(c, ConstexprEdit) else ConstexprEdit.parse(c) for c in constexprs]
+    if dot_precision is not None:
+        out.append(dot_precision if isinstance(dot_precision, DotPrecision) else DotPrecision.parse(dot_precision))
     return out

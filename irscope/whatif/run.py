@@ -2,7 +2,8 @@
 predicts?
 
 Argument attributes and options edit the captured output of one stage (`ttir`, the default, or `ttgir`), which
-Triton then compiles through the remaining stages; a constexpr cannot be changed in IR (its value is folded
+Triton then compiles through the remaining stages; a dot's input precision is set on every tt.dot of the TTIR
+(the TTGIR's dots already have the layout it decided); a constexpr cannot be changed in IR (its value is folded
 everywhere), so constexpr edits re-specialize the kernel from its source with the recorded arguments.
 Both run the same per-pass capture as `irscope dump`; the result is an ordinary trajectory whose `derivation`
 records the base and every edit with where it was applied.
@@ -29,7 +30,17 @@ from irscope.capture.specialize import CompileRequest, unwrap_kernel
 from irscope.compare import Comparison, compare
 from irscope.store import save
 from irscope.trajectory import MLIR, Specialization, Trajectory
-from irscope.whatif.edits import Applied, ArgAttr, ConstexprEdit, Edit, OptionEdit, WhatIfError, parse_edits
+from irscope.whatif.dot import apply_dot_precision
+from irscope.whatif.edits import (
+    Applied,
+    ArgAttr,
+    ConstexprEdit,
+    DotPrecision,
+    Edit,
+    OptionEdit,
+    WhatIfError,
+    parse_edits,
+)
 from irscope.whatif.signature import apply_arg_attrs
 
 STARTS = ("ttir", "ttgir")  # stages whose captured output can be edited and compiled on
@@ -65,32 +76,53 @@ def whatif(
     arg_attrs: list[str | ArgAttr] | tuple[str | ArgAttr, ...] = (),
     options: list[str | OptionEdit] | tuple[str | OptionEdit, ...] = (),
     constexprs: list[str | ConstexprEdit] | tuple[str | ConstexprEdit, ...] = (),
+    dot_precision: str | DotPrecision | None = None,
     start: str = "ttir",
     out_dir: str | Path | None = None,
     disassemble: bool = True,
 ) -> WhatIf:
     """Recompile `traj`'s kernel with the edits applied (see the module docstring) and capture every pass.
 
-    Edits are strings as on the command line (`lda:divisibility=16`, `num_stages=4`, `BLOCK_M=64`) or their
-    values. With `out_dir` the new trajectory (and the edited IR file it was compiled from) is written there.
+    Edits are strings as on the command line (`lda:divisibility=16`, `num_stages=4`, `BLOCK_M=64`, `tf32`) or
+    their values. With `out_dir` the new trajectory (and the edited IR file it was compiled from) is written there.
     Raises WhatIfError naming the edit when it cannot be honoured.
     """
-    edits = parse_edits(arg_attrs, options, constexprs)
+    edits = parse_edits(arg_attrs, options, constexprs, dot_precision)
     if not edits:
-        raise WhatIfError("no edit given: pass an argument attribute, an option or a constexpr to change")
+        raise WhatIfError(
+            "no edit given: pass an argument attribute, an option, a constexpr or a dot precision to change"
+        )
     if start not in (*STARTS, SOURCE):
         raise WhatIfError(f"cannot start from {start!r}: choose one of {', '.join((*STARTS, SOURCE))}")
     if traj.error is not None or not traj.complete:
         why = traj.error.message.splitlines()[0] if traj.error and traj.error.message else "incomplete capture"
         raise WhatIfError(f"the base trajectory did not compile to the end ({why}); what-if needs a complete one")
+    precision = next((e for e in edits if isinstance(e, DotPrecision)), None)
     if any(isinstance(e, ConstexprEdit) for e in edits):
+        if precision is not None:
+            raise WhatIfError(
+                f"--dot-precision {precision.value}: a constexpr edit recompiles from the source, where the precision "
+                "is the tl.dot call's input_precision; change one of them per what-if"
+            )
         start = SOURCE
+    if precision is not None and start != STARTS[0]:
+        raise WhatIfError(
+            f"--dot-precision {precision.value}: the {start} output's dots already have the layout their precision "
+            "decided (tritongpu-accelerate-matmul runs in the ttgir stage); start from ttir instead (--from ttir)"
+        )
     # the edited IR is written beside the new trajectory only once that is saved: the output directory must hold
     # nothing but a trajectory until then (irscope.store refuses to replace anything else)
     workdir = Path(tempfile.mkdtemp(prefix="irscope-whatif-"))
     backend = make_backend(traj.target.to_gpu_target())
     base_options = {k: tuple(v) if isinstance(v, list) else v for k, v in traj.specialization.options.items()}
     new_options = _options(backend, base_options, [e for e in edits if isinstance(e, OptionEdit)], start)
+    if precision is not None:
+        allowed = backend.parse_options(new_options).allowed_dot_input_precisions
+        if precision.value not in allowed:
+            raise WhatIfError(
+                f"--dot-precision {precision.value}: {traj.target} does not take it; its dots allow "
+                + ", ".join(allowed)
+            )
     described = _options_applied([e for e in edits if isinstance(e, OptionEdit)], base_options, start)
     spec_data = json.loads(traj.specialization.triton)
     if start == SOURCE:
@@ -202,6 +234,11 @@ def _from_ir(
         raise WhatIfError(f"the {start} output is not MLIR; start from ttir or ttgir")
     attr_edits = [e for e in edits if isinstance(e, ArgAttr)]
     text, where = apply_arg_attrs(snap.text, attr_edits, _runtime_params(spec_data), start)
+    applied = [Applied(e, w) for e, w in zip(attr_edits, where)]
+    for e in edits:
+        if isinstance(e, DotPrecision):
+            text, at = apply_dot_precision(text, e, start, traj.kernel.source_file)
+            applied += [Applied(e, w) for w in at]
     path = workdir / "input" / f"{traj.kernel.name}.{start}"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -212,7 +249,7 @@ def _from_ir(
         new = capture_ir(path, traj.target, options, traj.kernel, spec, disassemble)
     except CompileError as e:
         raise WhatIfError(f"with {label}, {e}") from None
-    return new, [Applied(e, w) for e, w in zip(attr_edits, where)]
+    return new, applied
 
 
 def _verify(path: Path, backend: Any, what: str) -> None:
@@ -245,7 +282,7 @@ def _from_source(
     applied: list[Applied] = []
     new_consts: dict[str, Any] = {}
     for e in edits:
-        if e.name not in names and not isinstance(e, OptionEdit):
+        if isinstance(e, ArgAttr | ConstexprEdit) and e.name not in names:
             raise WhatIfError(
                 f"{_flag(e)} {e}: {traj.kernel.name} has no parameter {e.name!r}; parameters: " + ", ".join(names)
             )

@@ -16,7 +16,9 @@ records.NOTHING_LEFT: the loop records the round invalid and stops the operator 
 When L4 confirmed a compile-time condition with a what-if compile (Hypothesis.counterfactual), the candidates
 that realize it come first: a divisibility condition becomes `tl.multiple_of` hints on the named arguments at
 the top of the kernel; an option or constexpr condition promotes the appliers' candidates that set exactly
-those values (a launch's num_stages, a BLOCK size).
+those values (a launch's num_stages, a BLOCK size); a dot-precision condition becomes `input_precision="tf32"`
+on the tl.dot calls at the hazard's lines, only when the operator's tolerance admits TF32's rounding (else the
+round's offline-candidates.json says why it was not realized).
 
 Every candidate considered, and which one was chosen, goes to the round's offline-candidates.json.
 """
@@ -31,13 +33,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ladder.context import digest
-from ladder.counterfactual import HINT
+from ladder.counterfactual import HINT, PRECISION
 from ladder.policy import Diagnosis
 from ladder.records import NOTHING_LEFT, Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, unified_diff
 from patterns.appliers import APPLIERS, Candidate, generate
 from patterns.card import Card
 from patterns.matcher import default_index
+from suite.operator import Tolerance
+
+# TF32 keeps 10 of fp32's 23 mantissa bits: each operand is rounded to within 2^-11, a product to about 2^-10.
+TF32_REL_ERROR = 2.0**-10
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ class OfflineRewriter(Rewriter):
         cited = list(d.family.cards) if d and d.family else []
         own = family_appliers(family, cited) if family else list(APPLIERS)
         options, failed = self._options(request.base_source, own)
-        options = _realizing_first(options, request.base_source, d)
+        options, unrealized = _realizing_first(options, request.base_source, d, request.op.tolerance)
         tried = {p.candidate for p in request.history if p.candidate}
         base = digest(request.base_source)
         fresh = [o for o in options if digest(o.candidate.source) not in tried | {base}]
@@ -108,6 +114,7 @@ class OfflineRewriter(Rewriter):
                     "family": family,
                     "family_appliers": own if family else None,
                     "failed_appliers": failed,
+                    "unrealized_requirement": unrealized,
                     "candidates": [
                         {
                             **o.candidate.to_json(),
@@ -155,21 +162,100 @@ class OfflineRewriter(Rewriter):
         )
 
 
-def _realizing_first(options: list[Option], source: str, d: Diagnosis | None) -> list[Option]:
-    """The candidates that realize L4's confirmed requirement first (a new hint candidate, or the applier
-    candidates setting exactly the confirmed values), the others after, in their order."""
+def _realizing_first(
+    options: list[Option], source: str, d: Diagnosis | None, tolerance: Tolerance | None = None
+) -> tuple[list[Option], str | None]:
+    """The candidates that realize L4's confirmed requirement first (a new hint or precision candidate, or the
+    applier candidates setting exactly the confirmed values), the others after, in their order; and why the
+    requirement could not be realized, if it could not."""
     h = d.hypothesis if d is not None else None
     if h is None or not h.confirmed or h.counterfactual is None or h.finding is None:
-        return options
+        return options, None
     realize: Mapping[str, Any] = h.counterfactual["realize"]
     params = dict(realize["params"])
     why = f"realizes L4's confirmed requirement ({h.counterfactual['requirement']})"
-    if realize["kind"] == HINT:
-        hint = _hints(source, h.finding.hazard.kernel, params)
-        return ([Option(replace(hint, description=f"{hint.description}; {why}"), False)] if hint else []) + options
+    if realize["kind"] in (HINT, PRECISION):
+        hazard = h.finding.hazard
+        made = (
+            _hints(source, hazard.kernel, params)
+            if realize["kind"] == HINT
+            else _precision(source, hazard.kernel, hazard.lines, params["input_precision"], tolerance)
+        )
+        if isinstance(made, str):
+            return options, made
+        return (
+            [Option(replace(made, description=f"{made.description}; {why}"), False)] if made else []
+        ) + options, None
     matching = [o for o in options if params.items() <= o.candidate.params.items()]
     chosen = [Option(replace(o.candidate, description=f"{o.candidate.description}; {why}"), False) for o in matching]
-    return chosen + [o for o in options if o not in matching]
+    return chosen + [o for o in options if o not in matching], None
+
+
+def _precision(
+    source: str, kernel: str, lines: Sequence[int], precision: str, tolerance: Tolerance | None
+) -> Candidate | str | None:
+    """`input_precision="<precision>"` on `kernel`'s tl.dot calls at `lines` (replacing input_precision or
+    allow_tf32), or why not: TF32 rounds the operands, which a tolerance tighter than that rounding refuses."""
+    if tolerance is None or tolerance.kind != "float" or min(tolerance.rtol, tolerance.rel_l2) < TF32_REL_ERROR:
+        bound = (
+            "no float tolerance"
+            if tolerance is None or tolerance.kind != "float"
+            else (f"rtol {tolerance.rtol:g}, rel_l2 {tolerance.rel_l2:g}")
+        )
+        return (
+            f"input_precision={precision!r} not applied: the operator's tolerance ({bound}) is tighter than TF32's "
+            f"rounding of the fp32 operands (about {TF32_REL_ERROR:.1e} relative per product); the dot keeps the "
+            "precision the source asks for"
+        )
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    if fn is None:
+        return None
+    calls = [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "dot"
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "tl"
+        and (not lines or any(n.lineno <= ln <= (n.end_lineno or n.lineno) for ln in lines))
+    ]
+    if not calls:
+        return f"input_precision={precision!r} not applied: no tl.dot call of {kernel} at lines {list(lines)}"
+    data = source.encode()
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line.encode()))
+
+    def at(line: int, col: int) -> int:  # ast columns are UTF-8 byte offsets
+        return starts[line - 1] + col
+
+    edits: list[tuple[int, int, bytes]] = []
+    new_kw = f'input_precision="{precision}"'.encode()
+    for call in calls:
+        kws = [k for k in call.keywords if k.arg in ("input_precision", "allow_tf32")]
+        if kws:
+            for i, k in enumerate(kws):  # the first becomes input_precision, a second (both given) goes
+                end = at(k.value.end_lineno or k.lineno, k.value.end_col_offset or 0)
+                edits.append((at(k.lineno, k.col_offset), end, new_kw if i == 0 else b""))
+        else:
+            close = at(call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1)
+            sep = b" " if data[:close].rstrip().endswith(b",") else b", "
+            edits.append((close, close, sep + new_kw))
+    for s0, s1, text in sorted(edits, reverse=True):
+        data = data[:s0] + text + data[s1:]
+    at_lines = ", ".join(str(c.lineno) for c in calls)
+    return Candidate(
+        "whatif_dot_precision",
+        "dot-input-precision",
+        f'input_precision="{precision}" on the tl.dot at line {at_lines} of {kernel}',
+        data.decode(),
+        {"input_precision": precision},
+    )
 
 
 def _hints(source: str, kernel: str, params: Mapping[str, int]) -> Candidate | None:

@@ -88,12 +88,54 @@ def test_constexpr_respecializes_from_source(tmp_path):
         ({"options": ["num_stages=4"], "start": "ttgir"}, "num_stages acts in the ttgir stage"),
         ({"constexprs": ["K=64"]}, "--constexpr K=64: K is not a constexpr"),
         ({"constexprs": ["TILE=64"]}, "has no parameter 'TILE'"),
+        ({"dot_precision": "fp8"}, "--dot-precision 'fp8': not an input precision of tt.dot"),
+        ({"dot_precision": "tf32", "start": "ttgir"}, "dots already have the layout .* start from ttir"),
+        ({"dot_precision": "tf32", "constexprs": ["BLOCK_M=64"]}, "--dot-precision tf32: a constexpr edit recompiles"),
         ({}, "no edit given"),
     ],
 )
 def test_edits_the_pipeline_cannot_honour_name_the_edit(odd_matmul, edit, message):
     with pytest.raises(WhatIfError, match=message.replace("(", r"\(")):
         whatif(odd_matmul, **edit)
+
+
+def test_dot_precision_tf32_puts_an_ieee_fp32_dot_on_tensor_cores(tmp_path):
+    """gram_fp32 writes input_precision="ieee" on fp32 tiles: AccelerateMatmul keeps the dot on FMAs. The same
+    TTIR with inputPrecision = tf32 gets a wgmma (tests/diagnosis/cases.yaml, gram_fp32-dot-on-fma)."""
+    from irscope.capture.loader import load_kernel
+
+    kernel = load_kernel(f"{KERNELS / 'gram_fp32.py'}:gram_kernel")
+    args = {"x_ptr": "*fp32", "g_ptr": "*fp32", "n": 65536, "d": 1024}
+    base = irscope.capture(kernel, out_dir=tmp_path / "base", kernel_kwargs=args, BLOCK_D=64, BLOCK_K=32)
+    w = whatif(base, dot_precision="tf32", out_dir=tmp_path / "tf32", disassemble=False)
+    assert w.change("ttgir.compute.dot_fma") == (1, 0)
+    assert w.change("ttgir.compute.mma_wgmma") == (0, 1)
+    # the default precision (ieee) is not printed: the base TTIR's dot has none, and it is line 25 of the source
+    ttir = base.stage_output("ttir").text.splitlines()
+    (at,) = [i + 1 for i, ln in enumerate(ttir) if " tt.dot " in ln]
+    assert "inputPrecision" not in ttir[at - 1]
+    assert w.describe() == [
+        f"inputPrecision = tf32 (was ieee) on tt.dot %acc_24 (source line 25, f32 × f32) in ttir line {at}"
+    ]
+    edited = (tmp_path / "tf32" / "input" / "gram_kernel.ttir").read_text().splitlines()
+    assert ", inputPrecision = tf32 : tensor<64x32xf32> * tensor<32x64xf32>" in edited[at - 1]
+    again = irscope.load(tmp_path / "tf32")
+    assert again.derivation is not None
+    assert [(e["kind"], e["edit"]) for e in again.derivation["edits"]] == [("dot-precision", "dot-precision=tf32")]
+
+
+def test_dot_precision_on_a_kernel_without_dot_names_the_edit(argmax_traj):
+    with pytest.raises(WhatIfError, match=r"--dot-precision tf32: the ttir IR has no tt.dot .*no tl.dot"):
+        whatif(argmax_traj, dot_precision="tf32")
+
+
+def test_dot_precision_says_when_the_operands_ignore_it(odd_matmul, tmp_path):
+    """The bundled matmul multiplies fp16 tiles, whose dot the frontend gives the target's default precision (tf32
+    on NVIDIA); the precision only matters for fp32 operands, and the where-sentence says so."""
+    w = whatif(odd_matmul, dot_precision="ieee", out_dir=tmp_path, disassemble=False)
+    (where,) = w.describe()
+    assert where.startswith("inputPrecision = ieee (was tf32) on tt.dot ")
+    assert where.endswith("; Triton ignores the precision for f16 operands")
 
 
 def test_an_edited_ir_that_does_not_verify_names_the_edit(tmp_path, odd_matmul):

@@ -69,10 +69,31 @@ def test_a_condition_that_does_not_remove_the_symptom_is_not_confirmed(tmp_path)
     assert "register-spills remains at" in outcomes[0].detail and "res.spill_bytes" in outcomes[0].detail
 
 
-def test_symptoms_decided_by_the_program_get_no_counterfactual(tmp_path):
-    """gram_fp32 asks for input_precision="ieee" in its source: no compile-time edit expresses that."""
-    h, base = captured("gram_fp32-dot-on-fma", tmp_path / "base")
+@pytest.mark.parametrize(
+    ("case_id", "mma"),
+    [
+        ("gram_fp32-dot-on-fma", "ttgir.compute.mma_wgmma"),
+        ("attention_scores_fp32-dot-on-fma", "ttgir.compute.mma_sync"),
+    ],
+)
+def test_an_ieee_fp32_dot_is_confirmed_by_the_tf32_precision(case_id, mma, tmp_path):
+    """gram_fp32 writes input_precision="ieee", attention_scores_fp32 allow_tf32=False: either way the fp32 dot's
+    TTIR precision is ieee, and the same TTIR with inputPrecision = tf32 gets an MMA (wgmma for gram's 64-row tile;
+    mma.sync for attention_scores' BLOCK_M=32, under wgmma's 64 rows, which mma-downgrade then names)."""
+    h, base = captured(case_id, tmp_path / "base")
     assert h.cause == "precision"
+    (outcome,) = counterfactual.test(h, base, tmp_path / "whatif", counterfactual.MAX_PER_DIAGNOSIS)
+    assert outcome.confirmed, outcome.detail
+    assert outcome.plan.dot_precision == "tf32" and outcome.plan.realize == counterfactual.PRECISION
+    assert f"ttgir.compute.dot_fma 1 → 0, {mma} 0 → 1" in outcome.detail
+    assert f"dot-on-fma gone from lines {CASES[case_id].expect.line}" in outcome.detail
+    assert outcome.applied[0].startswith("inputPrecision = tf32 (was ieee) on tt.dot ")
+    assert 'write input_precision="tf32" in the tl.dot call' in outcome.to_json()["requirement"]
+
+
+def test_symptoms_decided_by_the_program_get_no_counterfactual(tmp_path):
+    """greedy_argmax's cross-warp index reduction is the argmax itself: no compile-time edit expresses it."""
+    h, base = captured("greedy_argmax-index-reduction-sync", tmp_path / "base")
     assert counterfactual.plans(h, load(base)) == []
     assert counterfactual.test(h, base, tmp_path / "whatif", 3) == []
 
@@ -132,11 +153,11 @@ def test_l4_carries_the_outcome_and_keeps_the_trajectory_in_the_round(budget, tm
     assert load(ev.source.path).specialization.options["num_stages"] == 3
 
 
-def _diagnosis_with(counterfactual_json: dict, kernel: str):
+def _diagnosis_with(counterfactual_json: dict, kernel: str, hazard: hazards.Hazard | None = None):
     from ladder.evidence import RewriteFamily, StopTests, TestOutcome
     from ladder.policy import ACTIONABLE, Diagnosis
 
-    hazard = hazards.Hazard("not-pipelined", kernel, (70, 71), "loads stay synchronous", 10.0, cause="width")
+    hazard = hazard or hazards.Hazard("not-pipelined", kernel, (70, 71), "loads stay synchronous", 10.0, cause="width")
     ev = Evidence("L4.0.not-pipelined.whatif0", "L4", "what-if", SourceRef(ARTIFACT, "w"))
     hyp = Hypothesis("not-pipelined", "lines 70, 71", (), (ev.id,), Finding(hazard, "t", 1.0), counterfactual_json)
     ok = TestOutcome(True, "")
@@ -164,7 +185,8 @@ def test_rewriters_receive_the_confirmed_requirement(tmp_path):
     outcome = counterfactual.Outcome(plan, counterfactual.CONFIRMED, "confirmed: ptx.mem.cp_async 0 → 24 with …")
     d = _diagnosis_with(outcome.to_json(), "matmul_kernel")
     source = Path(kernels.__file__).read_text()
-    (first,) = _realizing_first([], source, d)
+    (first,), unrealized = _realizing_first([], source, d)
+    assert unrealized is None
     assert first.candidate.card == "divisibility-hints" and not first.fallback
     new = first.candidate.source
     body = new.split("def matmul_kernel(", 1)[1]
@@ -177,3 +199,50 @@ def test_rewriters_receive_the_confirmed_requirement(tmp_path):
         in user
     )
     assert "stride_am = tl.multiple_of(stride_am, 16)" in user and "must meet the confirmed requirement" in user
+
+
+@pytest.mark.parametrize(
+    ("kernel_file", "kernel", "line", "before"),
+    [
+        ("gram_fp32.py", "gram_kernel", 25, 'input_precision="ieee"'),
+        ("attention_scores_fp32.py", "attention_scores_kernel", 23, "allow_tf32=False"),
+    ],
+)
+def test_a_confirmed_dot_precision_becomes_a_source_edit_where_the_tolerance_allows(
+    kernel_file, kernel, line, before, tmp_path
+):
+    """The offline rewriter rewrites the tl.dot call's precision keyword at the hazard's line for an operator whose
+    tolerance admits TF32 (the suite's bf16 GEMMs: rtol 2e-2, rel_l2 5e-3), and refuses, saying why, for one held
+    to fp32 accuracy (rtol 1e-4, rel_l2 1e-5); the LLM prompt states the requirement either way."""
+    from ladder.rewriters.base import RewriteRequest
+    from ladder.rewriters.offline import _realizing_first
+    from ladder.rewriters.prompt import build_messages
+    from suite.operator import Tolerance
+
+    plan = counterfactual.Plan(
+        "the fp32 dot's input precision tf32 (TF32 tensor cores)",
+        counterfactual.PRECISION,
+        {"input_precision": "tf32"},
+        dot_precision="tf32",
+    )
+    outcome = counterfactual.Outcome(plan, counterfactual.CONFIRMED, "confirmed: ttgir.compute.dot_fma 1 → 0 …")
+    hazard = hazards.Hazard("dot-on-fma", kernel, (line,), "tl.dot stays on the FMA path", 10.0, cause="precision")
+    d = _diagnosis_with(outcome.to_json(), kernel, hazard)
+    source = (Path(__file__).resolve().parents[1] / "diagnosis" / "kernels" / kernel_file).read_text()
+    loose = Tolerance("float", rtol=2e-2, atol=2e-2, rel_l2=5e-3)
+    (first,), unrealized = _realizing_first([], source, d, loose)
+    assert unrealized is None and first.candidate.card == "dot-input-precision"
+    new = first.candidate.source
+    old_line, new_line = source.splitlines()[line - 1], new.splitlines()[line - 1]
+    assert before in old_line and before not in new_line
+    assert new_line == old_line.replace(before, 'input_precision="tf32"')
+    assert new.splitlines()[: line - 1] == source.splitlines()[: line - 1]  # nothing else moved
+    compile(new, kernel_file, "exec")
+    options, why = _realizing_first([], source, d, Tolerance())
+    assert options == []
+    assert why is not None and why.startswith(
+        "input_precision='tf32' not applied: the operator's tolerance (rtol 0.0001, rel_l2 1e-05) is tighter than "
+        "TF32's rounding"
+    )
+    user = build_messages(RewriteRequest(get_operator("new_gelu"), 0, source, None, d, (), tmp_path))[1]["content"]
+    assert 'write input_precision="tf32" in the tl.dot call' in user
