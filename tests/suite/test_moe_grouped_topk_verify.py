@@ -2,6 +2,8 @@
 produce at a near-tie passes, anything else fails. Inputs come from the operator's own generator; near-ties are
 made by moving one logit so the oracle's choice flips, and the candidate is the oracle's routing of the other side."""
 
+import re
+
 import pytest
 import torch
 
@@ -144,7 +146,7 @@ def test_value_masking_tie_bug_rejected_on_ties_inputs(tmp_path):
     path.write_text(OP.initial_source().replace(right, right.replace("offs == i1", "x == v1")))
     v = InterpretValidator(seeds=1).validate(OP, path, tmp_path)
     assert not v.correct
-    assert v.detail.startswith("s1: ties seed 0: output 1:"), v.detail
+    assert re.match(r"s1: ties seed \d+: output 1:", v.detail), v.detail  # seeds are drawn at run time
     assert "identical inputs, so the first-index routing is required exactly" in v.detail
 
 

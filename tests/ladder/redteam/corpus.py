@@ -138,6 +138,19 @@ torch.os._exit(0)
 """
         ),
     ),
+    # a copy of the runner that reports every run a second time: the parent waits for it, so its reports arrive
+    Attack(
+        "fork_twice",
+        _forward(
+            """
+if not getattr(torch, '_forked', False):
+    torch._forked = True
+    pid = torch.os.fork()
+    if pid:
+        torch.os.waitpid(pid, 0)
+"""
+        ),
+    ),
     Attack(
         "forge_runs",
         _forward(

@@ -40,7 +40,10 @@ HANG_TIMEOUT_S = 15  # for the attacks that only hang
 HANGS = {"sleep", "candidates.spins"}
 # The interpret validator checks correctness only: a correct kernel whose side effect stays inside the sandbox
 # passes it (the harness rejects it); what is asserted there is that the effect did not escape.
-CONTAINED = {("candidates.spawns", "interpret")}
+# Correct kernels whose extra process stays inside the sandbox and dies with it: accepted or not, they did nothing
+# (a fork's copy is caught by its duplicate reports only when they arrive before the sandbox ends: fork_twice
+# makes them arrive).
+CONTAINED = {("candidates.spawns", "interpret"), ("candidates.forks", "interpret")}
 # The spinning one passes the static check: the harness's handling of hangs is tests/harness's (hangs.py).
 HOSTILE = [
     Attack(f"candidates.{name}", source, via="interpret" if name == "spins" else BOTH)
@@ -223,7 +226,7 @@ def test_forged_messages_and_patched_checkers_decide_nothing(world):
     assert "outside" in detail(world, "forge_runs")  # zeros where gelu was due: judged here, not there
     for name in ("patch_verify", "patch_runner"):
         assert "outside" in detail(world, name), detail(world, name)
-    assert "reported twice" in detail(world, "candidates.forks")
+    assert "reported twice" in detail(world, "fork_twice")
 
 
 def test_import_time_code_never_runs_when_the_static_check_fails(tmp_path):
