@@ -31,7 +31,10 @@ def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) ->
         if r is None and "." not in op:
             r = con.execute("SELECT * FROM td_ops WHERE cpp_class = ? LIMIT 1", (op,)).fetchone()
     if r is not None:
-        dialect_file = con.execute("SELECT path FROM files WHERE id = ?", (r["file_id"],)).fetchone()[0]
+        if ctx is not None:
+            dialect_file = ctx.files[r["file_id"]]
+        else:
+            dialect_file = con.execute("SELECT path FROM files WHERE id = ?", (r["file_id"],)).fetchone()[0]
         return OpInfo(
             r["name"],
             r["cpp_class"],
@@ -99,15 +102,10 @@ def erasers(db: str | Path | sqlite3.Connection, op: str, depth: int = CALL_DEPT
 def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
     """Sites that create (`action` "create") or erase op OP; call paths of each function are walked once per
     Context, so queries sharing one share that work."""
-    con = ctx.con
-    info = _resolve_op(con, op, ctx)
+    info = _resolved(ctx, op)
+    prefetch_op_sites(ctx, [(op, action)], depth)
+    rows, folds = ctx.memo[("op_site_rows",)][(info.cpp_class, action)]
     sites: list[Site] = []
-    rows = con.execute(
-        "SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line", (info.cpp_class, action)
-    ).fetchall()
-    ids = [r["function_id"] for r in rows if r["function_id"] is not None]
-    ctx.prefetch(ids)
-    _prefetch_caller_paths(ctx, ids, depth)
     for r in rows:
         ok, ambiguous = _scope_ok(ctx, info, r["op_scope"] or "")
         if not ok:
@@ -125,10 +123,7 @@ def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
             )
         )
     if action == "erase" and info.resolved_by != "upstream-name":
-        for r in con.execute(
-            "SELECT * FROM functions WHERE cls = ? AND name IN ('fold', 'canonicalize') ORDER BY file_id, line",
-            (info.cpp_class,),
-        ).fetchall():
+        for r in folds:
             sites.append(
                 _site(
                     ctx,
@@ -142,13 +137,67 @@ def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
                 )
             )
     column = "root_op" if action == "erase" else "result_ops"
-    for d in con.execute(f"SELECT * FROM drr_patterns WHERE {column} LIKE ?", (f"%{info.name}%",)).fetchall():
+    for d in ctx.drr_patterns:
+        if not d[column] or info.name not in d[column]:
+            continue
         made = json.loads(d["result_ops"]) if action == "create" else [d["root_op"]]
         if info.name in made:
             site = Site(action, "drr", ctx.loc(d["file_id"], d["line"], d["snippet"]), None, d["def_name"])
             site.passes = ctx.pass_args(ctx.registered_by(d["def_name"], None))
             sites.append(site)
     return OpSites(info, action, sites)
+
+
+def _resolved(ctx: Context, op: str) -> OpInfo:
+    """`_resolve_op` once per op and Context (its QueryError too)."""
+    memo: dict[str, OpInfo | str] = ctx.memo.setdefault(("resolve_op",), {})
+    if op not in memo:
+        try:
+            memo[op] = _resolve_op(ctx.con, op, ctx)
+        except QueryError as e:
+            memo[op] = str(e)
+    hit = memo[op]
+    if isinstance(hit, str):
+        raise QueryError(hit)
+    return hit
+
+
+def prefetch_op_sites(ctx: Context, wanted: list[tuple[str, str]], depth: int) -> None:
+    """The site rows of these (op, action) pairs (ops that do not resolve are skipped), their fold/canonicalize
+    methods, the functions holding them and their stored caller paths, in a few queries: for `op_sites` calls
+    about to come one by one (`explain` asks about every op whose count changed)."""
+    cache: dict[tuple[str, str], tuple[list[sqlite3.Row], list[sqlite3.Row]]] = ctx.memo.setdefault(
+        ("op_site_rows",), {}
+    )
+    keys: set[tuple[str, str]] = set()
+    for op, action in wanted:
+        try:
+            key = (_resolved(ctx, op).cpp_class, action)
+        except QueryError:
+            continue
+        if key not in cache:
+            keys.add(key)
+    if not keys:
+        return
+    for key in keys:
+        cache[key] = ([], [])
+    classes = sorted({c for c, _ in keys})
+    marks = ",".join("?" * len(classes))
+    # id last: the order a query for one class and action gives (index order, then sorted stably)
+    for r in ctx.con.execute(f"SELECT * FROM op_sites WHERE op_class IN ({marks}) ORDER BY file_id, line, id", classes):
+        if (r["op_class"], r["action"]) in keys:
+            cache[(r["op_class"], r["action"])][0].append(r)
+    erased = sorted({c for c, a in keys if a == "erase"})  # op_sites reads these for ops TableGen defines
+    if erased:
+        for r in ctx.con.execute(
+            f"SELECT * FROM functions WHERE cls IN ({','.join('?' * len(erased))}) AND name IN ('fold', "
+            "'canonicalize') ORDER BY file_id, line, id",
+            erased,
+        ):
+            cache[(r["cls"], "erase")][1].append(r)
+    ids = [r["function_id"] for k in keys for r in cache[k][0] if r["function_id"] is not None]
+    ctx.prefetch([*ids, *(r["id"] for k in keys for r in cache[k][1])])
+    _prefetch_caller_paths(ctx, ids, depth)
 
 
 def _site(
