@@ -181,12 +181,15 @@ def prefetch_op_sites(ctx: Context, wanted: list[tuple[str, str]], depth: int) -
         return
     for key in keys:
         cache[key] = ([], [])
-    classes = sorted({c for c, _ in keys})
-    marks = ",".join("?" * len(classes))
-    # id last: the order a query for one class and action gives (index order, then sorted stably)
-    for r in ctx.con.execute(f"SELECT * FROM op_sites WHERE op_class IN ({marks}) ORDER BY file_id, line, id", classes):
-        if (r["op_class"], r["action"]) in keys:
-            cache[(r["op_class"], r["action"])][0].append(r)
+    for action in sorted({a for _, a in keys}):
+        classes = sorted(c for c, a in keys if a == action)
+        # id last: the order a query for one class and action gives (index order, then sorted stably)
+        for r in ctx.con.execute(
+            f"SELECT * FROM op_sites WHERE action = ? AND op_class IN ({','.join('?' * len(classes))}) "
+            "ORDER BY file_id, line, id",
+            [action, *classes],
+        ):
+            cache[(r["op_class"], action)][0].append(r)
     erased = sorted({c for c, a in keys if a == "erase"})  # op_sites reads these for ops TableGen defines
     if erased:
         for r in ctx.con.execute(
@@ -273,7 +276,8 @@ def caller_paths(ctx: Context, fn: FnRow, depth: int) -> tuple[list[CallPath], i
             row = ctx.con.execute(
                 "SELECT paths, omitted FROM caller_paths WHERE function_id = ? AND depth = ?", (fn.id, depth)
             ).fetchone()
-        memo[fn.id] = (_paths_from_json(row[0]), row[1]) if row else _caller_paths(ctx, fn, depth)
+        refs, calls = ctx.memo.setdefault(("path_parts",), ({}, {}))
+        memo[fn.id] = (_paths_from_json(row[0], refs, calls), row[1]) if row else _caller_paths(ctx, fn, depth)
     return memo[fn.id]
 
 
@@ -307,21 +311,31 @@ def precompute_caller_paths(con: sqlite3.Connection, depth: int = CALL_DEPTH) ->
     return len(rows)
 
 
-def _loc(d: dict | None) -> Loc | None:
-    return Loc(**d) if d is not None else None
+def _paths_from_json(
+    text: str, refs: dict[tuple, FunctionRef] | None = None, calls: dict[tuple, Loc] | None = None
+) -> list[CallPath]:
+    """Stored call paths as results. `refs`, `calls`: the functions and call sites decoded before (a Context's),
+    shared rather than built again: the same helpers and calls recur across paths and sites."""
+    refs = {} if refs is None else refs
+    calls = {} if calls is None else calls
 
+    def ref(f: dict) -> FunctionRef:
+        loc = f["loc"]
+        key = (f["name"], loc["file"], loc["line"], loc["snippet"], f["end_line"])
+        hit = refs.get(key)
+        if hit is None:
+            hit = refs[key] = FunctionRef(f["name"], Loc(loc["file"], loc["line"], loc["snippet"]), f["end_line"])
+        return hit
 
-def _paths_from_json(text: str) -> list[CallPath]:
+    def call(c: dict | None) -> Loc | None:
+        if c is None:
+            return None
+        key = (c["file"], c["line"], c["snippet"])
+        hit = calls.get(key)
+        if hit is None:
+            hit = calls[key] = Loc(c["file"], c["line"], c["snippet"])
+        return hit
+
     return [
-        CallPath(
-            [
-                Hop(
-                    FunctionRef(h["function"]["name"], Loc(**h["function"]["loc"]), h["function"]["end_line"]),
-                    _loc(h["call"]),
-                )
-                for h in p["hops"]
-            ],
-            p["passes"],
-        )
-        for p in json.loads(text)
+        CallPath([Hop(ref(h["function"]), call(h["call"])) for h in p["hops"]], p["passes"]) for p in json.loads(text)
     ]
