@@ -46,12 +46,8 @@ def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) ->
     if "." in op:  # an op of a dialect not in the index (arith, scf, llvm, nvvm, …): match C++ class names
         dialect, _, mnemonic = op.partition(".")
         for want in _upstream_class_keys(mnemonic):
-            row = con.execute(  # op_sites_lower_class indexes lower(op_class)
-                "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
-                (want, f"%{dialect.lower()}"),
-            ).fetchone()
-            if row is not None:
-                return OpInfo(op, row[0], dialect, "upstream-name")
+            if (op_class := _upstream_class(con, want, dialect, ctx)) is not None:
+                return OpInfo(op, op_class, dialect, "upstream-name")
         known = con.execute("SELECT 1 FROM td_dialects WHERE name = ?", (dialect,)).fetchone()
         hint = (
             ""
@@ -63,6 +59,36 @@ def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) ->
     if con.execute("SELECT 1 FROM op_sites WHERE op_class = ? LIMIT 1", (op,)).fetchone():
         return OpInfo(op, op, "", "class-name")
     raise QueryError(not_found(con, "op", op))
+
+
+def _upstream_class(con: sqlite3.Connection, want: str, dialect: str, ctx: Context | None) -> str | None:
+    """The C++ class of the first op site (by id) whose class is `want` in lower case and whose namespace ends in
+    `dialect` (case aside); from the rows `_prefetch_upstream` loaded, when it did."""
+    rows = ctx.memo.get(("upstream_classes",), {}).get(want) if ctx is not None else None
+    if rows is not None and not {"%", "_"} & set(dialect):  # the LIKE below is then a plain suffix test
+        return next((c for c, scope in rows if scope is not None and scope.lower().endswith(dialect.lower())), None)
+    row = con.execute(  # op_sites_lower_class indexes lower(op_class)
+        "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
+        (want, f"%{dialect.lower()}"),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _prefetch_upstream(ctx: Context, ops: list[str]) -> None:
+    """The op sites of every C++ class these ops (those TableGen does not define) may name, in one query."""
+    rows: dict[str, list[tuple[str, str | None]]] = ctx.memo.setdefault(("upstream_classes",), {})
+    wants = {w for op in ops if "." in op and ctx.td_op(op) is None for w in _upstream_class_keys(op.partition(".")[2])}
+    missing = sorted(wants - rows.keys())
+    if not missing:
+        return
+    for w in missing:
+        rows[w] = []
+    for key, op_class, scope in ctx.con.execute(
+        f"SELECT lower(op_class), op_class, op_scope FROM op_sites WHERE lower(op_class) IN "
+        f"({','.join('?' * len(missing))}) ORDER BY id",
+        missing,
+    ):
+        rows[key].append((op_class, scope))
 
 
 def _upstream_class_keys(mnemonic: str) -> list[str]:
@@ -103,7 +129,8 @@ def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
     """Sites that create (`action` "create") or erase op OP; call paths of each function are walked once per
     Context, so queries sharing one share that work."""
     info = _resolved(ctx, op)
-    prefetch_op_sites(ctx, [(op, action)], depth)
+    if (info.cpp_class, action) not in ctx.memo.get(("op_site_rows",), {}):
+        prefetch_op_sites(ctx, [(op, action)], depth)
     rows, folds = ctx.memo[("op_site_rows",)][(info.cpp_class, action)]
     sites: list[Site] = []
     for r in rows:
@@ -170,6 +197,7 @@ def prefetch_op_sites(ctx: Context, wanted: list[tuple[str, str]], depth: int) -
         ("op_site_rows",), {}
     )
     keys: set[tuple[str, str]] = set()
+    _prefetch_upstream(ctx, [op for op, _ in wanted])
     for op, action in wanted:
         try:
             key = (_resolved(ctx, op).cpp_class, action)
