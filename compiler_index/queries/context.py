@@ -45,7 +45,7 @@ class Context:
         self._owners: dict[int, set[str]] = {}
         self._callers: dict[int, list[callgraph.CallEdge]] = {}
         self.ref_ids: dict[tuple[str, int, str], int] = {}  # (file, line, qualname) of a FunctionRef made here → id
-        self.memo: dict[tuple, Any] = {}  # per-function results of the queries built on this Context
+        self.memo: dict[tuple, Any] = {}  # per-function and per-op results of the queries built on this Context
         self._sigs: dict[int, str] = {}  # signatures of prefetched functions
         self._sig_lookups = 0
 
