@@ -24,7 +24,7 @@ from compiler_index import queries
 from compiler_index.queries import GateInfo, PassInfo, QueryError, RemarkMatch, Site, connection
 from compiler_index.queries.context import Context
 from compiler_index.queries.gates import gates_of, prefetch_gates, ref_key
-from compiler_index.queries.ops import op_sites
+from compiler_index.queries.ops import op_sites, prefetch_op_sites
 from compiler_index.queries.passes import find_passes
 from compiler_index.target import YES, Target, TargetError, file_applies, for_target
 from irscope.opcounts import snapshot_op_counts
@@ -142,8 +142,13 @@ def explain(
             result.deltas = op_deltas(prev, snap, traj)
             if not result.deltas:
                 result.notes.append("no op count changed at this edge (types, attributes or order may have)")
-        for d in result.deltas:
-            result.ops.append(_explain_op(ctx, d, args, files, depth, bool(defs), target))
+        # every op's sites, then every gate of the functions holding them, each in a few queries
+        prefetch_op_sites(ctx, [(d.op, "create" if d.delta > 0 else "erase") for d in result.deltas], depth)
+        result.ops = [_explain_op(ctx, d, args, files, depth, bool(defs), target) for d in result.deltas]
+        fn_ids = [ctx.ref_ids.get(ref_key(s.function)) for o in result.ops for s in o.sites if s.function]
+        prefetch_gates(ctx, [i for i in fn_ids if i is not None])
+        for o in result.ops:
+            _add_gates(ctx, o, target)
         result.ops.sort(key=lambda o: (not o.sites, -abs(o.after - o.before), o.op))
         result.remarks = _trace(con, snap.diagnostics)
         return result
@@ -186,19 +191,6 @@ def _explain_op(
         else:
             out.other_passes += 1
     out.sites.sort(key=lambda s: _site_rank(s, args, files))
-    seen: set[tuple[str, int]] = set()
-    prefetch_gates(ctx, [i for s in out.sites if s.function and (i := ctx.ref_ids.get(ref_key(s.function)))])
-    for s in out.sites:
-        if s.function is None:
-            continue
-        for g in gates_of(ctx, s.function):
-            key = (g.loc.file, g.loc.line)
-            if key not in seen:
-                seen.add(key)
-                out.gates.append(g)
-    if target is not None:
-        out.gates, out.gates_dropped = for_target(out.gates, target)
-    out.gates.sort(key=_gate_rank)
     if not out.sites:
         if action == "erase":
             out.note = (
@@ -211,6 +203,22 @@ def _explain_op(
                 "(OpBuilder::create with an OperationName, clone) or by code outside the index"
             )
     return out
+
+
+def _add_gates(ctx: Context, out: OpExplanation, target: Target | None) -> None:
+    """The gates of the functions holding the op's sites (once each), those the target can reach, ranked."""
+    seen: set[tuple[str, int]] = set()
+    for s in out.sites:
+        if s.function is None:
+            continue
+        for g in gates_of(ctx, s.function):
+            key = (g.loc.file, g.loc.line)
+            if key not in seen:
+                seen.add(key)
+                out.gates.append(g)
+    if target is not None:
+        out.gates, out.gates_dropped = for_target(out.gates, target)
+    out.gates.sort(key=_gate_rank)
 
 
 def _site_rank(site: Site, args: set[str], files: set[str]) -> tuple:

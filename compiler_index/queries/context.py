@@ -29,7 +29,7 @@ def connection(db: str | Path | sqlite3.Connection) -> Iterator[sqlite3.Connecti
         con.close()
 
 
-BULK_AFTER = 64  # single-row signature lookups before a Context loads them all
+BULK_AFTER = 64  # single-row signature lookups before a Context loads them all (unless prefetched)
 
 
 class Context:
@@ -45,7 +45,8 @@ class Context:
         self._owners: dict[int, set[str]] = {}
         self._callers: dict[int, list[callgraph.CallEdge]] = {}
         self.ref_ids: dict[tuple[str, int, str], int] = {}  # (file, line, qualname) of a FunctionRef made here → id
-        self.memo: dict[tuple, Any] = {}  # per-function results of the queries built on this Context
+        self.memo: dict[tuple, Any] = {}  # per-function and per-op results of the queries built on this Context
+        self._sigs: dict[int, str] = {}  # signatures of prefetched functions
         self._sig_lookups = 0
 
     @cached_property
@@ -121,6 +122,8 @@ class Context:
 
     def _signature(self, fn_id: int) -> str:
         # A query naming a few functions looks each up; one naming many (explain: hundreds) loads them all.
+        if (sig := self._sigs.get(fn_id)) is not None:
+            return sig
         self._sig_lookups += 1
         if self._sig_lookups > BULK_AFTER:
             return self.signatures.get(fn_id) or ""
@@ -143,6 +146,11 @@ class Context:
             if (row := self._td_ops[key].get(op)) is not None:
                 return row
         return None
+
+    @cached_property
+    def drr_patterns(self) -> list[sqlite3.Row]:
+        """The DRR patterns (a handful), in table order."""
+        return self.con.execute("SELECT * FROM drr_patterns").fetchall()
 
     @cached_property
     def aliases(self) -> dict[str, str]:
@@ -192,12 +200,16 @@ class Context:
         return ref
 
     def prefetch(self, fn_ids: Iterable[int]) -> None:
-        """Load the rows of these functions in one query (a query about to name them one by one)."""
+        """Load the rows and signatures of these functions in two queries (a query about to name them one by
+        one)."""
         missing = sorted({i for i in fn_ids if i is not None and i not in self._functions})
         for chunk in range(0, len(missing), 500):
             ids = missing[chunk : chunk + 500]
             for fn in callgraph.functions(self.con, ids):
                 self._functions[fn.id] = fn
+            marks = ",".join("?" * len(ids))
+            for fn_id, sig in self.con.execute(f"SELECT id, signature FROM functions WHERE id IN ({marks})", ids):
+                self._sigs[fn_id] = sig or ""
 
     def function(self, fn_id: int) -> FnRow:
         fn = self._functions.get(fn_id)

@@ -31,7 +31,10 @@ def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) ->
         if r is None and "." not in op:
             r = con.execute("SELECT * FROM td_ops WHERE cpp_class = ? LIMIT 1", (op,)).fetchone()
     if r is not None:
-        dialect_file = con.execute("SELECT path FROM files WHERE id = ?", (r["file_id"],)).fetchone()[0]
+        if ctx is not None:
+            dialect_file = ctx.files[r["file_id"]]
+        else:
+            dialect_file = con.execute("SELECT path FROM files WHERE id = ?", (r["file_id"],)).fetchone()[0]
         return OpInfo(
             r["name"],
             r["cpp_class"],
@@ -43,12 +46,8 @@ def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) ->
     if "." in op:  # an op of a dialect not in the index (arith, scf, llvm, nvvm, …): match C++ class names
         dialect, _, mnemonic = op.partition(".")
         for want in _upstream_class_keys(mnemonic):
-            row = con.execute(  # op_sites_lower_class indexes lower(op_class)
-                "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
-                (want, f"%{dialect.lower()}"),
-            ).fetchone()
-            if row is not None:
-                return OpInfo(op, row[0], dialect, "upstream-name")
+            if (op_class := _upstream_class(con, want, dialect, ctx)) is not None:
+                return OpInfo(op, op_class, dialect, "upstream-name")
         known = con.execute("SELECT 1 FROM td_dialects WHERE name = ?", (dialect,)).fetchone()
         hint = (
             ""
@@ -60,6 +59,36 @@ def _resolve_op(con: sqlite3.Connection, op: str, ctx: Context | None = None) ->
     if con.execute("SELECT 1 FROM op_sites WHERE op_class = ? LIMIT 1", (op,)).fetchone():
         return OpInfo(op, op, "", "class-name")
     raise QueryError(not_found(con, "op", op))
+
+
+def _upstream_class(con: sqlite3.Connection, want: str, dialect: str, ctx: Context | None) -> str | None:
+    """The C++ class of the first op site (by id) whose class is `want` in lower case and whose namespace ends in
+    `dialect` (case aside); from the rows `_prefetch_upstream` loaded, when it did."""
+    rows = ctx.memo.get(("upstream_classes",), {}).get(want) if ctx is not None else None
+    if rows is not None and not {"%", "_"} & set(dialect):  # the LIKE below is then a plain suffix test
+        return next((c for c, scope in rows if scope is not None and scope.lower().endswith(dialect.lower())), None)
+    row = con.execute(  # op_sites_lower_class indexes lower(op_class)
+        "SELECT op_class FROM op_sites WHERE lower(op_class) = ? AND lower(op_scope) LIKE ? LIMIT 1",
+        (want, f"%{dialect.lower()}"),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _prefetch_upstream(ctx: Context, ops: list[str]) -> None:
+    """The op sites of every C++ class these ops (those TableGen does not define) may name, in one query."""
+    rows: dict[str, list[tuple[str, str | None]]] = ctx.memo.setdefault(("upstream_classes",), {})
+    wants = {w for op in ops if "." in op and ctx.td_op(op) is None for w in _upstream_class_keys(op.partition(".")[2])}
+    missing = sorted(wants - rows.keys())
+    if not missing:
+        return
+    for w in missing:
+        rows[w] = []
+    for key, op_class, scope in ctx.con.execute(
+        f"SELECT lower(op_class), op_class, op_scope FROM op_sites WHERE lower(op_class) IN "
+        f"({','.join('?' * len(missing))}) ORDER BY id",
+        missing,
+    ):
+        rows[key].append((op_class, scope))
 
 
 def _upstream_class_keys(mnemonic: str) -> list[str]:
@@ -99,15 +128,11 @@ def erasers(db: str | Path | sqlite3.Connection, op: str, depth: int = CALL_DEPT
 def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
     """Sites that create (`action` "create") or erase op OP; call paths of each function are walked once per
     Context, so queries sharing one share that work."""
-    con = ctx.con
-    info = _resolve_op(con, op, ctx)
+    info = _resolved(ctx, op)
+    if (info.cpp_class, action) not in ctx.memo.get(("op_site_rows",), {}):
+        prefetch_op_sites(ctx, [(op, action)], depth)
+    rows, folds = ctx.memo[("op_site_rows",)][(info.cpp_class, action)]
     sites: list[Site] = []
-    rows = con.execute(
-        "SELECT * FROM op_sites WHERE op_class = ? AND action = ? ORDER BY file_id, line", (info.cpp_class, action)
-    ).fetchall()
-    ids = [r["function_id"] for r in rows if r["function_id"] is not None]
-    ctx.prefetch(ids)
-    _prefetch_caller_paths(ctx, ids, depth)
     for r in rows:
         ok, ambiguous = _scope_ok(ctx, info, r["op_scope"] or "")
         if not ok:
@@ -125,10 +150,7 @@ def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
             )
         )
     if action == "erase" and info.resolved_by != "upstream-name":
-        for r in con.execute(
-            "SELECT * FROM functions WHERE cls = ? AND name IN ('fold', 'canonicalize') ORDER BY file_id, line",
-            (info.cpp_class,),
-        ).fetchall():
+        for r in folds:
             sites.append(
                 _site(
                     ctx,
@@ -142,13 +164,71 @@ def op_sites(ctx: Context, op: str, action: str, depth: int) -> OpSites:
                 )
             )
     column = "root_op" if action == "erase" else "result_ops"
-    for d in con.execute(f"SELECT * FROM drr_patterns WHERE {column} LIKE ?", (f"%{info.name}%",)).fetchall():
+    for d in ctx.drr_patterns:
+        if not d[column] or info.name not in d[column]:
+            continue
         made = json.loads(d["result_ops"]) if action == "create" else [d["root_op"]]
         if info.name in made:
             site = Site(action, "drr", ctx.loc(d["file_id"], d["line"], d["snippet"]), None, d["def_name"])
             site.passes = ctx.pass_args(ctx.registered_by(d["def_name"], None))
             sites.append(site)
     return OpSites(info, action, sites)
+
+
+def _resolved(ctx: Context, op: str) -> OpInfo:
+    """`_resolve_op` once per op and Context (its QueryError too)."""
+    memo: dict[str, OpInfo | str] = ctx.memo.setdefault(("resolve_op",), {})
+    if op not in memo:
+        try:
+            memo[op] = _resolve_op(ctx.con, op, ctx)
+        except QueryError as e:
+            memo[op] = str(e)
+    hit = memo[op]
+    if isinstance(hit, str):
+        raise QueryError(hit)
+    return hit
+
+
+def prefetch_op_sites(ctx: Context, wanted: list[tuple[str, str]], depth: int) -> None:
+    """The site rows of these (op, action) pairs (ops that do not resolve are skipped), their fold/canonicalize
+    methods, the functions holding them and their stored caller paths, in a few queries: for `op_sites` calls
+    about to come one by one (`explain` asks about every op whose count changed)."""
+    cache: dict[tuple[str, str], tuple[list[sqlite3.Row], list[sqlite3.Row]]] = ctx.memo.setdefault(
+        ("op_site_rows",), {}
+    )
+    keys: set[tuple[str, str]] = set()
+    _prefetch_upstream(ctx, [op for op, _ in wanted])
+    for op, action in wanted:
+        try:
+            key = (_resolved(ctx, op).cpp_class, action)
+        except QueryError:
+            continue
+        if key not in cache:
+            keys.add(key)
+    if not keys:
+        return
+    for key in keys:
+        cache[key] = ([], [])
+    for action in sorted({a for _, a in keys}):
+        classes = sorted(c for c, a in keys if a == action)
+        # id last: the order a query for one class and action gives (index order, then sorted stably)
+        for r in ctx.con.execute(
+            f"SELECT * FROM op_sites WHERE action = ? AND op_class IN ({','.join('?' * len(classes))}) "
+            "ORDER BY file_id, line, id",
+            [action, *classes],
+        ):
+            cache[(r["op_class"], action)][0].append(r)
+    erased = sorted({c for c, a in keys if a == "erase"})  # op_sites reads these for ops TableGen defines
+    if erased:
+        for r in ctx.con.execute(
+            f"SELECT * FROM functions WHERE cls IN ({','.join('?' * len(erased))}) AND name IN ('fold', "
+            "'canonicalize') ORDER BY file_id, line, id",
+            erased,
+        ):
+            cache[(r["cls"], "erase")][1].append(r)
+    ids = [r["function_id"] for k in keys for r in cache[k][0] if r["function_id"] is not None]
+    ctx.prefetch([*ids, *(r["id"] for k in keys for r in cache[k][1])])
+    _prefetch_caller_paths(ctx, ids, depth)
 
 
 def _site(
@@ -224,7 +304,8 @@ def caller_paths(ctx: Context, fn: FnRow, depth: int) -> tuple[list[CallPath], i
             row = ctx.con.execute(
                 "SELECT paths, omitted FROM caller_paths WHERE function_id = ? AND depth = ?", (fn.id, depth)
             ).fetchone()
-        memo[fn.id] = (_paths_from_json(row[0]), row[1]) if row else _caller_paths(ctx, fn, depth)
+        refs, calls = ctx.memo.setdefault(("path_parts",), ({}, {}))
+        memo[fn.id] = (_paths_from_json(row[0], refs, calls), row[1]) if row else _caller_paths(ctx, fn, depth)
     return memo[fn.id]
 
 
@@ -258,21 +339,31 @@ def precompute_caller_paths(con: sqlite3.Connection, depth: int = CALL_DEPTH) ->
     return len(rows)
 
 
-def _loc(d: dict | None) -> Loc | None:
-    return Loc(**d) if d is not None else None
+def _paths_from_json(
+    text: str, refs: dict[tuple, FunctionRef] | None = None, calls: dict[tuple, Loc] | None = None
+) -> list[CallPath]:
+    """Stored call paths as results. `refs`, `calls`: the functions and call sites decoded before (a Context's),
+    shared rather than built again: the same helpers and calls recur across paths and sites."""
+    refs = {} if refs is None else refs
+    calls = {} if calls is None else calls
 
+    def ref(f: dict) -> FunctionRef:
+        loc = f["loc"]
+        key = (f["name"], loc["file"], loc["line"], loc["snippet"], f["end_line"])
+        hit = refs.get(key)
+        if hit is None:
+            hit = refs[key] = FunctionRef(f["name"], Loc(loc["file"], loc["line"], loc["snippet"]), f["end_line"])
+        return hit
 
-def _paths_from_json(text: str) -> list[CallPath]:
+    def call(c: dict | None) -> Loc | None:
+        if c is None:
+            return None
+        key = (c["file"], c["line"], c["snippet"])
+        hit = calls.get(key)
+        if hit is None:
+            hit = calls[key] = Loc(c["file"], c["line"], c["snippet"])
+        return hit
+
     return [
-        CallPath(
-            [
-                Hop(
-                    FunctionRef(h["function"]["name"], Loc(**h["function"]["loc"]), h["function"]["end_line"]),
-                    _loc(h["call"]),
-                )
-                for h in p["hops"]
-            ],
-            p["passes"],
-        )
-        for p in json.loads(text)
+        CallPath([Hop(ref(h["function"]), call(h["call"])) for h in p["hops"]], p["passes"]) for p in json.loads(text)
     ]

@@ -223,3 +223,36 @@ def test_explain_reads_the_same_from_the_precomputed_paths(triton_db: Path, top2
     for snap in changed:
         fast = dataclasses.asdict(explain(triton_db, traj, snap.index))
         assert fast == dataclasses.asdict(explain(walked_db, traj, snap.index)), snap.label
+
+
+def test_sites_fetched_for_many_ops_at_once_equal_those_of_one_op(triton_db: Path, top2_trajectory: Path):
+    """explain fetches the sites of every changed op at once (op sites per action, the classes upstream ops may
+    name, functions, call paths); each op then gets exactly the sites, in order, that a query about it alone
+    finds on a fresh Context (resolved row by row), or the same error."""
+    import irscope
+    from compiler_index.explain import op_deltas, snapshot_for
+    from compiler_index.queries.context import Context
+    from compiler_index.queries.ops import CALL_DEPTH, op_sites, prefetch_op_sites
+    from irscope.trajectory import MLIR
+
+    traj = irscope.load(top2_trajectory)
+    ops: set[str] = set()
+    for snap in traj.changed_passes():
+        after, before = snapshot_for(traj, snap.index)
+        if MLIR == after.kind == before.kind:
+            ops |= {d.op for d in op_deltas(before, after, traj)}
+    wanted = [(op, action) for op in sorted(ops) for action in ("create", "erase")]
+    # TableGen ops, upstream ops matched by C++ class name, and ops nothing in the index names
+    assert {"tt.reduce", "llvm.mlir.constant", "nvvm.shfl.sync"} <= ops, sorted(ops)
+
+    def answer(ctx: Context, op: str, action: str) -> object:
+        try:
+            return op_sites(ctx, op, action, CALL_DEPTH)
+        except q.QueryError as e:
+            return str(e)
+
+    with q.connection(triton_db) as con:
+        shared = Context(con)
+        prefetch_op_sites(shared, wanted, CALL_DEPTH)
+        for op, action in wanted:
+            assert answer(shared, op, action) == answer(Context(con), op, action), (op, action)
