@@ -3,24 +3,12 @@ browser (Debian's chromium): it loads with no console output at all, its script 
 is taken."""
 
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from irscope.cli import main as cli_main
-
-CHROMIUM = shutil.which("chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.irscope.browser import CHROMIUM, FLAGS
 
 
 @pytest.fixture(scope="module")
