@@ -170,11 +170,19 @@ def cmd_diff(a: argparse.Namespace) -> int:
         if note:
             err_console.print(Text.assemble(("warning:", "yellow"), " ", note), soft_wrap=True)
     left_out = sorted({d.name.split(".")[0] for d in c.counters if not comparable(c, d.name.split(".")[0])})
-    if left_out:
+    # a stage one side never ran (a what-if compiled from a later stage's IR) is not a failure
+    one_sided = [p for p in left_out if (p in c.a.stages) != (p in c.b.stages)]
+    unfinished = [p for p in left_out if p not in one_sided]
+    if one_sided:
+        err_console.print(
+            Text.assemble(("note:", "cyan"), f" not compared: {', '.join(one_sided)} (a stage only one side ran)"),
+            soft_wrap=True,
+        )
+    if unfinished:
         err_console.print(
             Text.assemble(
                 ("warning:", "yellow"),
-                f" not compared: {', '.join(left_out)} (not finished in both; their deltas would describe the "
+                f" not compared: {', '.join(unfinished)} (not finished in both; their deltas would describe the "
                 "failure, not the kernels)",
             ),
             soft_wrap=True,

@@ -148,8 +148,10 @@ def test_an_edited_ir_that_does_not_verify_names_the_edit(tmp_path, odd_matmul):
 
 def test_whatif_cli_prints_the_edits_and_the_diff(odd_matmul, tmp_path, capsys):
     rc = main(["whatif", str(odd_matmul.root), "--option", "maxnreg=128", "--out", str(tmp_path / "w")])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert rc == 0
+    # compiled from the ttir output, the what-if never ran the ttir passes: a stage one side ran, not a failure
+    assert "ttir (a stage only one side ran)" in err and "not finished in both" not in err
     assert "maxnreg = 128 (was None) in the compile options of the stages after ttir" in out
     assert "res.registers" in out  # ptxas honoured the cap: the register count changed
     rc = main(["whatif", str(odd_matmul.root), "--arg-attr", "nope:divisibility=16", "--out", str(tmp_path / "x")])
