@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from irscope.cli import main as cli_main
+from tests.irscope import browser
 from tests.irscope.browser import CHROMIUM, FLAGS
 
 
@@ -54,25 +55,10 @@ def test_html_report_in_headless_chromium(argmax_dump, tmp_path):
     assert cli_main(["report", str(argmax_dump), "-o", str(page), "--focus", "tritongpu-coalesce"]) == 0
     html = page.read_text()
     assert "http://" not in html and "https://" not in html, "the report must not reach the network"
-    profile = tmp_path / "profile"
-    run = subprocess.run(
-        [
-            CHROMIUM,
-            *FLAGS,
-            f"--user-data-dir={profile}",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=10000",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
+    loaded = browser.load(page, tmp_path)
+    console = loaded.console
     assert console == [], f"console output: {console}"
-    dom = run.stdout
+    dom = loaded.dom
     assert 'data-ready="1"' in dom, "the page script did not finish"
     assert dom.count('class="changed"') + dom.count('class="changed sel"') >= 10  # pass rows with effects
     assert 'class="c del' in dom and 'class="c add' in dom  # coalesce's diff is highlighted
@@ -82,7 +68,7 @@ def test_html_report_in_headless_chromium(argmax_dump, tmp_path):
         [
             CHROMIUM,
             *FLAGS,
-            f"--user-data-dir={profile}",
+            f"--user-data-dir={tmp_path / 'profile'}",
             "--virtual-time-budget=10000",
             "--window-size=1400,900",
             f"--screenshot={shot}",
