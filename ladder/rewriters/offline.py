@@ -37,7 +37,7 @@ from ladder.counterfactual import HINT, PRECISION
 from ladder.policy import Diagnosis
 from ladder.records import NOTHING_LEFT, Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, unified_diff
-from patterns.appliers import APPLIERS, Candidate, generate
+from patterns.appliers import APPLIERS, Candidate, SourceModule, generate
 from patterns.card import Card
 from patterns.matcher import default_index
 from suite.operator import Tolerance
@@ -83,14 +83,23 @@ class OfflineRewriter(Rewriter):
 
     @staticmethod
     def _options(source: str, own: list[str]) -> tuple[list[Option], list[str]]:
-        """Candidates in the order they are tried (`own` appliers', then the fallback's), and the appliers that
-        failed on this kernel (with why)."""
+        """Candidates in the order they are tried (`own` appliers', then the fallback's), and why each of the
+        family's appliers that gave none did not apply (or failed) on this kernel."""
         rest = [a for a in APPLIERS if a not in own]
         options: list[Option] = []
         failed: list[str] = []
+        try:
+            mod = SourceModule(source)
+        except SyntaxError as e:
+            return [], [f"the base kernel does not parse: {e}"]
         for names, fallback in ((own, False), (rest, True)):
             for name in names:
                 try:
+                    why = APPLIERS[name].why_not(mod)
+                    if why is not None:
+                        if not fallback:  # the diagnosed family's applier: its reason goes to the round record
+                            failed.append(why)
+                        continue
                     options += [Option(c, fallback) for c in generate(source, names=[name])]
                 except Exception as e:  # an applier that cannot read this kernel: the others still can
                     failed.append(f"{name}: {type(e).__name__}: {e}")
@@ -113,7 +122,7 @@ class OfflineRewriter(Rewriter):
                 {
                     "family": family,
                     "family_appliers": own if family else None,
-                    "failed_appliers": failed,
+                    "not_applied": failed,
                     "unrealized_requirement": unrealized,
                     "candidates": [
                         {
@@ -148,6 +157,7 @@ class OfflineRewriter(Rewriter):
                     "has no mechanical applier"
                     if not own
                     else f"has mechanical appliers ({', '.join(own)}) but none applies to this kernel"
+                    + (f" ({'; '.join(failed)})" if failed else "")
                     if not n_own
                     else f"has {n_own} mechanical candidate(s) ({', '.join(own)}), all tried"
                 )

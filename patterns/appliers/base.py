@@ -31,5 +31,10 @@ class Applier(ABC):
     @abstractmethod
     def applies(self, mod: SourceModule) -> bool: ...
 
+    def why_not(self, mod: SourceModule) -> str | None:
+        """Why the applier does not apply to this module (None when it does): the round record's reason. Appliers
+        override it to name the precondition that failed and where."""
+        return None if self.applies(mod) else f"{self.name}: its pattern ({self.summary}) is not in this kernel"
+
     @abstractmethod
     def candidates(self, mod: SourceModule, max_candidates: int | None = None) -> list[Candidate]: ...
