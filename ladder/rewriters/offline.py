@@ -37,7 +37,9 @@ from ladder.counterfactual import HINT, PRECISION
 from ladder.policy import Diagnosis
 from ladder.records import NOTHING_LEFT, Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, unified_diff
+from ladder.rewriters.search import SEARCHES_FILE, Search, Searches, run_search
 from patterns.appliers import APPLIERS, Candidate, SourceModule, generate
+from patterns.appliers.tune_search import MAX_SPACE, TuneSearch
 from patterns.card import Card
 from patterns.matcher import default_index
 from suite.operator import Tolerance
@@ -73,13 +75,16 @@ def family_appliers(family: str, cited: Sequence[str] = ()) -> list[str]:
 
 
 class OfflineRewriter(Rewriter):
+    def __init__(self, tune_configs: int = MAX_SPACE):
+        self.tune_configs = tune_configs  # configs a tuning search compiles
+
     @property
     def name(self) -> str:
         return "offline"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> OfflineRewriter:
-        return cls()
+        return cls(getattr(args, "tune_configs", MAX_SPACE))
 
     @staticmethod
     def _options(source: str, own: list[str]) -> tuple[list[Option], list[str]]:
@@ -114,9 +119,19 @@ class OfflineRewriter(Rewriter):
         options, unrealized = _realizing_first(options, request.base_source, d, request.op.tolerance)
         tried = {p.candidate for p in request.history if p.candidate}
         base = digest(request.base_source)
-        fresh = [o for o in options if digest(o.candidate.source) not in tried | {base}]
-        chosen = fresh[0] if fresh else None
         request.workdir.mkdir(parents=True, exist_ok=True)
+        searches = Searches(request.workdir.parent / SEARCHES_FILE)
+        chosen, chosen_at, search = None, -1, None
+        for i, o in enumerate(options):
+            if digest(o.candidate.source) in tried | {base} or searches.tried(o.candidate, tried | {base}):
+                continue
+            if o.candidate.applier == TuneSearch.name:
+                search = run_search(request, o.candidate, searches, self.tune_configs)
+                if isinstance(search, str):  # nothing left to time beyond the base's own config
+                    continue
+                o = Option(search.candidate, o.fallback)
+            chosen, chosen_at = o, i
+            break
         (request.workdir / "offline-candidates.json").write_text(
             json.dumps(
                 {
@@ -124,14 +139,15 @@ class OfflineRewriter(Rewriter):
                     "family_appliers": own if family else None,
                     "not_applied": failed,
                     "unrealized_requirement": unrealized,
+                    "tuning_search": search.to_json() if isinstance(search, Search) else search,
                     "candidates": [
                         {
                             **o.candidate.to_json(),
                             "fallback": o.fallback,
                             "tried": digest(o.candidate.source) in tried,
-                            "chosen": o is chosen,
+                            "chosen": i == chosen_at,
                         }
-                        for o in options
+                        for i, o in enumerate(options)
                     ],
                 },
                 indent=1,

@@ -17,10 +17,19 @@ from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.source import SourceModule
 from patterns.appliers.static_range import StaticRange
+from patterns.appliers.tune_search import TuneSearch
 
 APPLIERS: dict[str, Applier] = {
     a.name: a
-    for a in (LaunchConfigSweep(), AddAutotune(), DivisibilityHints(), CacheHints(), StaticRange(), GroupedOrder())
+    for a in (
+        TuneSearch(),
+        LaunchConfigSweep(),
+        AddAutotune(),
+        DivisibilityHints(),
+        CacheHints(),
+        StaticRange(),
+        GroupedOrder(),
+    )
 }
 
 
