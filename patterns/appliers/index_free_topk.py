@@ -166,12 +166,13 @@ class _Scan:
 
     # --- helpers ---------------------------------------------------------------------------------------------
 
-    def _line(self, node: ast.AST) -> str:
-        return f"line {node.lineno}"  # type: ignore[attr-defined]
+    @staticmethod
+    def _line(node: ast.expr | ast.stmt) -> str:
+        return f"line {node.lineno}"
 
-    def _stmt_of(self, node: ast.AST) -> tuple[list[ast.stmt], int]:
+    def _stmt_of(self, node: ast.expr | ast.stmt) -> tuple[list[ast.stmt], int]:
         """The block and position of the statement that holds `node`."""
-        cur = node
+        cur: ast.AST = node
         while id(cur) in self.parents:
             par = self.parents[id(cur)]
             for block in self.blocks:
@@ -214,6 +215,16 @@ class _Scan:
                 return call
         return None
 
+    def _store_around(self, node: ast.AST) -> ast.Call | None:
+        """The store (or atomic) whose arguments hold `node`, if any."""
+        cur = node
+        while id(cur) in self.parents:
+            cur = self.parents[id(cur)]
+            name = self.mod.names.tl_call(cur)
+            if isinstance(cur, ast.Call) and name is not None and (name == "store" or name.startswith("atomic_")):
+                return cur
+        return None
+
     # --- the pattern -----------------------------------------------------------------------------------------
 
     def _site(self, call: ast.Call) -> _Site:
@@ -221,6 +232,11 @@ class _Scan:
         fname = names.tl_call(call)
         if fname is None:
             raise _Refused(f"{line}: the method form x.{names.method_call(call)}(...) is not handled")
+        if (store := self._store_around(call)) is not None:
+            raise _Refused(
+                f"{line}: the index of tl.{fname} is stored at line {store.lineno}: the index is an output, not only "
+                "a mask"
+            )
         stmt_block, stmt_pos = self._stmt_of(call)
         stmt = stmt_block[stmt_pos]
         target = _single_name_assign(stmt)
@@ -237,7 +253,7 @@ class _Scan:
                 )
             raise _Refused(f"{line}: the tuple form tl.{fname}(..., return_indices=True) is not handled")
         reduce, fill_value = _KINDS[fname]
-        if target is None or stmt.value is not call:  # type: ignore[attr-defined]
+        if target is None or not isinstance(stmt, ast.Assign) or stmt.value is not call:
             raise _Refused(f"{line}: tl.{fname} is not bound on its own to one name (`i = tl.{fname}(x, axis=A)`)")
         i = target
         if (store := self._stored(i)) is not None:
@@ -269,8 +285,9 @@ class _Scan:
             )
         (use,) = loads
         i_side: ast.expr = use
-        if isinstance(self.parents.get(id(use)), ast.Subscript) and self.parents[id(use)].value is use:  # type: ignore[attr-defined]
-            i_side = self.parents[id(use)]  # type: ignore[assignment]
+        sub = self.parents.get(id(use))
+        if isinstance(sub, ast.Subscript) and sub.value is use:
+            i_side = sub
         cmp = self.parents.get(id(i_side))
         if not (isinstance(cmp, ast.Compare) and len(cmp.ops) == 1 and isinstance(cmp.ops[0], ast.Eq)):
             raise _Refused(
@@ -389,11 +406,10 @@ class _Scan:
             if not (isinstance(i_side, ast.Name) and i_side.id == i):
                 raise _Refused(f"{line}: the index {i} is broadcast ({self.mod.segment(i_side)}) against a 1-D vector")
         else:
-            ok = isinstance(i_side, ast.Subscript) and isinstance(i_side.slice, ast.Tuple)
-            elts = i_side.slice.elts if ok else []  # type: ignore[attr-defined]
+            sl = i_side.slice if isinstance(i_side, ast.Subscript) else None
+            elts = sl.elts if isinstance(sl, ast.Tuple) else []
             if not (
-                ok
-                and len(elts) == rank
+                len(elts) == rank
                 and all(_is_none(e) if p == vec_axis else _is_full_slice(e) for p, e in enumerate(elts))
             ):
                 raise _Refused(

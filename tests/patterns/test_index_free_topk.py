@@ -105,6 +105,10 @@ NAIVE = (KERNELS / "moe_top2_naive.py").read_text()
             "line 21: the index of tl.max(..., return_indices=True) is stored at line 25: the index is an output",
         ),
         ((KERNELS / "top2_index_stored.py").read_text(), "line 13: the index i of tl.argmax is stored at line 16"),
+        (
+            (REPO / "tests" / "diagnosis" / "kernels" / "greedy_argmax.py").read_text(),
+            "line 18: the index of tl.argmax is stored at line 18",
+        ),
         ((KERNELS / "topk_in_place.py").read_text(), "line 17: x is masked in place (repeated argmax-and-mask"),
         ((KERNELS / "moe_top2_value.py").read_text(), "no tl.argmax/tl.argmin in any @triton.jit function"),
         (NAIVE.replace('offs == i1, -float("inf")', "offs == i1, 0.0"), "masked with 0.0, not -inf"),
