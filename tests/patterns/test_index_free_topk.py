@@ -16,6 +16,7 @@ from irscope.capture.loader import load_module
 from patterns.appliers import APPLIERS, SourceModule, applicable, generate
 from patterns.appliers.check import check_many
 from patterns.card import load_cards
+from patterns.features import extract
 from tests.patterns.test_appliers import touched
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,10 +74,16 @@ def test_grouped_topk_rewrites_the_group_scores_and_keeps_the_argmax_that_picks_
 
 
 def test_a_2d_tile_reduced_along_axis_1_broadcasts_the_max_back():
-    removed, added = touched((KERNELS / "top2_rows_2d.py").read_text(), candidate(KERNELS / "top2_rows_2d.py"))
+    cand = candidate(KERNELS / "top2_rows_2d.py")
+    removed, added = touched((KERNELS / "top2_rows_2d.py").read_text(), cand)
     assert "    best = tl.argmax(x, axis=1)" in removed and "    second = tl.max(rest, axis=-1)" in removed
     assert "    x_top = (x == first[:, None]) | (x != x)" in added
     assert "    x_ntop = tl.sum(x_top.to(tl.int32), axis=1)" in added
+    # what the cards' recognizers read: the index reduction is gone and the maxima are counted (through the
+    # broadcast first[:, None]), so the value-mask-ties hazard does not fire on the candidate
+    after = extract(cand).values
+    assert after["index_reductions"] == 0 and not after["stores_index"]
+    assert after["value_equality_mask"] and after["counts_maxima"]
 
 
 def test_an_argmin_without_a_first_min_gets_one():
