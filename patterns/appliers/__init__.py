@@ -15,6 +15,7 @@ from patterns.appliers.cache_hints import CacheHints
 from patterns.appliers.config_sweep import LaunchConfigSweep
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
+from patterns.appliers.index_free_topk import IndexFreeTopK
 from patterns.appliers.source import SourceModule
 from patterns.appliers.static_range import StaticRange
 from patterns.appliers.tune_search import TuneSearch
@@ -29,6 +30,7 @@ APPLIERS: dict[str, Applier] = {
         CacheHints(),
         StaticRange(),
         GroupedOrder(),
+        IndexFreeTopK(),
     )
 }
 

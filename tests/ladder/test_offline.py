@@ -45,21 +45,67 @@ def test_a_family_reaches_its_cards_appliers_and_those_of_cards_sharing_an_alias
     # widen-memory-access
     assert family_appliers("vectorization") == ["divisibility_hints", "tune_search", "launch_config_sweep"]
     assert family_appliers("raise-memory-parallelism")[0] == "tune_search"  # an L2 family name, an alias
-    assert family_appliers("index-reduction") == []  # index-free-top2 needs a real rewrite
+    assert family_appliers("index-reduction") == ["index_free_topk"]  # index-free-top2 and value-mask-ties
     assert REWRITERS["offline"] is OfflineRewriter
 
 
-def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_compiles(tmp_path):
-    d = climb(Context(MOE, MOE.kernel_path, tmp_path), registry())
+def test_the_diagnosed_family_gets_its_applier_first_and_the_fallback_once_that_is_tried(tmp_path):
+    d = climb(Context(MOE, MOE.kernel_path, tmp_path / "diag"), registry())
     assert d.level == "L1" and d.family.name == "index-reduction"
+    rw = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path / "r1"))
+    assert rw.rewriter == "offline:index_free_topk" and rw.family == "index-reduction"
+    assert rw.description.startswith("index_free_topk (card index-free-top2): argmax-and-mask → max, count of maxima")
+    assert "tl.argmax(" not in rw.source and "-    i1 = tl.argmax(x, axis=0)" in rw.diff
+    listed = json.loads((tmp_path / "r1" / "offline-candidates.json").read_text())
+    assert listed["family"] == "index-reduction" and listed["family_appliers"] == ["index_free_topk"]
+    assert [c["chosen"] for c in listed["candidates"]].count(True) == 1 and listed["candidates"][0]["chosen"]
+    fallback = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (tried(1, rw),), tmp_path / "r2"))
+    assert fallback.description.startswith(
+        "fallback: the diagnosed family index-reduction has 1 mechanical candidate(s) (index_free_topk), all tried; "
+    )
+    assert fallback.rewriter == "offline:launch_config_sweep" and fallback.family == "tuning"  # what was applied
+    results = check_candidates(MOE.name, [("index_free_topk", rw.source), ("fallback", fallback.source)])
+    assert {cid: r.failures()[:1] for cid, r in results.items() if not r.ok} == {}
+
+
+def diagnosed(op, family: str, ctx: Context) -> Diagnosis:
+    """A diagnosis settled on `family` for `op`'s kernel: the rewriter, not the ladder, is under test here."""
+    ev = Evidence(f"L3.0.{family}.line13", "L3", family, SourceRef(SOURCE_LINE, str(op.kernel_path), line=13))
+    result = LevelResult(
+        "L3",
+        RAN,
+        evidence=(ev,),
+        hypotheses=(Hypothesis(family, "line 13", (), (ev.id,)),),
+        families=(RewriteFamily(family, family, (ev.id,)),),
+    )
+    return Diagnosis(ACTIONABLE, (assess(result, ctx),))
+
+
+def test_a_family_whose_appliers_refuse_the_kernel_falls_back_and_records_why(tmp_path):
+    argmax = get_operator("argmax_dim1")
+    d = diagnosed(argmax, "index-reduction", Context(argmax, argmax.kernel_path, tmp_path / "diag"))
+    rw = OfflineRewriter().rewrite(request(argmax, argmax.initial_source(), d, (), tmp_path))
+    why = (
+        "index_free_topk: argmax_dim1_kernel: line 21: the index of tl.max(..., return_indices=True) is stored at "
+        "line 25: the index is an output, not only a mask"
+    )
+    assert rw.description.startswith(
+        "fallback: the diagnosed family index-reduction has mechanical appliers (index_free_topk) but none applies "
+        f"to this kernel ({why}); "
+    )
+    assert json.loads((tmp_path / "offline-candidates.json").read_text())["not_applied"] == [why]
+
+
+def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_compiles(tmp_path):
+    d = diagnosed(MOE, "no-card-names-this", Context(MOE, MOE.kernel_path, tmp_path / "diag"))
     rw = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
-    assert rw.description.startswith("fallback: the diagnosed family index-reduction has no mechanical applier; ")
+    assert rw.description.startswith("fallback: the diagnosed family no-card-names-this has no mechanical applier; ")
     assert rw.rewriter == "offline:launch_config_sweep" and rw.family == "tuning"  # what was applied
     assert rw.source != MOE.initial_source() and "+" in rw.diff and not rw.exhausted
     (result,) = check_candidates(MOE.name, [("fallback", rw.source)], correctness=False).values()
     assert result.compiles and result.compiled and all(c["ok"] for c in result.compiled)
     listed = json.loads((tmp_path / "offline-candidates.json").read_text())
-    assert listed["family"] == "index-reduction" and listed["family_appliers"] == []
+    assert listed["family"] == "no-card-names-this" and listed["family_appliers"] == []
     assert [c["chosen"] for c in listed["candidates"]].count(True) == 1
 
 
@@ -123,12 +169,12 @@ def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_pa
         )
 
     rounds = loop().run(MOE)
-    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 5 + ["invalid"]
-    assert len({r.rewrite.source for r in rounds[1:6]}) == 5
+    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 6 + ["invalid"]
+    assert len({r.rewrite.source for r in rounds[1:7]}) == 6
     last = rounds[-1]
-    assert last.reason.startswith("nothing left to try: no untried candidate: 5 mechanical candidate(s)")
+    assert last.reason.startswith("nothing left to try: no untried candidate: 6 mechanical candidate(s)")
     assert last.next.startswith("stop: offline has no untried candidate for this kernel")
-    assert len(loop().run(MOE)) == 7  # a resume adds nothing
+    assert len(loop().run(MOE)) == 8  # a resume adds nothing
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
