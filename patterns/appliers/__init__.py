@@ -13,6 +13,7 @@ from patterns.appliers.autotune import AddAutotune
 from patterns.appliers.base import Applier, Candidate
 from patterns.appliers.cache_hints import CacheHints
 from patterns.appliers.config_sweep import LaunchConfigSweep
+from patterns.appliers.fuse_chain import FuseKernelChain
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.source import SourceModule
@@ -20,7 +21,15 @@ from patterns.appliers.static_range import StaticRange
 
 APPLIERS: dict[str, Applier] = {
     a.name: a
-    for a in (LaunchConfigSweep(), AddAutotune(), DivisibilityHints(), CacheHints(), StaticRange(), GroupedOrder())
+    for a in (
+        LaunchConfigSweep(),
+        AddAutotune(),
+        DivisibilityHints(),
+        CacheHints(),
+        StaticRange(),
+        GroupedOrder(),
+        FuseKernelChain(),
+    )
 }
 
 
