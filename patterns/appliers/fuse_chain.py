@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from patterns.appliers.base import Applier, Candidate
 from patterns.appliers.source import Edit, EditError, SourceModule
@@ -60,6 +60,7 @@ class _Refused(Exception):
 @dataclass
 class _Load:
     call: ast.Call
+    stmt: ast.stmt  # the consumer's simple statement that holds the load
     offset: ast.expr | None  # the address without its pointer term (None: the pointer alone)
     mask: ast.expr | None
     other: ast.expr | None
@@ -68,9 +69,10 @@ class _Load:
 @dataclass
 class _Producer:
     idx: str  # P's store index name
-    value: ast.expr  # the stored value, P's locals inlined; loads still name P's pointer parameters
-    params: list[str] = field(default_factory=list)  # P's parameters the value reads, in first-use order
-    pointers: set[str] = field(default_factory=set)  # those of them that are load roots
+    value: ast.expr  # the stored value, as P writes it
+    stmts: list[ast.Assign]  # P's assignments the value reads (the index's excluded), in P's order
+    params: list[str]  # P's parameters the value reads, in P's order
+    pointers: set[str]  # those of them that are load roots
 
 
 @dataclass
@@ -172,67 +174,63 @@ def _tl_function(mod: SourceModule, call: ast.Call) -> str | None:
     return None
 
 
-class _Inliner:
-    """P's stored value with P's locals inlined down to the store index, checked to be elementwise."""
+class _ValueCheck:
+    """Checks that P's stored value, followed through P's locals down to the store index, is elementwise; records
+    the parameters and locals it reads."""
 
     def __init__(self, mod: SourceModule, k: KernelAnalysis, idx: str, t_param: str):
         self.mod, self.k, self.idx, self.t_param = mod, k, idx, t_param
         self.params: list[str] = []
         self.pointers: set[str] = set()  # P's parameters used as load roots
+        self.locals: set[str] = set()  # P's locals the value reads (the index excluded)
 
-    def run(self, expr: ast.expr, depth: int = 0) -> ast.expr:
+    def run(self, expr: ast.expr, depth: int = 0) -> None:
         if depth > 20:
-            raise _Refused(f"line {expr.lineno}: the producer's value is defined too deeply to inline")
+            raise _Refused(f"line {expr.lineno}: the producer's value is defined too deeply to follow")
         k = self.k
         if isinstance(expr, ast.Name):
-            if expr.id == self.idx:
-                return ast.Name(self.idx, ast.Load())
             if expr.id in k.constexprs:
                 raise _Refused(f"line {expr.lineno}: the producer's value reads constexpr `{expr.id}`")
-            if expr.id in k.params:
-                if expr.id not in self.params:
-                    self.params.append(expr.id)
-                return ast.Name(expr.id, ast.Load())
-            if expr.id in k.defs:
-                return self.run(k.defs[expr.id][0], depth + 1)
-            return ast.Name(expr.id, ast.Load())  # a module global (a constexpr flag, a helper)
+            if expr.id in k.params and expr.id not in self.params:
+                self.params.append(expr.id)
+            elif expr.id != self.idx and expr.id in k.defs and expr.id not in self.locals:
+                self.locals.add(expr.id)
+                self.run(k.defs[expr.id][0], depth + 1)
+            return  # else the index, or a module global (a constexpr flag, a helper)
         if isinstance(expr, ast.Constant):
-            return ast.Constant(expr.value)
-        if isinstance(expr, ast.BinOp):
-            return ast.BinOp(self.run(expr.left, depth), expr.op, self.run(expr.right, depth))
-        if isinstance(expr, ast.UnaryOp):
-            return ast.UnaryOp(expr.op, self.run(expr.operand, depth))
-        if isinstance(expr, ast.Compare):
-            return ast.Compare(self.run(expr.left, depth), expr.ops, [self.run(c, depth) for c in expr.comparators])
+            return
         if isinstance(expr, ast.Attribute) and attr_path(expr).split(".")[0] in self.mod.names.tl_aliases:
-            return copy.deepcopy(expr)  # tl.float32 and the like
+            return  # tl.float32 and the like
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
-        raise _Refused(f"line {expr.lineno}: `{ast.unparse(expr)}` in the producer's value is not elementwise")
+        if not isinstance(expr, ast.BinOp | ast.UnaryOp | ast.Compare):
+            raise _Refused(f"line {expr.lineno}: `{ast.unparse(expr)}` in the producer's value is not elementwise")
+        for child in ast.iter_child_nodes(expr):
+            if isinstance(child, ast.expr):
+                self.run(child, depth)
 
-    def _call(self, call: ast.Call, depth: int) -> ast.expr:
+    def _call(self, call: ast.Call, depth: int) -> None:
         mod = self.mod
         name = _tl_function(mod, call)
         if name == "load":
-            return self._load(call, depth)
-        is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to" and name is None
-        helper = isinstance(call.func, ast.Name) and call.func.id in _jit_helpers(mod)
-        if helper and not _is_elementwise_helper(mod, _jit_helpers(mod)[call.func.id]):  # type: ignore[union-attr]
-            raise _Refused(f"line {call.lineno}: helper `{call.func.id}` is not elementwise")  # type: ignore[union-attr]
-        if not (name in ELEMENTWISE or is_to or helper):
-            raise _Refused(f"line {call.lineno}: `{ast.unparse(call.func)}` in the producer's value is not elementwise")
-        func = (
-            ast.Attribute(self.run(call.func.value, depth), "to", ast.Load())  # type: ignore[union-attr]
-            if is_to
-            else copy.deepcopy(call.func)
-        )
-        return ast.Call(
-            func,
-            [self.run(a, depth) for a in call.args],
-            [ast.keyword(kw.arg, self.run(kw.value, depth)) for kw in call.keywords],
-        )
+            self._load(call, depth)
+        else:
+            is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to" and name is None
+            helpers = _jit_helpers(mod)
+            helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
+            if helper is not None and not _is_elementwise_helper(mod, helper):
+                raise _Refused(f"line {call.lineno}: helper `{helper.name}` is not elementwise")
+            if not (name in ELEMENTWISE or is_to or helper is not None):
+                raise _Refused(
+                    f"line {call.lineno}: `{ast.unparse(call.func)}` in the producer's value is not elementwise"
+                )
+            if is_to:
+                self.run(call.func.value, depth)  # type: ignore[union-attr]
+        for a in [*call.args, *(kw.value for kw in call.keywords)]:
+            if name != "load" or a is not _call_arg(call, 0, "pointer"):
+                self.run(a, depth)
 
-    def _load(self, call: ast.Call, depth: int) -> ast.expr:
+    def _load(self, call: ast.Call, depth: int) -> None:
         extra = [kw.arg for kw in call.keywords if kw.arg in ("boundary_check", "padding_option")]
         if len(call.args) > 3 or extra:
             raise _Refused(f"line {call.lineno}: a block-pointer load in the producer")
@@ -244,16 +242,8 @@ class _Inliner:
             raise _Refused(f"line {call.lineno}: the producer reads the temporary it writes")
         if offset is None or not any(isinstance(n, ast.Name) and n.id == self.idx for n in ast.walk(offset)):
             raise _Refused(f"line {call.lineno}: the producer's load does not move with its store index")
-        self.run(ast.Name(root, ast.Load()), depth)
         self.pointers.add(root)
-        mask, other = _call_arg(call, 1, "mask"), _call_arg(call, 2, "other")
-        kws = [ast.keyword(kw.arg, copy.deepcopy(kw.value)) for kw in call.keywords if kw.arg not in LOAD_ARGS]
-        if mask is not None:
-            kws.insert(0, ast.keyword("mask", self.run(mask, depth)))
-        if other is not None:
-            kws.insert(1 if mask is not None else 0, ast.keyword("other", self.run(other, depth)))
-        new_addr = ast.BinOp(ast.Name(root, ast.Load()), ast.Add(), self.run(offset, depth))
-        return ast.Call(copy.deepcopy(call.func), [new_addr], kws)
+        self.run(addr, depth)
 
 
 def _producer(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Producer:
@@ -285,16 +275,23 @@ def _producer(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Producer:
     uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == t_param]
     if len(uses) != 1:
         raise _Refused(f"{fn.name}: `{t_param}` is used outside the store")
-    inl = _Inliner(mod, k, offset.id, t_param)
-    out = inl.run(value)
+    inl = _ValueCheck(mod, k, offset.id, t_param)
+    inl.run(value)
     if not inl.pointers:
         raise _Refused(f"{fn.name} line {store.lineno}: the stored value reads no input")
-    return _Producer(offset.id, out, sorted(inl.params, key=k.params.index), inl.pointers)
+    stmts = [
+        s
+        for s in fn.body
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and s.targets[0].id in inl.locals
+    ]
+    return _Producer(offset.id, value, stmts, sorted(inl.params, key=k.params.index), inl.pointers)
 
 
 def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> list[_Load]:
     """Every use of `t_param` in C, as a `tl.load(t_param + o, mask, other)` with a side-effect-free offset."""
     fn = k.fn
+    if any(isinstance(n, ast.Name) and n.id.startswith("_f") for n in ast.walk(fn)):
+        raise _Refused(f"{fn.name}: the consumer already has names starting with `_f` (the fused code's prefix)")
     if t_param in k.defs:
         raise _Refused(f"{fn.name}: `{t_param}` is reassigned in the consumer")
     loads: list[_Load] = []
@@ -314,7 +311,21 @@ def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> list[
                 raise _Refused(f"{fn.name} line {call.lineno}: `{ast.unparse(part)}` is not a plain index expression")
         if other is not None and not _literal(other):
             raise _Refused(f"{fn.name} line {call.lineno}: the load's `other` is not a literal")
-        loads.append(_Load(call, offset, mask, other))
+        stmt = next(
+            (
+                st
+                for st in ast.walk(fn)
+                if isinstance(st, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr | ast.Return)
+                and any(n is call for n in ast.walk(st))
+            ),
+            None,
+        )
+        if stmt is None:
+            raise _Refused(f"{fn.name} line {call.lineno}: the load of the temporary is not inside a simple statement")
+        a, b = mod.line_of(stmt)
+        if mod.data[a:b].decode().strip() != mod.segment(stmt).strip():
+            raise _Refused(f"{fn.name} line {stmt.lineno} holds more than one statement")
+        loads.append(_Load(call, stmt, offset, mask, other))
         claimed |= {id(n) for n in ast.walk(addr)}
     stray = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == t_param and id(n) not in claimed]
     if stray:
@@ -551,31 +562,44 @@ class _Planner:
         raise _Refused(f"its dtype (`{ast.unparse(call)}`) cannot be named inside the consumer")
 
 
-def _fused_load(mod: SourceModule, plan: _Plan, load: _Load) -> str:
-    o = load.offset if load.offset is not None else ast.Constant(0)
+def _fused_load(mod: SourceModule, plan: _Plan, load: _Load, prefix: str) -> list[Edit]:
+    """P's statements, before the consumer's statement that loads T, with P's index bound to the load's offset and
+    P's locals prefixed; the load becomes the cast value, or `other` where the consumer's mask is off."""
+    prod, ind = plan.prod, mod.indent_of(load.stmt)
+    lines = [f"{prefix}{prod.idx} = {ast.unparse(load.offset) if load.offset is not None else '0'}"]
+    local = {prod.idx, *(s.targets[0].id for s in prod.stmts)}  # type: ignore[attr-defined]
+    mask = load.mask
+    if mask is not None and not isinstance(mask, ast.Name):
+        name = "mask"
+        while name in local:  # a name of its own, apart from P's prefixed locals
+            name += "_"
+        lines.append(f"{prefix}{name} = {ast.unparse(mask)}")
+        mask = ast.Name(f"{prefix}{name}", ast.Load())
 
-    class Subst(ast.NodeTransformer):
+    class Rename(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.expr:
-            if node.id == plan.prod.idx:
-                return copy.deepcopy(o)
-            return ast.Name(plan.renames.get(node.id, node.id), ast.Load())
+            name = f"{prefix}{node.id}" if node.id in local else plan.renames.get(node.id, node.id)
+            return ast.Name(name, node.ctx)
 
         def visit_Call(self, node: ast.Call) -> ast.expr:
             self.generic_visit(node)
-            if mod.names.tl_call(node) == "load" and load.mask is not None:
-                mask = keyword_arg(node, "mask")
-                both = copy.deepcopy(load.mask)
-                if mask is not None and ast.dump(mask) != ast.dump(both):
-                    both = ast.BinOp(both, ast.BitAnd(), mask)
-                node.keywords = [kw for kw in node.keywords if kw.arg != "mask"]
-                node.keywords.insert(0, ast.keyword("mask", both))
+            if mask is None or mod.names.tl_call(node) != "load":
+                return node
+            own = _call_arg(node, 1, "mask")
+            both = mask if own is None or ast.dump(own) == ast.dump(mask) else ast.BinOp(mask, ast.BitAnd(), own)
+            if len(node.args) > 1:
+                node.args[1] = both
+            else:
+                node.keywords = [ast.keyword("mask", both), *(kw for kw in node.keywords if kw.arg != "mask")]
             return node
 
-    value = Subst().visit(copy.deepcopy(plan.prod.value))
-    cast = f"({ast.unparse(value)}).to({plan.dtype})"
-    if load.mask is None or load.other is None:
-        return cast
-    return f"tl.where({ast.unparse(load.mask)}, {cast}, tl.cast({ast.unparse(load.other)}, {plan.dtype}))"
+    lines += [ast.unparse(Rename().visit(copy.deepcopy(s))) for s in prod.stmts]
+    cast = f"({ast.unparse(Rename().visit(copy.deepcopy(prod.value)))}).to({plan.dtype})"
+    value = cast
+    if mask is not None and load.other is not None:
+        value = f"tl.where({ast.unparse(mask)}, {cast}, tl.cast({ast.unparse(load.other)}, {plan.dtype}))"
+    start = mod.line_of(load.stmt)[0]
+    return [Edit(start, start, "".join(f"{ind}{ln}\n" for ln in lines)), Edit(*mod.span(load.call), value)]
 
 
 def _replace_item(mod: SourceModule, items: list, i: int, text: str) -> Edit:
@@ -624,7 +648,11 @@ class FuseKernelChain(Applier):
         if not isinstance(plan, _Plan):
             return []
         kc = mod.kernels[plan.consumer.kernel]
-        edits = [Edit(*mod.span(ld.call), _fused_load(mod, plan, ld)) for ld in plan.loads]
+        edits = [
+            e
+            for j, ld in enumerate(plan.loads)
+            for e in _fused_load(mod, plan, ld, "_f_" if len(plan.loads) == 1 else f"_f{j}_")
+        ]
         params = kc.fn.args.args
         edits.append(
             _replace_item(mod, params, kc.params.index(plan.t_param), ", ".join(name for name, _ in plan.new_params))
