@@ -248,18 +248,19 @@ class _ValueCheck:
 
 def _producer(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Producer:
     fn = k.fn
-    stores = []
+    stores, assigns = [], []
     for i, stmt in enumerate(fn.body):
         if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # docstring
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            if len(k.defs[stmt.targets[0].id]) != 1:
-                raise _Refused(f"{fn.name} line {stmt.lineno}: `{stmt.targets[0].id}` is assigned more than once")
-            continue
-        if isinstance(stmt, ast.Expr) and mod.names.tl_call(stmt.value) == "store":
+            assigns.append((stmt, stmt.targets[0].id))
+        elif isinstance(stmt, ast.Expr) and mod.names.tl_call(stmt.value) == "store":
             stores.append(stmt.value)
-            continue
-        raise _Refused(f"{fn.name} line {stmt.lineno}: the producer is not straight-line elementwise code")
+        else:
+            raise _Refused(f"{fn.name} line {stmt.lineno}: the producer is not straight-line elementwise code")
+    for stmt, name in assigns:
+        if len(k.defs[name]) != 1:
+            raise _Refused(f"{fn.name} line {stmt.lineno}: `{name}` is assigned more than once")
     if len(stores) != 1:
         raise _Refused(f"{fn.name}: the producer has {len(stores)} stores (one, to the temporary, is needed)")
     store = stores[0]
@@ -426,22 +427,33 @@ class _Planner:
             for a in n.names
         ):
             return "the module does not `import triton.language as tl` (the fused loads are written with it)"
-        kernels = set(mod.kernels)
         body = fwd.body
         reasons = []
         for i, stmt in enumerate(body):
             found = _alloc(stmt)
-            if found is None:
-                continue
+            if found is None or len(self._sites(i, found[0])) < 2:
+                continue  # not shared by two launches: an output, or a buffer of one kernel
             temp, call = found
             try:
                 return self._chain(i, stmt, temp, call)
             except _Refused as e:
                 reasons.append(f"temporary `{temp}` (forward line {stmt.lineno}): {e}")
         if not reasons:
-            launches = sum(_launch_stmt(s, kernels) is not None for s in body)
-            return f"forward allocates no torch.empty/empty_like temporary between its {launches} launch(es)"
+            return "forward allocates no torch.empty/empty_like temporary that two of its launches share"
         return "; ".join(reasons)
+
+    def _sites(self, i: int, temp: str) -> list[tuple[int, ast.Call]]:
+        """The launch statements after forward's statement `i` that take `temp` as an argument."""
+        assert self.forward is not None
+        kernels = set(self.mod.kernels)
+        sites = []
+        for j, stmt in enumerate(self.forward.body[i + 1 :], i + 1):
+            lc = _launch_stmt(stmt, kernels)
+            if lc is not None and any(
+                isinstance(a, ast.Name) and a.id == temp for a in [*lc.args, *(kw.value for kw in lc.keywords)]
+            ):
+                sites.append((j, lc))
+        return sites
 
     def _chain(self, i: int, alloc: ast.stmt, temp: str, call: ast.Call) -> _Plan:
         mod, fwd = self.mod, self.forward
@@ -456,13 +468,7 @@ class _Planner:
         ):
             raise _Refused("it is assigned more than once")
         uses = [n for n in ast.walk(fwd) if isinstance(n, ast.Name) and n.id == temp and isinstance(n.ctx, ast.Load)]
-        sites: list[tuple[int, ast.Call]] = []
-        for j, stmt in enumerate(fwd.body[i + 1 :], i + 1):
-            lc = _launch_stmt(stmt, kernels)
-            if lc is not None and any(
-                isinstance(a, ast.Name) and a.id == temp for a in [*lc.args, *(kw.value for kw in lc.keywords)]
-            ):
-                sites.append((j, lc))
+        sites = self._sites(i, temp)
         direct = sum(
             1
             for _, lc in sites

@@ -32,7 +32,7 @@ def forward(a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor) -> torch.Tenso
     M, K = a.shape
     N = b.shape[1]
     c = torch.empty((M, N), device=a.device, dtype=torch.float32)
-    out = torch.empty_like(c)
+    out = torch.empty((M, N), device=a.device, dtype=torch.float32)
     matmul_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 16))](a, b, c, M, N, K, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
     bias_relu_kernel[(triton.cdiv(M * N, 128),)](c, bias, out, M * N, N, BLOCK=128)
     return out

@@ -1,0 +1,175 @@
+"""fuse_kernel_chain: an elementwise producer kernel moves into the consumer's loads of its temporary. Detection on
+chains outside the suite and near misses it must refuse, the exact edit, bit-identical results under the
+interpreter on odd shapes, and cuda:90 compiles (the suite's kl_div and masked_cumsum through check_candidates)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import triton
+
+from irscope.capture import TensorSpec, build_request
+from irscope.capture.loader import load_module
+from patterns.appliers import APPLIERS, generate
+from patterns.appliers.check import check_candidates
+from patterns.appliers.fuse_chain import FuseKernelChain
+from patterns.appliers.source import SourceModule
+from patterns.card import load_cards
+from tests.patterns.test_appliers import touched
+
+REPO = Path(__file__).resolve().parents[2]
+KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
+FUSE = FuseKernelChain()
+
+
+def fixture(name: str) -> str:
+    return (KERNELS / f"{name}.py").read_text()
+
+
+def test_registered_and_named_by_the_fusion_card():
+    assert APPLIERS["fuse_kernel_chain"] is not None
+    card = next(c for c in load_cards() if c.id == "fuse-kernel-chain")
+    assert "fuse_kernel_chain" in card.appliers and "fuse-passes" in card.aliases
+
+
+def test_exp_rowsum_edit_shape():
+    src = fixture("exp_rowsum_chain")
+    (cand,) = generate(src, "exp_rowsum_chain.py", ["fuse_kernel_chain"])
+    removed, added = touched(src, cand.source)
+    # the producer's def (10 lines with its decorator's blank lines), its launch, the temporary; the consumer's
+    # signature, load and launch
+    assert "    t = torch.empty((M, N), device=x.device, dtype=torch.bfloat16)" in removed
+    assert "    scaled_exp_kernel[(triton.cdiv(n, 256),)](x, t, n, scale, BLOCK=256)" in removed
+    assert "def scaled_exp_kernel" not in cand.source
+    assert added == [
+        "def row_sum_kernel(x_ptr, n, scale, out_ptr, N, BLOCK: tl.constexpr):",
+        "        _f_offs = row * N + cols",
+        "        _f_mask = cols < N",
+        "        _f_valid = _f_offs < n",
+        "        _f_x = tl.load(x_ptr + _f_offs, mask=_f_mask & _f_valid, other=0.0)",
+        "        _f_e = tl.exp(_f_x * scale)",
+        # T was bf16: the same rounding, then the consumer's own upcast; `other` where the consumer's mask is off
+        "        acc += tl.where(_f_mask, (_f_e).to(tl.bfloat16), tl.cast(0.0, tl.bfloat16)).to(tl.float32)",
+        "    row_sum_kernel[(M,)](x, n, scale, out, N, BLOCK=64)",
+    ]
+    assert cand.params == {"producer": "scaled_exp_kernel", "consumer": "row_sum_kernel", "temporary": "t"}
+
+
+def test_keyword_launch_and_pointer_locals():
+    src = fixture("scale_cumsum_chain")
+    (cand,) = FUSE.candidates(SourceModule(src))
+    assert "    cumsum_kernel[(M,)](x_ptr=x, shift_ptr=shift, n=n, alpha=alpha, dst_ptr=out, N=N, BLOCK=32)" in (
+        cand.source
+    )
+    assert "        _f_x_ptrs = x_ptr + _f_offs" in cand.source
+    assert ".to(x_ptr.dtype.element_ty)" in cand.source  # torch.empty_like(x): x's dtype, named in the kernel
+
+
+EXP = fixture("exp_rowsum_chain")
+CUMSUM = fixture("scale_cumsum_chain")
+
+
+@pytest.mark.parametrize(
+    "src, change, reason",
+    [
+        (EXP, ("    return out", "    return out, t"), "used nowhere else (it has 3 uses"),
+        (EXP, ("dtype=torch.bfloat16)", ")"), "its dtype (`torch.empty((M, N), device=x.device)`) cannot be named"),
+        (
+            EXP,
+            ("torch.empty((M, N)", "torch.zeros((M, N)"),
+            "no torch.empty/empty_like temporary that two of its launches share",
+        ),
+        (EXP, ("e = tl.exp(x * scale)", "e = tl.exp(x * scale) / tl.sum(x, axis=0)"), "`tl.sum` in the producer"),
+        (EXP, ("e = tl.exp(x * scale)", "e = tl.exp(x * BLOCK)"), "reads constexpr `BLOCK`"),
+        (EXP, ("e = tl.exp(x * scale)", "e = tl.exp(x * tl.program_id(0))"), "`tl.program_id` in the producer"),
+        (EXP, ("    tl.store(t_ptr", "    tl.store(x_ptr + offs, e, mask=valid)\n    tl.store(t_ptr"), "has 2 stores"),
+        (
+            EXP,
+            ("    row_sum_kernel[", "    x.mul_(2)\n    row_sum_kernel["),
+            "sits between the launches and touches their inputs",
+        ),
+        (EXP, ("x = tl.load(x_ptr + offs,", "x = tl.load(x_ptr + 1,"), "does not move with its store index"),
+        (
+            CUMSUM,
+            ("tl.store(dst_ptr + row * N + cols", "tl.store(src_ptr + row * N + cols"),
+            "uses `src_ptr` other than by tl.load",
+        ),
+        (
+            CUMSUM,
+            ("dst_ptr=out,", "dst_ptr=shift,"),
+            "the consumer writes `shift`, which the producer reads",
+        ),
+        (
+            CUMSUM,
+            ("other=0.0)\n        tl.store(dst", "other=carry)\n        tl.store(dst"),
+            "`other` is not a literal",
+        ),
+    ],
+)
+def test_declines_near_misses_with_the_failed_precondition(src, change, reason):
+    assert change[0] in src
+    mod = SourceModule(src.replace(*change))
+    assert not FUSE.applies(mod) and FUSE.candidates(mod) == []
+    assert reason in FUSE.why_not(mod)
+
+
+@pytest.mark.parametrize("name", ["gemm_add_relu", "matmul_div_gelu"])
+def test_gemm_epilogue_chains_are_declined(name):
+    """The GEMM writes its output in a helper that returns it, so forward holds no two-launch temporary; a GEMM
+    producer in forward is not elementwise."""
+    suite = SourceModule((REPO / "suite" / "kernels" / f"{name}.py").read_text())
+    assert "no torch.empty/empty_like temporary that two of its launches share" in FUSE.why_not(suite)
+    local = SourceModule(fixture("matmul_bias_relu_chain"))
+    assert "is not straight-line elementwise code" in FUSE.why_not(local)
+
+
+COMPARE = """
+import sys, torch
+from irscope.capture.loader import load_module
+orig, cand = load_module(sys.argv[1], "orig"), load_module(sys.argv[2], "cand")
+torch.manual_seed(0)
+for shape in [(5, 77), (1, 1)]:
+    x = torch.randn(shape) * 3
+    x.view(-1)[0] = float("nan")
+    args = (x, torch.randn(shape), 1.5) if sys.argv[3] == "cumsum" else (x, 0.7)
+    a, b = orig.forward(*args), cand.forward(*args)
+    torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
+print("same")
+"""
+
+
+@pytest.mark.parametrize("name, kind", [("exp_rowsum_chain", "rowsum"), ("scale_cumsum_chain", "cumsum")])
+def test_fused_chain_is_bit_identical_under_the_interpreter_and_compiles(tmp_path, name, kind):
+    src = fixture(name)
+    (cand,) = FUSE.candidates(SourceModule(src))
+    orig_path, cand_path = tmp_path / f"{name}.py", tmp_path / f"{name}_fused.py"
+    orig_path.write_text(src)
+    cand_path.write_text(cand.source)
+    env = {"PATH": os.environ["PATH"], "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
+    run = subprocess.run(
+        [sys.executable, "-c", COMPARE, str(orig_path), str(cand_path), kind],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.stdout.strip() == "same", run.stderr[-2000:]
+    mod = load_module(cand_path, f"cand_{name}")
+    fp32 = TensorSpec("fp32")
+    if kind == "rowsum":
+        req = build_request(mod.row_sum_kernel, [fp32, 385, 0.7, fp32, 77], {"BLOCK": 64}, "cuda:90")
+    else:
+        req = build_request(mod.cumsum_kernel, [fp32, fp32, 210, 1.5, fp32, 70], {"BLOCK": 32}, "cuda:90")
+    compiled = triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
+    assert "ptx" in compiled.asm
+
+
+def test_suite_chains_fuse_correctly_and_compile_for_cuda90(tmp_path):
+    for op in ("kl_div", "masked_cumsum"):
+        src = (REPO / "suite" / "kernels" / f"{op}.py").read_text()
+        (cand,) = FUSE.candidates(SourceModule(src))
+        assert cand.source.count("[(") == src.count("[(") - 1  # one launch fewer
+        res = check_candidates(op, [("fused", cand.source)], cache_dir=tmp_path)["fused"]
+        assert res.ok and res.correct and res.launches >= 1, res.failures()
