@@ -1,18 +1,19 @@
-"""Fuse a kernel chain that passes a temporary through HBM: an elementwise producer's expression moves into the
+"""Fuse a kernel chain that passes a temporary through HBM: an elementwise producer's code moves in front of the
 consumer's loads of the temporary, and the producer's launch and the temporary's allocation go.
 
 The pattern, in `forward`: `T = torch.empty(...)` / `torch.empty_like(...)`, a launch P(…, T, …) whose kernel's
 only effect is one `tl.store(t_ptr + idx, value, mask=…)`, then a launch C(…, T, …) whose kernel reads `t_ptr`
-only through `tl.load(t_ptr + o, mask=mc, other=oc)`; T is used nowhere else. `value` (P's local definitions
-inlined) must be elementwise in `idx`: loads `tl.load(x_ptr + f(idx), mask=m(idx), other=…)` of P's other
+only through `tl.load(t_ptr + o, mask=mc, other=oc)`; T is used nowhere else. `value`, followed through P's
+locals down to `idx`, must be elementwise: loads `tl.load(x_ptr + f(idx), mask=m, other=…)` of P's other
 pointers, P's scalar arguments, literals and elementwise tl functions (no program id, arange, reduction or scan).
-Then T[o] = value(idx := o) wherever P wrote it, so each load of T in C becomes
+Then T[o] = value(idx := o) wherever P wrote it, so before each load of T, C runs P's statements with `idx` bound
+to `o` (locals prefixed `_f_`, P's loads masked also by `mc`), and the load becomes
 
-    tl.where(mc, (value with idx := o, P's loads masked with mc & m(o)).to(T's dtype), tl.cast(oc, T's dtype))
+    tl.where(mc, value.to(T's dtype), tl.cast(oc, T's dtype))
 
 The cast reproduces the rounding of T's store; `where` reproduces the load's `other`. Lanes of T that P's store
 mask left unwritten hold uninitialized memory in the original, so any value there is an admissible refinement.
-P's loads keep their own masks (their bounds guards) intersected with C's, so no new address is touched.
+P's loads keep their own masks (their bounds guards) intersected with C's, so no new address is read.
 """
 
 from __future__ import annotations
