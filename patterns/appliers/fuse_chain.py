@@ -23,7 +23,7 @@ import copy
 from dataclasses import dataclass
 
 from patterns.appliers.base import Applier, Candidate
-from patterns.appliers.source import Edit, EditError, SourceModule
+from patterns.appliers.source import Edit, EditError, SourceModule, name_loads
 from patterns.features import KernelAnalysis, Launch
 from patterns.features.reader import attr_path, keyword_arg
 
@@ -51,11 +51,22 @@ TORCH_TO_TL = {
     "uint8": "uint8",
     "bool": "int1",
 }
-LOAD_ARGS = ("pointer", "mask", "other")
 
 
 class _Refused(Exception):
     """A precondition failed; the message says which and where."""
+
+
+@dataclass
+class _Elementwise:
+    """A straight-line elementwise kernel: one store, every value a function of the lane's index `idx`."""
+
+    idx: str
+    store: ast.Call
+    stmts: list[ast.Assign]  # the assignments the store reads (the index's excluded), in the kernel's order
+    params: list[str]  # parameters it reads, in the kernel's order (the temporary's excluded)
+    pointers: set[str]  # those of them that are load or store roots
+    t_loads: set[tuple[int, int]]  # a consumer's loads of the temporary, by source position
 
 
 @dataclass
@@ -68,27 +79,35 @@ class _Load:
 
 
 @dataclass
-class _Producer:
-    idx: str  # P's store index name
-    value: ast.expr  # the stored value, as P writes it
-    stmts: list[ast.Assign]  # P's assignments the value reads (the index's excluded), in P's order
-    params: list[str]  # P's parameters the value reads, in P's order
-    pointers: set[str]  # those of them that are load roots
+class _Store:
+    """The producer's store of the temporary, where an elementwise consumer's code goes (the epilogue form)."""
+
+    stmt: ast.stmt
+    offset: ast.expr
+    mask: ast.expr | None
+    value: ast.expr
 
 
 @dataclass
 class _Plan:
+    form: str  # "load": the producer moves into the consumer's loads; "store": the consumer into the producer's store
     temp: str
     alloc: ast.stmt
-    producer: Launch
-    consumer: Launch
-    p_stmt: ast.stmt
-    prod: _Producer
-    t_param: str  # C's parameter that received T
-    loads: list[_Load]  # C's loads of T
-    renames: dict[str, str]  # P parameter → C parameter (reused or new)
-    new_params: list[tuple[str, str]]  # (C parameter, host argument text) added in place of t_param
+    target: Launch  # the kernel that is edited and keeps its launch
+    source: Launch  # the kernel whose code moves; its launch goes
+    source_stmt: ast.stmt  # that launch
+    moved: _Elementwise
+    t_param: str  # the target's parameter that received T (the new parameters take its place)
+    t_source: str  # the source's parameter that received T
+    loads: list[_Load]  # form "load": the target's loads of T
+    store: _Store | None  # form "store": the target's store of T
+    renames: dict[str, str]  # source parameter → target parameter (reused or new)
+    new_params: list[tuple[str, str]]  # (target parameter, host argument text) in place of t_param
     dtype: str  # T's element type, as kernel source
+
+    @property
+    def card(self) -> str:
+        return "epilogue-fusion" if self.form == "store" else "fuse-kernel-chain"
 
 
 def _flatten_add(expr: ast.expr) -> list[tuple[int, ast.expr]]:
@@ -176,22 +195,30 @@ def _tl_function(mod: SourceModule, call: ast.Call) -> str | None:
 
 
 class _ValueCheck:
-    """Checks that P's stored value, followed through P's locals down to the store index, is elementwise; records
-    the parameters and locals it reads."""
+    """Checks that expressions of an elementwise kernel, followed through its locals down to the index `idx`, are
+    elementwise; records the parameters and locals they read. `t_loads`: loads of the temporary allowed at exactly
+    `t_param + idx` (a consumer's), collected."""
 
-    def __init__(self, mod: SourceModule, k: KernelAnalysis, idx: str, t_param: str):
-        self.mod, self.k, self.idx, self.t_param = mod, k, idx, t_param
+    def __init__(self, mod: SourceModule, k: KernelAnalysis, idx: str, t_param: str, allow_t: bool):
+        self.mod, self.k, self.idx, self.t_param, self.allow_t = mod, k, idx, t_param, allow_t
         self.params: list[str] = []
-        self.pointers: set[str] = set()  # P's parameters used as load roots
-        self.locals: set[str] = set()  # P's locals the value reads (the index excluded)
+        self.pointers: set[str] = set()
+        self.locals: set[str] = set()
+        self.t_loads: list[ast.Call] = []
 
     def run(self, expr: ast.expr, depth: int = 0) -> None:
         if depth > 20:
-            raise _Refused(f"line {expr.lineno}: the producer's value is defined too deeply to follow")
+            raise _Refused(f"{self.k.fn.name} line {expr.lineno}: the kernel's value is defined too deeply to follow")
         k = self.k
         if isinstance(expr, ast.Name):
             if expr.id in k.constexprs:
-                raise _Refused(f"line {expr.lineno}: the producer's value reads constexpr `{expr.id}`")
+                raise _Refused(
+                    f"{self.k.fn.name} line {expr.lineno}: the elementwise kernel's value reads constexpr `{expr.id}`"
+                )
+            if expr.id == self.t_param:
+                raise _Refused(
+                    f"{self.k.fn.name} line {expr.lineno}: `{self.t_param}` is used other than by its store or load"
+                )
             if expr.id in k.params and expr.id not in self.params:
                 self.params.append(expr.id)
             elif expr.id != self.idx and expr.id in k.defs and expr.id not in self.locals:
@@ -205,7 +232,9 @@ class _ValueCheck:
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
         if not isinstance(expr, ast.BinOp | ast.UnaryOp | ast.Compare):
-            raise _Refused(f"line {expr.lineno}: `{ast.unparse(expr)}` in the producer's value is not elementwise")
+            raise _Refused(
+                f"{self.k.fn.name} line {expr.lineno}: `{ast.unparse(expr)}` in the kernel's value is not elementwise"
+            )
         for child in ast.iter_child_nodes(expr):
             if isinstance(child, ast.expr):
                 self.run(child, depth)
@@ -214,40 +243,49 @@ class _ValueCheck:
         mod = self.mod
         name = _tl_function(mod, call)
         if name == "load":
-            self._load(call, depth)
+            self.address(call, depth)
         else:
             is_to = isinstance(call.func, ast.Attribute) and call.func.attr == "to" and name is None
             helpers = _jit_helpers(mod)
             helper = helpers.get(call.func.id) if isinstance(call.func, ast.Name) else None
             if helper is not None and not _is_elementwise_helper(mod, helper):
-                raise _Refused(f"line {call.lineno}: helper `{helper.name}` is not elementwise")
+                raise _Refused(f"{self.k.fn.name} line {call.lineno}: helper `{helper.name}` is not elementwise")
             if not (name in ELEMENTWISE or is_to or helper is not None):
-                raise _Refused(
-                    f"line {call.lineno}: `{ast.unparse(call.func)}` in the producer's value is not elementwise"
-                )
+                what = f"`{ast.unparse(call.func)}` in the kernel's value is not elementwise"
+                raise _Refused(f"{self.k.fn.name} line {call.lineno}: {what}")
             if is_to:
                 self.run(call.func.value, depth)  # type: ignore[union-attr]
         for a in [*call.args, *(kw.value for kw in call.keywords)]:
             if name != "load" or a is not _call_arg(call, 0, "pointer"):
                 self.run(a, depth)
 
-    def _load(self, call: ast.Call, depth: int) -> None:
+    def address(self, call: ast.Call, depth: int = 0) -> str:
+        """Check the pointer of a load or store: `param + f(idx)`; returns the parameter."""
         extra = [kw.arg for kw in call.keywords if kw.arg in ("boundary_check", "padding_option")]
         if len(call.args) > 3 or extra:
-            raise _Refused(f"line {call.lineno}: a block-pointer load in the producer")
+            raise _Refused(f"{self.k.fn.name} line {call.lineno}: a block-pointer access in the elementwise kernel")
         addr = _call_arg(call, 0, "pointer")
         if addr is None:
-            raise _Refused(f"line {call.lineno}: tl.load without a pointer")
+            raise _Refused(f"{self.k.fn.name} line {call.lineno}: a memory access without a pointer")
         root, offset = _split_address(_expand_locals(self.k, addr, self.idx), lambda n: n in self.k.params)
         if root == self.t_param:
-            raise _Refused(f"line {call.lineno}: the producer reads the temporary it writes")
+            if not self.allow_t or not (isinstance(offset, ast.Name) and offset.id == self.idx):
+                raise _Refused(
+                    f"{self.k.fn.name} line {call.lineno}: `{self.t_param}` is accessed other than at its index"
+                )
+            self.t_loads.append(call)
+            return root
         if offset is None or not any(isinstance(n, ast.Name) and n.id == self.idx for n in ast.walk(offset)):
-            raise _Refused(f"line {call.lineno}: the producer's load does not move with its store index")
+            raise _Refused(f"{self.k.fn.name} line {call.lineno}: a memory access that does not move with the index")
         self.pointers.add(root)
         self.run(addr, depth)
+        return root
 
 
-def _producer(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Producer:
+def _elementwise(mod: SourceModule, k: KernelAnalysis, t_param: str, role: str) -> _Elementwise:
+    """`role` "producer": its one store writes `t_param` at `t_param + idx`, only the stored value counts (lanes it
+    masks off are never read). "consumer": it reads `t_param` only at `t_param + idx`, its one store goes elsewhere
+    and is moved whole."""
     fn = k.fn
     stores, assigns = [], []
     for i, stmt in enumerate(fn.body):
@@ -258,52 +296,98 @@ def _producer(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Producer:
         elif isinstance(stmt, ast.Expr) and mod.names.tl_call(stmt.value) == "store":
             stores.append(stmt.value)
         else:
-            raise _Refused(f"{fn.name} line {stmt.lineno}: the producer is not straight-line elementwise code")
+            raise _Refused(f"{fn.name} line {stmt.lineno}: the {role} is not straight-line elementwise code")
     for stmt, name in assigns:
         if len(k.defs[name]) != 1:
             raise _Refused(f"{fn.name} line {stmt.lineno}: `{name}` is assigned more than once")
     if len(stores) != 1:
-        raise _Refused(f"{fn.name}: the producer has {len(stores)} stores (one, to the temporary, is needed)")
+        raise _Refused(f"{fn.name}: the {role} has {len(stores)} stores (one is needed)")
     store = stores[0]
     assert isinstance(store, ast.Call)
     addr, value = _call_arg(store, 0, "pointer"), _call_arg(store, 1, "value")
     if addr is None or value is None:
         raise _Refused(f"{fn.name} line {store.lineno}: tl.store without pointer and value")
-    root, offset = _split_address(addr, lambda n: n in k.params)
-    if root != t_param:
-        raise _Refused(f"{fn.name} line {store.lineno}: the producer stores to `{root}`, not to the temporary")
+    if role == "producer":
+        root, offset = _split_address(addr, lambda n: n in k.params)
+        if root != t_param:
+            raise _Refused(f"{fn.name} line {store.lineno}: the producer stores to `{root}`, not to the temporary")
+    else:
+        loads = [c for name, c in k.calls() if name == "load" and t_param in _names(_call_arg(c, 0, "pointer"))]
+        if not loads:
+            raise _Refused(f"{fn.name}: the consumer never loads `{t_param}`")
+        _, offset = _split_address(_call_arg(loads[0], 0, "pointer"), lambda n: n == t_param)  # type: ignore[arg-type]
     if not isinstance(offset, ast.Name) or offset.id not in k.defs or offset.id not in k.vector:
-        raise _Refused(f"{fn.name} line {store.lineno}: the store index is not one local vector of offsets")
-    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == t_param]
-    if len(uses) != 1:
-        raise _Refused(f"{fn.name}: `{t_param}` is used outside the store")
-    inl = _ValueCheck(mod, k, offset.id, t_param)
-    inl.run(value)
-    if not inl.pointers:
-        raise _Refused(f"{fn.name} line {store.lineno}: the stored value reads no input")
-    stmts = [
-        s
-        for s in fn.body
-        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and s.targets[0].id in inl.locals
-    ]
-    return _Producer(offset.id, value, stmts, sorted(inl.params, key=k.params.index), inl.pointers)
+        raise _Refused(f"{fn.name} line {store.lineno}: the temporary's index is not one local vector of offsets")
+    check = _ValueCheck(mod, k, offset.id, t_param, allow_t=role == "consumer")
+    if role == "producer":
+        if sum(n.id == t_param for n in ast.walk(fn) if isinstance(n, ast.Name)) != 1:
+            raise _Refused(f"{fn.name}: `{t_param}` is used outside the store")
+        check.run(value)
+    else:
+        mask = _call_arg(store, 2, "mask")
+        if check.address(store) == t_param:
+            raise _Refused(f"{fn.name} line {store.lineno}: the consumer stores to the temporary")
+        for part in (value, mask):
+            if part is not None:
+                check.run(part)
+        seen = {id(n) for c in check.t_loads for n in ast.walk(c)}
+        if any(isinstance(n, ast.Name) and n.id == t_param and id(n) not in seen for n in ast.walk(fn)):
+            raise _Refused(f"{fn.name}: the consumer uses `{t_param}` other than by its loads")
+    if not check.pointers:
+        raise _Refused(f"{fn.name} line {store.lineno}: the moved code reads no input")
+    stmts = [s for s in fn.body if isinstance(s, ast.Assign) and _target(s) in check.locals]
+    t_loads = {(c.lineno, c.col_offset) for c in check.t_loads}
+    params = sorted(check.params, key=k.params.index)
+    return _Elementwise(offset.id, store, stmts, params, check.pointers, t_loads)
+
+
+def _target(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _names(expr: ast.AST | None) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} if expr is not None else set()
+
+
+def _simple_stmt(mod: SourceModule, fn: ast.FunctionDef, node: ast.AST) -> ast.stmt:
+    """The simple statement holding `node`, alone on its lines."""
+    stmt = next(
+        (
+            st
+            for st in ast.walk(fn)
+            if isinstance(st, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr | ast.Return)
+            and any(n is node for n in ast.walk(st))
+        ),
+        None,
+    )
+    if stmt is None:
+        raise _Refused(f"{fn.name} line {getattr(node, 'lineno', '?')}: the access is not inside a simple statement")
+    a, b = mod.line_of(stmt)
+    if mod.data[a:b].decode().strip() != mod.segment(stmt).strip():
+        raise _Refused(f"{fn.name} line {stmt.lineno} holds more than one statement")
+    return stmt
+
+
+def _no_prefix_names(fn: ast.FunctionDef) -> None:
+    if any(isinstance(n, ast.Name) and n.id.startswith("_f") for n in ast.walk(fn)):
+        raise _Refused(f"{fn.name} already has names starting with `_f` (the fused code's prefix)")
 
 
 def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> list[_Load]:
     """Every use of `t_param` in C, as a `tl.load(t_param + o, mask, other)` with a side-effect-free offset."""
     fn = k.fn
-    if any(isinstance(n, ast.Name) and n.id.startswith("_f") for n in ast.walk(fn)):
-        raise _Refused(f"{fn.name}: the consumer already has names starting with `_f` (the fused code's prefix)")
+    _no_prefix_names(fn)
     if t_param in k.defs:
         raise _Refused(f"{fn.name}: `{t_param}` is reassigned in the consumer")
     loads: list[_Load] = []
     claimed: set[int] = set()
     for name, call in k.calls():
-        if name != "load":
-            continue
         addr = _call_arg(call, 0, "pointer")
-        if addr is None or not any(isinstance(n, ast.Name) and n.id == t_param for n in ast.walk(addr)):
+        if name != "load" or t_param not in _names(addr):
             continue
+        assert addr is not None
         if len(call.args) > 3 or any(kw.arg in ("boundary_check", "padding_option") for kw in call.keywords):
             raise _Refused(f"{fn.name} line {call.lineno}: a block-pointer load of the temporary")
         _, offset = _split_address(addr, lambda n: n == t_param)
@@ -313,21 +397,7 @@ def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> list[
                 raise _Refused(f"{fn.name} line {call.lineno}: `{ast.unparse(part)}` is not a plain index expression")
         if other is not None and not _literal(other):
             raise _Refused(f"{fn.name} line {call.lineno}: the load's `other` is not a literal")
-        stmt = next(
-            (
-                st
-                for st in ast.walk(fn)
-                if isinstance(st, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr | ast.Return)
-                and any(n is call for n in ast.walk(st))
-            ),
-            None,
-        )
-        if stmt is None:
-            raise _Refused(f"{fn.name} line {call.lineno}: the load of the temporary is not inside a simple statement")
-        a, b = mod.line_of(stmt)
-        if mod.data[a:b].decode().strip() != mod.segment(stmt).strip():
-            raise _Refused(f"{fn.name} line {stmt.lineno} holds more than one statement")
-        loads.append(_Load(call, stmt, offset, mask, other))
+        loads.append(_Load(call, _simple_stmt(mod, fn, call), offset, mask, other))
         claimed |= {id(n) for n in ast.walk(addr)}
     stray = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == t_param and id(n) not in claimed]
     if stray:
@@ -335,6 +405,47 @@ def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> list[
     if not loads:
         raise _Refused(f"{fn.name}: the consumer never loads `{t_param}`")
     return loads
+
+
+def _producer_store(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Store:
+    """The producer's one access to `t_param`: a store `tl.store(t_param + offset, value, mask)` (the pointer may be
+    a local bound once), whose offset's names keep their values up to the store."""
+    fn = k.fn
+    _no_prefix_names(fn)
+    if t_param in k.defs:
+        raise _Refused(f"{fn.name}: `{t_param}` is reassigned in the producer")
+    accesses = []
+    for name, c in k.calls():
+        ptr = _pointer_local(k, _call_arg(c, 0, "pointer"))
+        if ptr is not None and t_param in _names(ptr):
+            accesses.append((name, c, ptr))
+    if len(accesses) != 1 or accesses[0][0] != "store":
+        raise _Refused(f"{fn.name}: `{t_param}` is not written by exactly one tl.store and never read")
+    _, call, expanded = accesses[0]
+    addr, value, mask = _call_arg(call, 0, "pointer"), _call_arg(call, 1, "value"), _call_arg(call, 2, "mask")
+    assert addr is not None and value is not None
+    _, offset = _split_address(expanded, lambda n: n == t_param)
+    if offset is None:
+        raise _Refused(f"{fn.name} line {call.lineno}: the temporary's store has no offset")
+    for n in _names(offset) | _names(mask):
+        if n not in k.params and len(k.defs.get(n, [])) != 1:
+            raise _Refused(
+                f"{fn.name} line {call.lineno}: `{n}` in the store's address or mask is assigned more than once"
+            )
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == t_param]
+    if len(uses) != 1 or (isinstance(addr, ast.Name) and len(name_loads(fn, addr.id)) != 1):
+        raise _Refused(f"{fn.name}: `{t_param}` or its pointer is used outside the store")
+    stmt = _simple_stmt(mod, fn, call)
+    if not isinstance(stmt, ast.Expr) or stmt.value is not call:
+        raise _Refused(f"{fn.name} line {call.lineno}: the temporary's store is not a statement of its own")
+    return _Store(stmt, offset, mask, value)
+
+
+def _pointer_local(k: KernelAnalysis, addr: ast.expr | None) -> ast.expr | None:
+    """A pointer expression with a local pointer name bound once (`c_ptrs`) replaced by its definition."""
+    while isinstance(addr, ast.Name) and addr.id not in k.params and len(k.defs.get(addr.id, [])) == 1:
+        addr = k.defs[addr.id][0]
+    return addr
 
 
 def _pure(mod: SourceModule, expr: ast.expr) -> bool:
@@ -407,8 +518,7 @@ def _stored_params(k: KernelAnalysis) -> set[str | None]:
     out = set()
     for name, call in k.calls():
         if (name == "store" or name.startswith("atomic_")) and call.args:
-            r = k.pointer_root(call.args[0])
-            out.add(r)
+            out.add(k.pointer_root(call.args[0]))
     return out
 
 
@@ -417,7 +527,8 @@ class _Planner:
         self.mod = mod
         self.forward = next((n for n in mod.tree.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
 
-    def plan(self) -> _Plan | str:
+    def plans(self) -> list[_Plan] | str:
+        """Every fusion of the first temporary that admits one (form "load" first), or why none does."""
         mod, fwd = self.mod, self.forward
         if fwd is None:
             return "no `forward` function in the module"
@@ -427,18 +538,27 @@ class _Planner:
             if isinstance(n, ast.Import)
             for a in n.names
         ):
-            return "the module does not `import triton.language as tl` (the fused loads are written with it)"
-        body = fwd.body
+            return "the module does not `import triton.language as tl` (the fused code is written with it)"
         reasons = []
-        for i, stmt in enumerate(body):
+        for i, stmt in enumerate(fwd.body):
             found = _alloc(stmt)
             if found is None or len(self._sites(i, found[0])) < 2:
                 continue  # not shared by two launches: an output, or a buffer of one kernel
             temp, call = found
             try:
-                return self._chain(i, stmt, temp, call)
+                host = self._host(i, temp)
             except _Refused as e:
                 reasons.append(f"temporary `{temp}` (forward line {stmt.lineno}): {e}")
+                continue
+            plans, why = [], []
+            for form in ("load", "store"):
+                try:
+                    plans.append(self._form(form, stmt, temp, call, *host))
+                except _Refused as e:
+                    why.append(f"{'into the consumer' if form == 'load' else 'into the producer'}: {e}")
+            if plans:
+                return plans
+            reasons.append(f"temporary `{temp}` (forward line {stmt.lineno}): " + "; ".join(why))
         if not reasons:
             return "forward allocates no torch.empty/empty_like temporary that two of its launches share"
         return "; ".join(reasons)
@@ -456,19 +576,16 @@ class _Planner:
                 sites.append((j, lc))
         return sites
 
-    def _chain(self, i: int, alloc: ast.stmt, temp: str, call: ast.Call) -> _Plan:
+    def _host(self, i: int, temp: str) -> tuple[int, int, Launch, Launch]:
+        """T assigned once, passed to exactly two launches of different kernels and used nowhere else."""
         mod, fwd = self.mod, self.forward
         assert fwd is not None
-        kernels = set(mod.kernels)
-        if (
-            sum(
-                isinstance(n, ast.Name) and n.id == temp and isinstance(n.ctx, ast.Store | ast.Del)
-                for n in ast.walk(fwd)
-            )
-            != 1
-        ):
+        stores = [
+            n for n in ast.walk(fwd) if isinstance(n, ast.Name) and n.id == temp and not isinstance(n.ctx, ast.Load)
+        ]
+        if len(stores) != 1:
             raise _Refused("it is assigned more than once")
-        uses = [n for n in ast.walk(fwd) if isinstance(n, ast.Name) and n.id == temp and isinstance(n.ctx, ast.Load)]
+        uses = name_loads(fwd, temp)
         sites = self._sites(i, temp)
         direct = sum(
             1
@@ -486,58 +603,92 @@ class _Planner:
         producer, consumer = launches[p_call], launches[c_call]
         if producer.kernel == consumer.kernel:
             raise _Refused("producer and consumer are the same kernel")
-        if sum(lc.kernel == consumer.kernel for lc in mod.launches) != 1:
-            raise _Refused(f"the consumer `{consumer.kernel}` is launched more than once")
-        kp, kc = mod.kernels[producer.kernel], mod.kernels[consumer.kernel]
-        p_args, c_args = _launch_args(kp, producer), _launch_args(kc, consumer)
-        pt = [p for p, a in p_args.items() if isinstance(a, ast.Name) and a.id == temp]
-        ct = [p for p, a in c_args.items() if isinstance(a, ast.Name) and a.id == temp]
-        if len(pt) != 1 or len(ct) != 1:
+        for lc in (producer, consumer):
+            if sum(x.kernel == lc.kernel for x in mod.launches) != 1:
+                raise _Refused(f"`{lc.kernel}` is launched more than once")
+        return jp, jc, producer, consumer
+
+    def _form(
+        self,
+        form: str,
+        alloc: ast.stmt,
+        temp: str,
+        call: ast.Call,
+        jp: int,
+        jc: int,
+        producer: Launch,
+        consumer: Launch,
+    ) -> _Plan:
+        mod, fwd = self.mod, self.forward
+        assert fwd is not None
+        target, source = (consumer, producer) if form == "load" else (producer, consumer)
+        kt, ks = mod.kernels[target.kernel], mod.kernels[source.kernel]
+        t_args, s_args = _launch_args(kt, target), _launch_args(ks, source)
+        tt = [p for p, a in t_args.items() if isinstance(a, ast.Name) and a.id == temp]
+        st = [p for p, a in s_args.items() if isinstance(a, ast.Name) and a.id == temp]
+        if len(tt) != 1 or len(st) != 1:
             raise _Refused("it is not bound to exactly one parameter of each kernel")
-        if any(
-            isinstance(n, ast.Constant) and n.value == ct[0]
-            for d in next(f for f, _ in mod.jits if f.name == kc.fn.name).decorator_list
-            for n in ast.walk(d)
-        ):
-            raise _Refused(f"the consumer's decorators name `{ct[0]}`")
-        prod = _producer(mod, kp, pt[0])
-        loads = _consumer_loads(mod, kc, ct[0])
-        # The producer's arguments are evaluated at the consumer's launch instead: nothing in between may touch them.
-        host_names = {n.id for p in prod.params for n in ast.walk(p_args[p]) if isinstance(n, ast.Name)}
-        for stmt in fwd.body[jp + 1 : jc]:
-            if _launch_stmt(stmt, kernels) is not None or any(
-                isinstance(n, ast.Name) and n.id in host_names for n in ast.walk(stmt)
-            ):
-                raise _Refused(f"forward line {stmt.lineno} sits between the launches and touches their inputs")
-        missing = [p for p in prod.params if p not in p_args]
+        t_param = tt[0]
+        decorators = next(f for f, _ in mod.jits if f.name == kt.fn.name).decorator_list
+        if any(isinstance(n, ast.Constant) and n.value == t_param for d in decorators for n in ast.walk(d)):
+            raise _Refused(f"`{kt.fn.name}`'s decorators name `{t_param}`")
+        if form == "load":
+            moved = _elementwise(mod, ks, st[0], "producer")
+            loads, store = _consumer_loads(mod, kt, t_param), None
+        else:
+            moved = _elementwise(mod, ks, st[0], "consumer")
+            loads, store = [], _producer_store(mod, kt, t_param)
+        missing = [p for p in moved.params if p not in s_args]
         if missing:
-            raise _Refused(f"the producer's launch passes no argument for `{missing[0]}`")
-        written = _stored_params(kc)
-        if None in written:
-            raise _Refused(f"the consumer `{kc.fn.name}` stores through a pointer whose parameter is unknown")
-        for p in prod.params:
-            for q, a in c_args.items():
-                if q in written and ast.dump(a) == ast.dump(p_args[p]):
-                    raise _Refused(f"the consumer writes `{ast.unparse(a)}`, which the producer reads")
-        renames, new_params = self._renames(kp, kc, prod, p_args, c_args, ct[0])
-        dtype = self._dtype(call, prod, p_args, c_args, renames)
-        for stmt in (alloc, fwd.body[jp]):
+            raise _Refused(f"`{source.kernel}`'s launch passes no argument for `{missing[0]}`")
+        # The moved kernel's arguments are evaluated at the other launch: nothing in between may touch them.
+        host_names = {n for p in moved.params for n in _names(s_args[p])}
+        for stmt in fwd.body[min(jp, jc) + 1 : max(jp, jc)]:
+            if _launch_stmt(stmt, set(mod.kernels)) is not None or _names(stmt) & host_names:
+                raise _Refused(f"forward line {stmt.lineno} sits between the launches and touches their inputs")
+        t_written, s_written = _stored_params(kt), _stored_params(ks)
+        if None in t_written or None in s_written:
+            raise _Refused("a kernel stores through a pointer whose parameter is unknown")
+        for p in moved.pointers:
+            for q, a in t_args.items():
+                if q != t_param and ast.dump(a) == ast.dump(s_args[p]) and (p in s_written or q in t_written):
+                    raise _Refused(f"both kernels receive `{ast.unparse(a)}` and one of them writes it")
+        renames, new_params = self._renames(kt, moved, t_args, s_args, t_param)
+        dtype = self._dtype(call, [(renames[p], s_args[p]) for p in moved.pointers] + list(t_args.items()), kt)
+        for stmt in (alloc, fwd.body[jp if form == "load" else jc]):
             a, b = mod.line_of(stmt)
             if mod.data[a:b].decode().strip() != mod.segment(stmt).strip():
                 raise _Refused(f"forward line {stmt.lineno} holds more than one statement")
-        return _Plan(temp, alloc, producer, consumer, fwd.body[jp], prod, ct[0], loads, renames, new_params, dtype)
+        source_stmt = fwd.body[jp if form == "load" else jc]
+        return _Plan(
+            form,
+            temp,
+            alloc,
+            target,
+            source,
+            source_stmt,
+            moved,
+            t_param,
+            st[0],
+            loads,
+            store,
+            renames,
+            new_params,
+            dtype,
+        )
 
-    def _renames(self, kp, kc, prod, p_args, c_args, t_param):
-        """P's parameters in C: an existing C parameter passed the same host expression, else a new parameter."""
+    def _renames(self, kt, moved, t_args, s_args, t_param):
+        """The moved kernel's parameters in the target: a target parameter passed the same host expression, else a
+        new parameter."""
         # t_param's every use is replaced, so its name is free again
-        taken = (set(kc.params) | {n.id for n in ast.walk(kc.fn) if isinstance(n, ast.Name)}) - {t_param}
+        taken = (set(kt.params) | _names(kt.fn)) - {t_param}
         renames: dict[str, str] = {}
         new: list[tuple[str, str]] = []
-        for p in prod.params:
+        for p in moved.params:
             same = [
                 q
-                for q, a in c_args.items()
-                if q != t_param and q not in kc.constexprs and ast.dump(a) == ast.dump(p_args[p])
+                for q, a in t_args.items()
+                if q != t_param and q not in kt.constexprs and ast.dump(a) == ast.dump(s_args[p])
             ]
             if same:
                 renames[p] = same[0]
@@ -547,11 +698,12 @@ class _Planner:
                 name, n = f"{p}_{n}", n + 1
             taken.add(name)
             renames[p] = name
-            new.append((name, self.mod.segment(p_args[p])))
+            new.append((name, self.mod.segment(s_args[p])))
         return renames, new
 
-    def _dtype(self, call: ast.Call, prod, p_args, c_args, renames) -> str:
-        """T's element type in the consumer: a tl dtype, or `param.dtype.element_ty` of a tensor of that dtype."""
+    def _dtype(self, call: ast.Call, tensors: list[tuple[str, ast.expr]], kt: KernelAnalysis) -> str:
+        """T's element type in the target: a tl dtype, or `param.dtype.element_ty` of a pointer parameter the fused
+        target receives a tensor of that dtype through."""
         dt = keyword_arg(call, "dtype")
         source: ast.expr | None = None
         if dt is not None:
@@ -562,51 +714,92 @@ class _Planner:
                 source = dt.value
         elif attr_path(call.func) == "torch.empty_like" and call.args:
             source = call.args[0]
+        pointers = _pointer_params(kt)
         if source is not None:
-            for p in prod.params:
-                if ast.dump(p_args[p]) == ast.dump(source) and p in prod.pointers:
-                    return f"{renames[p]}.dtype.element_ty"
-        raise _Refused(f"its dtype (`{ast.unparse(call)}`) cannot be named inside the consumer")
+            for param, arg in tensors:
+                if ast.dump(arg) == ast.dump(source) and (param in pointers or param not in kt.params):
+                    return f"{param}.dtype.element_ty"
+        raise _Refused(f"its dtype (`{ast.unparse(call)}`) cannot be named inside `{kt.fn.name}`")
+
+
+def _pointer_params(k: KernelAnalysis) -> set[str]:
+    return {r for name, c in k.calls() if name in ("load", "store") and c.args and (r := k.pointer_root(c.args[0]))}
+
+
+class _Rename(ast.NodeTransformer):
+    """The moved kernel's code as it reads inside the target: locals prefixed, parameters renamed, every load (and
+    the moved store) also masked by `mask`, loads of the temporary replaced by `t_value`."""
+
+    def __init__(
+        self, mod: SourceModule, plan: _Plan, prefix: str, local: set[str], mask: ast.expr | None, t_value: str = ""
+    ):
+        self.mod, self.plan, self.prefix, self.local, self.mask, self.t_value = mod, plan, prefix, local, mask, t_value
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        name = f"{self.prefix}{node.id}" if node.id in self.local else self.plan.renames.get(node.id, node.id)
+        return ast.Name(name, node.ctx)
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        name = self.mod.names.tl_call(node)
+        if name == "load" and (node.lineno, node.col_offset) in self.plan.moved.t_loads:
+            return ast.parse(self.t_value, mode="eval").body
+        self.generic_visit(node)
+        if self.mask is None or name not in ("load", "store"):
+            return node
+        pos, own = (1, _call_arg(node, 1, "mask")) if name == "load" else (2, _call_arg(node, 2, "mask"))
+        mask = self.mask
+        both = mask if own is None or ast.dump(own) == ast.dump(mask) else ast.BinOp(mask, ast.BitAnd(), own)
+        if len(node.args) > pos:
+            node.args[pos] = both
+        else:
+            node.keywords = [ast.keyword("mask", both), *(kw for kw in node.keywords if kw.arg != "mask")]
+        return node
+
+
+def _bind_mask(prefix: str, local: set[str], mask: ast.expr | None, lines: list[str]) -> ast.expr | None:
+    """A mask that is not a plain name is bound once, to a name apart from the moved kernel's prefixed locals."""
+    if mask is None or isinstance(mask, ast.Name):
+        return mask
+    name = "mask"
+    while name in local:
+        name += "_"
+    lines.append(f"{prefix}{name} = {ast.unparse(mask)}")
+    return ast.Name(f"{prefix}{name}", ast.Load())
 
 
 def _fused_load(mod: SourceModule, plan: _Plan, load: _Load, prefix: str) -> list[Edit]:
-    """P's statements, before the consumer's statement that loads T, with P's index bound to the load's offset and
-    P's locals prefixed; the load becomes the cast value, or `other` where the consumer's mask is off."""
-    prod, ind = plan.prod, mod.indent_of(load.stmt)
-    lines = [f"{prefix}{prod.idx} = {ast.unparse(load.offset) if load.offset is not None else '0'}"]
-    local = {prod.idx, *(s.targets[0].id for s in prod.stmts)}  # type: ignore[attr-defined]
-    mask = load.mask
-    if mask is not None and not isinstance(mask, ast.Name):
-        name = "mask"
-        while name in local:  # a name of its own, apart from P's prefixed locals
-            name += "_"
-        lines.append(f"{prefix}{name} = {ast.unparse(mask)}")
-        mask = ast.Name(f"{prefix}{name}", ast.Load())
-
-    class Rename(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.expr:
-            name = f"{prefix}{node.id}" if node.id in local else plan.renames.get(node.id, node.id)
-            return ast.Name(name, node.ctx)
-
-        def visit_Call(self, node: ast.Call) -> ast.expr:
-            self.generic_visit(node)
-            if mask is None or mod.names.tl_call(node) != "load":
-                return node
-            own = _call_arg(node, 1, "mask")
-            both = mask if own is None or ast.dump(own) == ast.dump(mask) else ast.BinOp(mask, ast.BitAnd(), own)
-            if len(node.args) > 1:
-                node.args[1] = both
-            else:
-                node.keywords = [ast.keyword("mask", both), *(kw for kw in node.keywords if kw.arg != "mask")]
-            return node
-
-    lines += [ast.unparse(Rename().visit(copy.deepcopy(s))) for s in prod.stmts]
-    cast = f"({ast.unparse(Rename().visit(copy.deepcopy(prod.value)))}).to({plan.dtype})"
-    value = cast
+    """The producer's statements, before the consumer's statement that loads T, with its index bound to the load's
+    offset; the load becomes the cast value, or `other` where the consumer's mask is off."""
+    moved, ind = plan.moved, mod.indent_of(load.stmt)
+    lines = [f"{prefix}{moved.idx} = {ast.unparse(load.offset) if load.offset is not None else '0'}"]
+    local = {moved.idx, *(_target(s) or "" for s in moved.stmts)}
+    mask = _bind_mask(prefix, local, load.mask, lines)
+    rename = _Rename(mod, plan, prefix, local, mask)
+    lines += [ast.unparse(rename.visit(copy.deepcopy(s))) for s in moved.stmts]
+    value = _call_arg(moved.store, 1, "value")
+    assert value is not None
+    cast = f"({ast.unparse(rename.visit(copy.deepcopy(value)))}).to({plan.dtype})"
     if mask is not None and load.other is not None:
-        value = f"tl.where({ast.unparse(mask)}, {cast}, tl.cast({ast.unparse(load.other)}, {plan.dtype}))"
+        cast = f"tl.where({ast.unparse(mask)}, {cast}, tl.cast({ast.unparse(load.other)}, {plan.dtype}))"
     start = mod.line_of(load.stmt)[0]
-    return [Edit(start, start, "".join(f"{ind}{ln}\n" for ln in lines)), Edit(*mod.span(load.call), value)]
+    return [Edit(start, start, "".join(f"{ind}{ln}\n" for ln in lines)), Edit(*mod.span(load.call), cast)]
+
+
+def _fused_store(mod: SourceModule, plan: _Plan, prefix: str = "_f_") -> list[Edit]:
+    """The consumer's statements in place of the producer's store of T, with its index bound to the store's offset
+    and its loads and store masked by the store's mask; its loads of T read the stored value, cast to T's dtype."""
+    store, moved = plan.store, plan.moved
+    assert store is not None
+    local = {moved.idx, *(_target(s) or "" for s in moved.stmts)}
+    value = "value"
+    while value in local:
+        value += "_"
+    lines = [f"{prefix}{moved.idx} = {ast.unparse(store.offset)}", f"{prefix}{value} = {mod.segment(store.value)}"]
+    mask = _bind_mask(prefix, local, store.mask, lines)
+    rename = _Rename(mod, plan, prefix, local, mask, f"{prefix}{value}.to({plan.dtype})")
+    lines += [ast.unparse(rename.visit(copy.deepcopy(s))) for s in [*moved.stmts, ast.Expr(moved.store)]]
+    ind = mod.indent_of(store.stmt)
+    return [Edit(*mod.line_of(store.stmt), "".join(f"{ind}{ln}\n" for ln in lines))]
 
 
 def _replace_item(mod: SourceModule, items: list, i: int, text: str) -> Edit:
@@ -639,32 +832,38 @@ class FuseKernelChain(Applier):
     name = "fuse_kernel_chain"
     card = "fuse-kernel-chain"
     summary = (
-        "an elementwise producer kernel writing a torch.empty temporary that one later kernel only loads: the "
-        "producer's expression moves into those loads; its launch and the temporary go"
+        "a torch.empty temporary between two launches, one side elementwise: the producer's code moves into the "
+        "consumer's loads, or an elementwise consumer's into the producer's store (a GEMM epilogue); one launch and "
+        "the temporary go"
     )
 
     def applies(self, mod: SourceModule) -> bool:
-        return isinstance(_Planner(mod).plan(), _Plan)
+        return isinstance(_Planner(mod).plans(), list)
 
     def why_not(self, mod: SourceModule) -> str | None:
-        plan = _Planner(mod).plan()
-        return None if isinstance(plan, _Plan) else f"{self.name}: {plan}"
+        plans = _Planner(mod).plans()
+        return None if isinstance(plans, list) else f"{self.name}: {plans}"
 
     def candidates(self, mod: SourceModule, max_candidates: int | None = None) -> list[Candidate]:
-        plan = _Planner(mod).plan()
-        if not isinstance(plan, _Plan):
+        plans = _Planner(mod).plans()
+        if not isinstance(plans, list):
             return []
-        kc = mod.kernels[plan.consumer.kernel]
-        edits = [
-            e
-            for j, ld in enumerate(plan.loads)
-            for e in _fused_load(mod, plan, ld, "_f_" if len(plan.loads) == 1 else f"_f{j}_")
-        ]
-        params = kc.fn.args.args
-        edits.append(
-            _replace_item(mod, params, kc.params.index(plan.t_param), ", ".join(name for name, _ in plan.new_params))
-        )
-        call = plan.consumer.call
+        out = [c for plan in plans if (c := self._candidate(mod, plan)) is not None]
+        return out[:max_candidates] if max_candidates else out
+
+    def _candidate(self, mod: SourceModule, plan: _Plan) -> Candidate | None:
+        kt = mod.kernels[plan.target.kernel]
+        if plan.form == "load":
+            prefixes = ["_f_"] if len(plan.loads) == 1 else [f"_f{j}_" for j in range(len(plan.loads))]
+            edits = [e for ld, pre in zip(plan.loads, prefixes) for e in _fused_load(mod, plan, ld, pre)]
+            where = f"the load(s) of `{plan.t_param}` (line(s) {', '.join(str(ld.call.lineno) for ld in plan.loads)})"
+        else:
+            assert plan.store is not None
+            edits = _fused_store(mod, plan)
+            where = f"the store of `{plan.t_param}` (line {plan.store.stmt.lineno})"
+        new_names = ", ".join(name for name, _ in plan.new_params)
+        edits.append(_replace_item(mod, kt.fn.args.args, kt.params.index(plan.t_param), new_names))
+        call = plan.target.call
         items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
         values = [n.value if isinstance(n, ast.keyword) else n for n in items]
         pos = next(i for i, v in enumerate(values) if isinstance(v, ast.Name) and v.id == plan.temp)
@@ -674,20 +873,23 @@ class FuseKernelChain(Applier):
             text = ", ".join(arg for _, arg in plan.new_params)
         edits.append(_replace_item(mod, items, pos, text))
         edits.append(Edit(*mod.line_of(plan.alloc), ""))
-        edits.append(Edit(*mod.line_of(plan.p_stmt), ""))
-        producer_fn = mod.kernels[plan.producer.kernel].fn
-        refs = [n for n in ast.walk(mod.tree) if isinstance(n, ast.Name) and n.id == producer_fn.name]
-        if len(refs) == 1:  # the deleted launch was its only use
-            edits.append(Edit(*_function_lines(mod, producer_fn), ""))
+        edits.append(Edit(*mod.line_of(plan.source_stmt), ""))
+        source_fn = mod.kernels[plan.source.kernel].fn
+        if len([n for n in ast.walk(mod.tree) if isinstance(n, ast.Name) and n.id == source_fn.name]) == 1:
+            edits.append(Edit(*_function_lines(mod, source_fn), ""))  # the deleted launch was its only use
         try:
             source = mod.apply(edits)
         except EditError:
-            return []
-        lines = ", ".join(str(ld.call.lineno) for ld in plan.loads)
+            return None
         desc = (
-            f"fused {plan.producer.kernel} into {plan.consumer.kernel}: its stored value replaces the load(s) of "
-            f"`{plan.t_param}` (line(s) {lines}); launch (line {plan.p_stmt.lineno}) and temporary `{plan.temp}` "
-            f"(line {plan.alloc.lineno}) removed"
+            f"fused {plan.source.kernel} into {plan.target.kernel} at {where}; launch (line "
+            f"{plan.source_stmt.lineno}) and temporary `{plan.temp}` (line {plan.alloc.lineno}) removed"
         )
-        params_out = {"producer": plan.producer.kernel, "consumer": plan.consumer.kernel, "temporary": plan.temp}
-        return [Candidate(self.name, self.card, desc, source, params_out)]
+        producer, consumer = (plan.source, plan.target) if plan.form == "load" else (plan.target, plan.source)
+        params = {
+            "form": plan.form,
+            "producer": producer.kernel,
+            "consumer": consumer.kernel,
+            "temporary": plan.temp,
+        }
+        return Candidate(self.name, plan.card, desc, source, params)

@@ -54,7 +54,13 @@ def test_exp_rowsum_edit_shape():
         "        acc += tl.where(_f_mask, (_f_e).to(tl.bfloat16), tl.cast(0.0, tl.bfloat16)).to(tl.float32)",
         "    row_sum_kernel[(M,)](x, n, scale, out, N, BLOCK=64)",
     ]
-    assert cand.params == {"producer": "scaled_exp_kernel", "consumer": "row_sum_kernel", "temporary": "t"}
+    assert cand.params == {
+        "form": "load",
+        "producer": "scaled_exp_kernel",
+        "consumer": "row_sum_kernel",
+        "temporary": "t",
+    }
+    assert cand.card == "fuse-kernel-chain"
 
 
 def test_keyword_launch_and_pointer_locals():
@@ -81,16 +87,28 @@ CUMSUM = fixture("scale_cumsum_chain")
             ("torch.empty((M, N)", "torch.zeros((M, N)"),
             "no torch.empty/empty_like temporary that two of its launches share",
         ),
-        (EXP, ("e = tl.exp(x * scale)", "e = tl.exp(x * scale) / tl.sum(x, axis=0)"), "`tl.sum` in the producer"),
+        (
+            EXP,
+            ("e = tl.exp(x * scale)", "e = tl.exp(x * scale) / tl.sum(x, axis=0)"),
+            "`tl.sum` in the kernel's value is not elementwise",
+        ),
         (EXP, ("e = tl.exp(x * scale)", "e = tl.exp(x * BLOCK)"), "reads constexpr `BLOCK`"),
-        (EXP, ("e = tl.exp(x * scale)", "e = tl.exp(x * tl.program_id(0))"), "`tl.program_id` in the producer"),
+        (
+            EXP,
+            ("e = tl.exp(x * scale)", "e = tl.exp(x * tl.program_id(0))"),
+            "scaled_exp_kernel line 13: `tl.program_id` in the kernel's value",
+        ),
         (EXP, ("    tl.store(t_ptr", "    tl.store(x_ptr + offs, e, mask=valid)\n    tl.store(t_ptr"), "has 2 stores"),
         (
             EXP,
             ("    row_sum_kernel[", "    x.mul_(2)\n    row_sum_kernel["),
             "sits between the launches and touches their inputs",
         ),
-        (EXP, ("x = tl.load(x_ptr + offs,", "x = tl.load(x_ptr + 1,"), "does not move with its store index"),
+        (
+            EXP,
+            ("x = tl.load(x_ptr + offs,", "x = tl.load(x_ptr + 1,"),
+            "scaled_exp_kernel line 12: a memory access that does not move with the index",
+        ),
         (
             CUMSUM,
             ("tl.store(dst_ptr + row * N + cols", "tl.store(src_ptr + row * N + cols"),
@@ -99,7 +117,7 @@ CUMSUM = fixture("scale_cumsum_chain")
         (
             CUMSUM,
             ("dst_ptr=out,", "dst_ptr=shift,"),
-            "the consumer writes `shift`, which the producer reads",
+            "both kernels receive `shift` and one of them writes it",
         ),
         (
             CUMSUM,
@@ -116,13 +134,42 @@ def test_declines_near_misses_with_the_failed_precondition(src, change, reason):
 
 
 @pytest.mark.parametrize("name", ["gemm_add_relu", "matmul_div_gelu"])
-def test_gemm_epilogue_chains_are_declined(name):
-    """The GEMM writes its output in a helper that returns it, so forward holds no two-launch temporary; a GEMM
-    producer in forward is not elementwise."""
+def test_suite_gemm_chains_are_declined(name):
+    """The suite's GEMM writes its output in a helper that returns it: forward holds no temporary two launches
+    share."""
     suite = SourceModule((REPO / "suite" / "kernels" / f"{name}.py").read_text())
     assert "no torch.empty/empty_like temporary that two of its launches share" in FUSE.why_not(suite)
-    local = SourceModule(fixture("matmul_bias_relu_chain"))
-    assert "is not straight-line elementwise code" in FUSE.why_not(local)
+
+
+def test_gemm_epilogue_edit_shape():
+    src = fixture("matmul_bias_relu_chain")
+    (cand,) = FUSE.candidates(SourceModule(src))
+    assert cand.card == "epilogue-fusion" and cand.params["form"] == "store"
+    removed, added = touched(src, cand.source)
+    assert "def bias_relu_kernel" not in cand.source and "    c = torch.empty" not in cand.source
+    assert "    bias_relu_kernel[(triton.cdiv(M * N, 128),)](c, bias, out, M * N, N, BLOCK=128)" in removed
+    assert added == [
+        "def matmul_kernel(a_ptr, b_ptr, bias_ptr, out_ptr, n, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,"
+        " BLOCK_K: tl.constexpr):",
+        # the consumer's index is the tile's offsets into T; its loads and store also take the tile's mask
+        "    _f_offs = offs_m[:, None] * N + offs_n[None, :]",
+        "    _f_value = acc",
+        "    _f_mask_ = (offs_m[:, None] < M) & (offs_n[None, :] < N)",
+        "    _f_mask = _f_offs < n",
+        "    _f_c = _f_value.to(tl.float32)",
+        "    _f_bias = tl.load(bias_ptr + _f_offs % N, mask=_f_mask_ & _f_mask, other=0.0)",
+        "    tl.store(out_ptr + _f_offs, tl.maximum(_f_c + _f_bias, 0.0), mask=_f_mask_ & _f_mask)",
+        # N is reused (the same host expression), M * N becomes the new parameter n
+        "    matmul_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 16))](a, b, bias, out, M * N, M, N, K, BLOCK_M=16,"
+        " BLOCK_N=16, BLOCK_K=16)",
+    ]
+
+
+def test_epilogue_needs_an_elementwise_consumer():
+    src = fixture("matmul_bias_relu_chain").replace("tl.maximum(c + bias, 0.0)", "tl.cumsum(c + bias, axis=0)")
+    why = FUSE.why_not(SourceModule(src))
+    assert "into the consumer: matmul_kernel line 15: the producer is not straight-line elementwise code" in why
+    assert "into the producer: bias_relu_kernel line 36: `tl.cumsum` in the kernel's value is not elementwise" in why
 
 
 COMPARE = """
@@ -133,14 +180,20 @@ torch.manual_seed(0)
 for shape in [(5, 77), (1, 1)]:
     x = torch.randn(shape) * 3
     x.view(-1)[0] = float("nan")
-    args = (x, torch.randn(shape), 1.5) if sys.argv[3] == "cumsum" else (x, 0.7)
+    if sys.argv[3] == "matmul":
+        args = (x, torch.randn(shape[1], 19), torch.randn(19))
+    else:
+        args = (x, torch.randn(shape), 1.5) if sys.argv[3] == "cumsum" else (x, 0.7)
     a, b = orig.forward(*args), cand.forward(*args)
     torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
 print("same")
 """
 
 
-@pytest.mark.parametrize("name, kind", [("exp_rowsum_chain", "rowsum"), ("scale_cumsum_chain", "cumsum")])
+@pytest.mark.parametrize(
+    "name, kind",
+    [("exp_rowsum_chain", "rowsum"), ("scale_cumsum_chain", "cumsum"), ("matmul_bias_relu_chain", "matmul")],
+)
 def test_fused_chain_is_bit_identical_under_the_interpreter_and_compiles(tmp_path, name, kind):
     src = fixture(name)
     (cand,) = FUSE.candidates(SourceModule(src))
@@ -160,8 +213,11 @@ def test_fused_chain_is_bit_identical_under_the_interpreter_and_compiles(tmp_pat
     fp32 = TensorSpec("fp32")
     if kind == "rowsum":
         req = build_request(mod.row_sum_kernel, [fp32, 385, 0.7, fp32, 77], {"BLOCK": 64}, "cuda:90")
-    else:
+    elif kind == "cumsum":
         req = build_request(mod.cumsum_kernel, [fp32, fp32, 210, 1.5, fp32, 70], {"BLOCK": 32}, "cuda:90")
+    else:
+        args = [fp32, fp32, fp32, fp32, 5 * 19, 5, 19, 77]
+        req = build_request(mod.matmul_kernel, args, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16}, "cuda:90")
     compiled = triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
     assert "ptx" in compiled.asm
 
