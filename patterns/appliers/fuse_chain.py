@@ -100,6 +100,7 @@ class _Plan:
     t_param: str  # the target's parameter that received T (the new parameters take its place)
     t_source: str  # the source's parameter that received T
     loads: list[_Load]  # form "load": the target's loads of T
+    dead: list[ast.stmt]  # form "load": the target's local pointers into T (deleted with its parameter)
     store: _Store | None  # form "store": the target's store of T
     renames: dict[str, str]  # source parameter → target parameter (reused or new)
     new_params: list[tuple[str, str]]  # (target parameter, host argument text) in place of t_param
@@ -275,9 +276,7 @@ class _ValueCheck:
                 )
             self.t_loads.append(call)
             return root
-        if offset is None or not any(isinstance(n, ast.Name) and n.id == self.idx for n in ast.walk(offset)):
-            raise _Refused(f"{self.k.fn.name} line {call.lineno}: a memory access that does not move with the index")
-        self.pointers.add(root)
+        self.pointers.add(root)  # any offset will do: its names are checked like the value's (a scalar is uniform)
         self.run(addr, depth)
         return root
 
@@ -375,36 +374,66 @@ def _no_prefix_names(fn: ast.FunctionDef) -> None:
         raise _Refused(f"{fn.name} already has names starting with `_f` (the fused code's prefix)")
 
 
-def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> list[_Load]:
-    """Every use of `t_param` in C, as a `tl.load(t_param + o, mask, other)` with a side-effect-free offset."""
+def _t_pointer(k: KernelAnalysis, addr: ast.expr, t_param: str, via: list[str]) -> ast.expr:
+    """`addr` with the local pointer names bound once to `t_param + …` (`z_row = z_ptr + row * N`) replaced by their
+    definitions; those names are appended to `via`."""
+    if isinstance(addr, ast.BinOp) and isinstance(addr.op, ast.Add | ast.Sub):
+        return ast.BinOp(_t_pointer(k, addr.left, t_param, via), addr.op, _t_pointer(k, addr.right, t_param, via))
+    if isinstance(addr, ast.Name) and addr.id not in k.params and len(k.defs.get(addr.id, [])) == 1:
+        inner = _t_pointer(k, k.defs[addr.id][0], t_param, via)
+        if t_param in _names(inner):
+            via.append(addr.id)
+            return inner
+    return addr
+
+
+def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> tuple[list[_Load], list[ast.stmt]]:
+    """Every use of `t_param` in C, as a `tl.load(t_param + o, mask, other)` with a side-effect-free offset (through
+    local pointers bound once, whose assignments are returned: they go with the temporary's parameter)."""
     fn = k.fn
     _no_prefix_names(fn)
     if t_param in k.defs:
         raise _Refused(f"{fn.name}: `{t_param}` is reassigned in the consumer")
     loads: list[_Load] = []
     claimed: set[int] = set()
+    pointer_locals: set[str] = set()
     for name, call in k.calls():
         addr = _call_arg(call, 0, "pointer")
-        if name != "load" or t_param not in _names(addr):
+        via: list[str] = []
+        full = _t_pointer(k, addr, t_param, via) if addr is not None else None
+        if name != "load" or full is None or t_param not in _names(full):
             continue
         assert addr is not None
         if len(call.args) > 3 or any(kw.arg in ("boundary_check", "padding_option") for kw in call.keywords):
             raise _Refused(f"{fn.name} line {call.lineno}: a block-pointer load of the temporary")
-        _, offset = _split_address(addr, lambda n: n == t_param)
+        _, offset = _split_address(full, lambda n: n == t_param)
         mask, other = _call_arg(call, 1, "mask"), _call_arg(call, 2, "other")
         for part in (offset, mask):
             if part is not None and not _pure(mod, part):
                 raise _Refused(f"{fn.name} line {call.lineno}: `{ast.unparse(part)}` is not a plain index expression")
+        # names a pointer local brought in must hold the same value at the load
+        for n in _names(offset) - _names(addr) if via else ():
+            if n not in k.params and len(k.defs.get(n, [])) != 1:
+                raise _Refused(f"{fn.name} line {call.lineno}: `{n}` in the temporary's pointer is reassigned")
         if other is not None and not _literal(other):
             raise _Refused(f"{fn.name} line {call.lineno}: the load's `other` is not a literal")
         loads.append(_Load(call, _simple_stmt(mod, fn, call), offset, mask, other))
         claimed |= {id(n) for n in ast.walk(addr)}
-    stray = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == t_param and id(n) not in claimed]
+        pointer_locals |= set(via)
+    pointer_defs = [st for st in ast.walk(fn) if isinstance(st, ast.Assign) and _target(st) in pointer_locals]
+    claimed |= {id(n) for st in pointer_defs for n in ast.walk(st)}
+    stray = [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Name) and n.id in {t_param, *pointer_locals} and id(n) not in claimed
+    ]
     if stray:
-        raise _Refused(f"{fn.name} line {stray[0].lineno}: the consumer uses `{t_param}` other than by tl.load")
+        raise _Refused(f"{fn.name} line {stray[0].lineno}: the consumer uses `{stray[0].id}` other than by tl.load")
     if not loads:
         raise _Refused(f"{fn.name}: the consumer never loads `{t_param}`")
-    return loads
+    for st in pointer_defs:
+        _simple_stmt(mod, fn, st.value)
+    return loads, pointer_defs
 
 
 def _producer_store(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Store:
@@ -522,6 +551,24 @@ def _stored_params(k: KernelAnalysis) -> set[str | None]:
     return out
 
 
+# host calls that neither write a tensor nor rebind a name: allocations and shape queries
+READ_ONLY_CALLS = frozenset({"torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like", "triton.cdiv"})
+READ_ONLY_METHODS = frozenset({"numel", "size", "stride", "dim", "element_size"})
+
+
+def _reads_only(stmt: ast.stmt, names: set[str]) -> bool:
+    """`stmt` binds none of `names` and calls only allocations and shape queries."""
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Load):
+            return False
+        if isinstance(n, ast.Call) and not (
+            attr_path(n.func) in READ_ONLY_CALLS
+            or (isinstance(n.func, ast.Attribute) and n.func.attr in READ_ONLY_METHODS)
+        ):
+            return False
+    return True
+
+
 class _Planner:
     def __init__(self, mod: SourceModule):
         self.mod = mod
@@ -634,17 +681,19 @@ class _Planner:
             raise _Refused(f"`{kt.fn.name}`'s decorators name `{t_param}`")
         if form == "load":
             moved = _elementwise(mod, ks, st[0], "producer")
-            loads, store = _consumer_loads(mod, kt, t_param), None
+            (loads, dead), store = _consumer_loads(mod, kt, t_param), None
         else:
             moved = _elementwise(mod, ks, st[0], "consumer")
-            loads, store = [], _producer_store(mod, kt, t_param)
+            loads, dead, store = [], [], _producer_store(mod, kt, t_param)
         missing = [p for p in moved.params if p not in s_args]
         if missing:
             raise _Refused(f"`{source.kernel}`'s launch passes no argument for `{missing[0]}`")
         # The moved kernel's arguments are evaluated at the other launch: nothing in between may touch them.
         host_names = {n for p in moved.params for n in _names(s_args[p])}
         for stmt in fwd.body[min(jp, jc) + 1 : max(jp, jc)]:
-            if _launch_stmt(stmt, set(mod.kernels)) is not None or _names(stmt) & host_names:
+            if _launch_stmt(stmt, set(mod.kernels)) is not None or (
+                _names(stmt) & host_names and not _reads_only(stmt, host_names)
+            ):
                 raise _Refused(f"forward line {stmt.lineno} sits between the launches and touches their inputs")
         t_written, s_written = _stored_params(kt), _stored_params(ks)
         if None in t_written or None in s_written:
@@ -671,6 +720,7 @@ class _Planner:
             t_param,
             st[0],
             loads,
+            dead,
             store,
             renames,
             new_params,
@@ -734,6 +784,7 @@ class _Rename(ast.NodeTransformer):
         self, mod: SourceModule, plan: _Plan, prefix: str, local: set[str], mask: ast.expr | None, t_value: str = ""
     ):
         self.mod, self.plan, self.prefix, self.local, self.mask, self.t_value = mod, plan, prefix, local, mask, t_value
+        self.vector = mod.kernels[plan.source.kernel].vector | {plan.moved.idx}
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         name = f"{self.prefix}{node.id}" if node.id in self.local else self.plan.renames.get(node.id, node.id)
@@ -743,8 +794,12 @@ class _Rename(ast.NodeTransformer):
         name = self.mod.names.tl_call(node)
         if name == "load" and (node.lineno, node.col_offset) in self.plan.moved.t_loads:
             return ast.parse(self.t_value, mode="eval").body
+        # a block mask needs a block pointer: a load of one scalar (a scale) keeps its own form
+        vector = _names(_call_arg(node, 0, "pointer")) & self.vector or _call_arg(
+            node, 1 if name == "load" else 2, "mask"
+        )
         self.generic_visit(node)
-        if self.mask is None or name not in ("load", "store"):
+        if self.mask is None or name not in ("load", "store") or not vector:
             return node
         pos, own = (1, _call_arg(node, 1, "mask")) if name == "load" else (2, _call_arg(node, 2, "mask"))
         mask = self.mask
@@ -856,6 +911,7 @@ class FuseKernelChain(Applier):
         if plan.form == "load":
             prefixes = ["_f_"] if len(plan.loads) == 1 else [f"_f{j}_" for j in range(len(plan.loads))]
             edits = [e for ld, pre in zip(plan.loads, prefixes) for e in _fused_load(mod, plan, ld, pre)]
+            edits += [Edit(*mod.line_of(st), "") for st in plan.dead]
             where = f"the load(s) of `{plan.t_param}` (line(s) {', '.join(str(ld.call.lineno) for ld in plan.loads)})"
         else:
             assert plan.store is not None
