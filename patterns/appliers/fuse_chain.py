@@ -1,19 +1,23 @@
-"""Fuse a kernel chain that passes a temporary through HBM: an elementwise producer's code moves in front of the
-consumer's loads of the temporary, and the producer's launch and the temporary's allocation go.
+"""Fuse a kernel chain that passes a temporary through HBM: the code of the elementwise side moves into the other
+kernel, and one launch and the temporary's allocation go.
 
-The pattern, in `forward`: `T = torch.empty(...)` / `torch.empty_like(...)`, a launch P(…, T, …) whose kernel's
-only effect is one `tl.store(t_ptr + idx, value, mask=…)`, then a launch C(…, T, …) whose kernel reads `t_ptr`
-only through `tl.load(t_ptr + o, mask=mc, other=oc)`; T is used nowhere else. `value`, followed through P's
-locals down to `idx`, must be elementwise: loads `tl.load(x_ptr + f(idx), mask=m, other=…)` of P's other
-pointers, P's scalar arguments, literals and elementwise tl functions (no program id, arange, reduction or scan).
-Then T[o] = value(idx := o) wherever P wrote it, so before each load of T, C runs P's statements with `idx` bound
-to `o` (locals prefixed `_f_`, P's loads masked also by `mc`), and the load becomes
+The pattern, in `forward`: `T = torch.empty(...)` / `torch.empty_like(...)` passed to two launches, P then C, and
+used nowhere else. An elementwise kernel is straight-line code with one store, all of whose values are functions of
+one index vector `idx` (loads `tl.load(x_ptr + f(idx), mask=m, other=…)`, scalar arguments, literals, elementwise tl
+functions: no program id, arange, reduction or scan but through `idx`).
 
-    tl.where(mc, value.to(T's dtype), tl.cast(oc, T's dtype))
+Form "load" (card fuse-kernel-chain): P is elementwise and stores `tl.store(t_ptr + idx, value)`; C reads T only
+through `tl.load(t_ptr + o, mask=mc, other=oc)`. Then T[o] = value(idx := o) wherever P wrote it, so before each
+such load C runs P's statements with `idx` bound to `o` (locals prefixed `_f_`, P's loads masked also by `mc`), and
+the load becomes `tl.where(mc, value.to(T's dtype), tl.cast(oc, T's dtype))`.
 
-The cast reproduces the rounding of T's store; `where` reproduces the load's `other`. Lanes of T that P's store
-mask left unwritten hold uninitialized memory in the original, so any value there is an admissible refinement.
-P's loads keep their own masks (their bounds guards) intersected with C's, so no new address is read.
+Form "store" (card epilogue-fusion): C is elementwise and reads T only at `t_ptr + idx`; P writes T with one
+`tl.store(t_ptr + offset, value, mask)` (a GEMM's tile store). C's statements replace that store with `idx` bound to
+`offset`, C's loads of T read `value.to(T's dtype)`, and C's loads and store take P's mask as well.
+
+The casts reproduce the rounding of T's store. Lanes of T that P left unwritten hold uninitialized memory in the
+original, so any value computed there is an admissible refinement; moved loads keep their own masks (their bounds
+guards) intersected with the other kernel's, so no new address is read.
 """
 
 from __future__ import annotations
