@@ -797,7 +797,16 @@ class _Rename(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         name = self.mod.names.tl_call(node)
         if name == "load" and (node.lineno, node.col_offset) in self.plan.moved.t_loads:
-            return ast.parse(self.t_value, mode="eval").body
+            value = ast.parse(self.t_value, mode="eval").body
+            mask, other = _call_arg(node, 1, "mask"), _call_arg(node, 2, "other")
+            store_mask = _call_arg(self.plan.moved.store, 2, "mask")
+            if mask is None or other is None or (store_mask is not None and ast.dump(mask) == ast.dump(store_mask)):
+                return value  # lanes the load masks off are undefined, or never stored
+            # where the consumer's own load was masked off it read `other`, whatever its store does there
+            mask, other = self.visit(copy.deepcopy(mask)), self.visit(copy.deepcopy(other))
+            dtype = ast.parse(self.plan.dtype, mode="eval").body
+            cast = ast.Call(ast.parse("tl.cast", mode="eval").body, [other, dtype], [])
+            return ast.Call(ast.parse("tl.where", mode="eval").body, [mask, value, cast], [])
         # a block mask needs a block pointer: a load of one scalar (a scale) keeps its own form
         vector = _names(_call_arg(node, 0, "pointer")) & self.vector or _call_arg(
             node, 1 if name == "load" else 2, "mask"

@@ -190,16 +190,25 @@ for i, kind in enumerate(sys.argv[3::3]):
 print("same")
 """
 CHAINS = {"exp_rowsum_chain": "rowsum", "scale_cumsum_chain": "cumsum", "matmul_bias_relu_chain": "matmul"}
+# the consumer's load of T masked apart from its store: the last element reads `other`, kept by a tl.where
+OTHER_MASK = (
+    "c = tl.load(c_ptr + offs, mask=mask, other=0.0)",
+    "c = tl.load(c_ptr + offs, mask=offs < n - 1, other=5.0)",
+)
 
 
 def test_fused_chains_are_bit_identical_under_the_interpreter_and_compile(tmp_path):
     """Odd shapes, a NaN in the input; the bf16 temporary's rounding is reproduced, so results are bit-identical.
     One interpreter process for all three chains."""
     argv = []
-    for name, kind in CHAINS.items():
-        (cand,) = FUSE.candidates(SourceModule(fixture(name)))
+    sources = {name: (fixture(name), kind) for name, kind in CHAINS.items()}
+    sources["matmul_other"] = (fixture("matmul_bias_relu_chain").replace(*OTHER_MASK), "matmul")
+    for name, (src, kind) in sources.items():
+        (cand,) = FUSE.candidates(SourceModule(src))
+        (tmp_path / f"{name}.py").write_text(src)
         (tmp_path / f"{name}_fused.py").write_text(cand.source)
-        argv += [str(KERNELS / f"{name}.py"), str(tmp_path / f"{name}_fused.py"), kind]
+        argv += [str(tmp_path / f"{name}.py"), str(tmp_path / f"{name}_fused.py"), kind]
+    assert "_f_c = tl.where(_f_offs < n - 1, _f_value.to(tl.float32), tl.cast(5.0, tl.float32))" in cand.source
     env = {"PATH": os.environ["PATH"], "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
     run = subprocess.run([sys.executable, "-c", COMPARE, *argv], env=env, capture_output=True, text=True, timeout=300)
     assert run.stdout.strip() == "same", run.stderr[-2000:]
