@@ -102,7 +102,6 @@ class _Plan:
     source_stmt: ast.stmt  # that launch
     moved: _Elementwise
     t_param: str  # the target's parameter that received T (the new parameters take its place)
-    t_source: str  # the source's parameter that received T
     loads: list[_Load]  # form "load": the target's loads of T
     dead: list[ast.stmt]  # form "load": the target's local pointers into T (deleted with its parameter)
     store: _Store | None  # form "store": the target's store of T
@@ -311,7 +310,7 @@ def _elementwise(mod: SourceModule, k: KernelAnalysis, t_param: str, role: str) 
     if addr is None or value is None:
         raise _Refused(f"{fn.name} line {store.lineno}: tl.store without pointer and value")
     if role == "producer":
-        root, offset = _split_address(addr, lambda n: n in k.params)
+        root, offset = _split_address(_pointer_local(k, addr), lambda n: n in k.params)  # type: ignore[arg-type]
         if root != t_param:
             raise _Refused(f"{fn.name} line {store.lineno}: the producer stores to `{root}`, not to the temporary")
     else:
@@ -722,7 +721,6 @@ class _Planner:
             source_stmt,
             moved,
             t_param,
-            st[0],
             loads,
             dead,
             store,
