@@ -13,6 +13,7 @@ from patterns.appliers.autotune import AddAutotune
 from patterns.appliers.base import Applier, Candidate
 from patterns.appliers.cache_hints import CacheHints
 from patterns.appliers.config_sweep import LaunchConfigSweep
+from patterns.appliers.fuse_chain import FuseKernelChain
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.index_free_topk import IndexFreeTopK
@@ -31,6 +32,7 @@ APPLIERS: dict[str, Applier] = {
         StaticRange(),
         GroupedOrder(),
         IndexFreeTopK(),
+        FuseKernelChain(),
     )
 }
 
