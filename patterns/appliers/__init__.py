@@ -13,14 +13,27 @@ from patterns.appliers.autotune import AddAutotune
 from patterns.appliers.base import Applier, Candidate
 from patterns.appliers.cache_hints import CacheHints
 from patterns.appliers.config_sweep import LaunchConfigSweep
+from patterns.appliers.dot_precision import DotPrecision
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
+from patterns.appliers.int64_indexing import Int64Indexing
+from patterns.appliers.persistent_grid import PersistentGrid
 from patterns.appliers.source import SourceModule
 from patterns.appliers.static_range import StaticRange
 
 APPLIERS: dict[str, Applier] = {
     a.name: a
-    for a in (LaunchConfigSweep(), AddAutotune(), DivisibilityHints(), CacheHints(), StaticRange(), GroupedOrder())
+    for a in (
+        LaunchConfigSweep(),
+        AddAutotune(),
+        DivisibilityHints(),
+        CacheHints(),
+        StaticRange(),
+        GroupedOrder(),
+        DotPrecision(),
+        PersistentGrid(),
+        Int64Indexing(),
+    )
 }
 
 
