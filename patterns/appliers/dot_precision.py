@@ -30,7 +30,7 @@ def dot_calls(k: KernelAnalysis) -> list[ast.Call]:
 
 
 def stated_precision(call: ast.Call) -> str | None:
-    """The precision a dot's keywords ask for: "ieee", "tf32", …; None when implicit; "?" when computed."""
+    """The precision a dot's keywords ask for: "ieee", "tf32", …; None when implicit; "?" when not a literal."""
     for kw in call.keywords:
         if kw.arg not in KEYWORDS:
             continue
@@ -106,7 +106,7 @@ def _sites(mod: SourceModule) -> tuple[dict[str, list[ast.Call]], list[str]]:
                 skipped.append(
                     f"the tl.dot at line {call.lineno} of {name} "
                     + (
-                        "computes its precision at run time"
+                        "states its precision with an expression, not a literal"
                         if stated == "?"
                         else "states no precision (TF32 by default on NVIDIA)"
                         if stated is None

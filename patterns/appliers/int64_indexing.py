@@ -39,6 +39,16 @@ def _is_int64_cast(node: ast.AST) -> bool:
     )
 
 
+def _computes_from(k: KernelAnalysis, expr: ast.AST, names: set[str]) -> bool:
+    """Whether `expr` computes its value from `names` by arithmetic: a value loaded from memory at an address built
+    from them (`tl.load(idx_ptr + row)`) has the tensor's own type, which the cast does not change."""
+    if isinstance(expr, ast.Name):
+        return expr.id in names
+    if isinstance(expr, ast.Call) and ((name := k.mod.tl_call(expr)) == "load" or (name or "").startswith("atomic_")):
+        return False
+    return any(_computes_from(k, c, names) for c in ast.iter_child_nodes(expr))
+
+
 def _derived(k: KernelAnalysis, root: str) -> set[str]:
     """`root` and the local names whose values are computed from it."""
     names = {root}
@@ -46,7 +56,7 @@ def _derived(k: KernelAnalysis, root: str) -> set[str]:
     while changed:
         changed = False
         for name, vals in k.defs.items():
-            if name not in names and any(k.mentions(v, names) for v in vals):
+            if name not in names and any(_computes_from(k, v, names) for v in vals):
                 names.add(name)
                 changed = True
     return names
@@ -82,7 +92,11 @@ def sites(mod: SourceModule) -> tuple[list[_Site], list[str]]:
             and len(k.defs.get(s.targets[0].id, [])) == 1
         ]
         if not pids:
-            why.append(f"{kname} binds no program id to a name of its own (`pid = tl.program_id(0)`)")
+            wide = next((s for s in ast.walk(k.fn) if isinstance(s, ast.Assign) and _is_int64_cast(s.value)), None)
+            if wide is not None and any(k.mod.tl_call(n) == "program_id" for n in ast.walk(wide.value)):
+                why.append(f"{kname} already binds an int64 program id (line {wide.lineno})")
+            else:
+                why.append(f"{kname} binds no program id to a name of its own (`pid = tl.program_id(0)`)")
             continue
         sizes = _sizes(k)
         products = _address_products(k)
@@ -92,7 +106,7 @@ def sites(mod: SourceModule) -> tuple[list[_Site], list[str]]:
             for p in products:
                 for side, other in ((p.left, p.right), (p.right, p.left)):
                     if (
-                        k.mentions(side, tainted)
+                        _computes_from(k, side, tainted)
                         and not any(_is_int64_cast(n) for n in ast.walk(side))
                         and not k.mentions(other, tainted)
                         and any(k.mentions(e, sizes) for e in k.expand(other))
