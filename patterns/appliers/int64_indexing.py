@@ -26,6 +26,7 @@ ADDRESSED = ("load", "store")
 class _Site:
     kernel: str
     stmt: ast.Assign  # `row = tl.program_id(0)`
+    name: str  # row
     product: ast.BinOp  # the first offset product it reaches, for the description
 
 
@@ -83,13 +84,13 @@ def sites(mod: SourceModule) -> tuple[list[_Site], list[str]]:
     why: list[str] = []
     for kname, k in mod.kernels.items():
         pids = [
-            s
+            (s, t.id)
             for s in ast.walk(k.fn)
             if isinstance(s, ast.Assign)
             and len(s.targets) == 1
-            and isinstance(s.targets[0], ast.Name)
+            and isinstance(t := s.targets[0], ast.Name)
             and k.mod.tl_call(s.value) == "program_id"
-            and len(k.defs.get(s.targets[0].id, [])) == 1
+            and len(k.defs.get(t.id, [])) == 1
         ]
         if not pids:
             wide = next((s for s in ast.walk(k.fn) if isinstance(s, ast.Assign) and _is_int64_cast(s.value)), None)
@@ -101,8 +102,8 @@ def sites(mod: SourceModule) -> tuple[list[_Site], list[str]]:
         sizes = _sizes(k)
         products = _address_products(k)
         mine = []
-        for stmt in pids:
-            tainted = _derived(k, stmt.targets[0].id)  # type: ignore[union-attr]
+        for stmt, name in pids:
+            tainted = _derived(k, name)
             for p in products:
                 for side, other in ((p.left, p.right), (p.right, p.left)):
                     if (
@@ -111,7 +112,7 @@ def sites(mod: SourceModule) -> tuple[list[_Site], list[str]]:
                         and not k.mentions(other, tainted)
                         and any(k.mentions(e, sizes) for e in k.expand(other))
                     ):
-                        mine.append(_Site(kname, stmt, p))
+                        mine.append(_Site(kname, stmt, name, p))
                         break
                 else:
                     continue
@@ -119,7 +120,7 @@ def sites(mod: SourceModule) -> tuple[list[_Site], list[str]]:
         if mine:
             found += mine
         else:
-            ids = ", ".join(s.targets[0].id for s in pids)  # type: ignore[union-attr]
+            ids = ", ".join(name for _, name in pids)
             why.append(
                 f"no load/store address of {kname} multiplies its program id ({ids}) or a value derived from it by "
                 "a run-time size argument (products by constexprs only, or already int64)"
@@ -152,7 +153,7 @@ class Int64Indexing(Applier):
             end = mod.span(s.stmt.value)[1]
             edits.append(Edit(end, end, ".to(tl.int64)"))
         where = "; ".join(
-            f"{s.stmt.targets[0].id} of {s.kernel} (line {s.stmt.lineno}; offset product "  # type: ignore[union-attr]
+            f"{s.name} of {s.kernel} (line {s.stmt.lineno}; offset product "
             f"`{ast.unparse(s.product)}` at line {s.product.lineno})"
             for s in found
         )

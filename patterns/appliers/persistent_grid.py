@@ -36,6 +36,7 @@ INDENT = "    "
 class _Plan:
     launch: Launch
     pid: ast.Assign  # `pid = tl.program_id(0)`
+    pid_name: str
     rest: list[ast.stmt]  # the statements after it: the loop body
     grid_elt: ast.expr  # the grid's one element (in the launch or in the grid variable's binding)
     grid_stmt: ast.stmt  # the host statement that evaluates the grid (the launch's or the binding's)
@@ -53,8 +54,9 @@ def _statement_of(fn: ast.FunctionDef, node: ast.AST) -> ast.stmt:
     """The innermost statement of `fn` that contains `node`."""
     best: ast.stmt = fn
     for s in ast.walk(fn):
-        inside = isinstance(s, ast.stmt) and s is not fn and any(n is node for n in ast.walk(s))
-        if inside and (s.lineno, s.col_offset) >= (best.lineno, best.col_offset):
+        if not isinstance(s, ast.stmt) or s is fn or not any(n is node for n in ast.walk(s)):
+            continue
+        if (s.lineno, s.col_offset) >= (best.lineno, best.col_offset):
             best = s
     return best
 
@@ -166,7 +168,7 @@ def plan(mod: SourceModule, lc: Launch) -> _Plan | str:
             "grid is computed (its device gives the SM count)"
         )
     dot = any(n == "dot" for n, _ in k.calls())
-    return _Plan(lc, pid, rest, grid.elts[0], grid_stmt, device, dot)
+    return _Plan(lc, pid, name, rest, grid.elts[0], grid_stmt, device, dot)
 
 
 def _helper(indent: str) -> str:
@@ -184,7 +186,7 @@ def _edits(mod: SourceModule, p: _Plan, per_sm: int) -> list[Edit]:
     k = mod.kernels[p.launch.kernel]
     fn, host = k.fn, p.launch.host
     assert host is not None
-    pid_name = p.pid.targets[0].id  # type: ignore[union-attr]
+    pid_name = p.pid_name
     edits = [Edit(mod.span(fn.args.args[-1])[1], mod.span(fn.args.args[-1])[1], f", {TILES_ARG}")]
     # the body after the program id, one level deeper, under the loop header that replaces the pid statement
     a0, _ = mod.line_of(p.pid)
@@ -238,7 +240,7 @@ class PersistentGrid(Applier):
         out = []
         for per_sm in PER_SM_DOT if p.dot else PER_SM:
             desc = (
-                f"{p.launch.kernel} loops `for {p.pid.targets[0].id} in range(tl.program_id(0), {TILES_ARG}, "  # type: ignore[union-attr]
+                f"{p.launch.kernel} loops `for {p.pid_name} in range(tl.program_id(0), {TILES_ARG}, "
                 f"tl.num_programs(0))` over the body after line {p.pid.lineno}; the launch at line "
                 f"{p.launch.call.lineno} runs min(tiles, {per_sm} × SMs) programs"
             )
