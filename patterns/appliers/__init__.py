@@ -17,6 +17,9 @@ from patterns.appliers.fuse_chain import FuseKernelChain
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.index_free_topk import IndexFreeTopK
+from patterns.appliers.dot_precision import DotPrecision
+from patterns.appliers.int64_indexing import Int64Indexing
+from patterns.appliers.persistent_grid import PersistentGrid
 from patterns.appliers.source import SourceModule
 from patterns.appliers.static_range import StaticRange
 from patterns.appliers.tune_search import TuneSearch
@@ -33,6 +36,9 @@ APPLIERS: dict[str, Applier] = {
         GroupedOrder(),
         IndexFreeTopK(),
         FuseKernelChain(),
+        DotPrecision(),
+        PersistentGrid(),
+        Int64Indexing(),
     )
 }
 

@@ -133,17 +133,17 @@ def test_candidates_never_repeat_and_the_end_is_said(tmp_path):
             break
         seen.append(rw)
         history += (tried(n, rw),)
-    assert len({rw.source for rw in seen}) == len(seen) == 8  # every candidate of every applier, once
+    assert len({rw.source for rw in seen}) == len(seen) == 11  # every candidate of every applier, once
     assert [rw.rewriter for rw in seen[:5]] == ["offline:divisibility_hints"] + ["offline:launch_config_sweep"] * 4
     assert all(rw.family == "vectorization" and not rw.description.startswith("fallback") for rw in seen[:5])
     assert seen[5].description.startswith(
         "fallback: the diagnosed family vectorization has 5 mechanical "
         "candidate(s) (divisibility_hints, launch_config_sweep), all tried; "
     )
-    assert {rw.family for rw in seen[5:]} == {"tuning", "cache-control"}
+    assert {rw.family for rw in seen[5:]} == {"tuning", "cache-control", "scheduling"}
     assert rw.exhausted and rw.source == "" and rw.attempts[-1].finish_reason == NOTHING_LEFT
     assert (
-        rw.description == "no untried candidate: 8 mechanical candidate(s) for this kernel (family "
+        rw.description == "no untried candidate: 11 mechanical candidate(s) for this kernel (family "
         "vectorization), all tried in earlier rounds"
     )
     assert (
@@ -309,3 +309,27 @@ def test_diagnose_reads_a_prebuilt_index_without_tree_sitter(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "→ actionable at L1: index-reduction" in r.stdout
     assert "L4 compiler-source escalation: ran" in r.stdout and f"note compiler index {db}" in r.stdout
+
+
+def test_a_dot_precision_candidate_is_dropped_where_the_tolerance_refuses_its_rounding(tmp_path):
+    """The fp32 ieee matmul of tests/patterns/data/kernels: held to new_gelu's fp32 tolerance (rtol 1e-4, rel_l2
+    1e-5) TF32's 2^-10 rounding is refused and TF32x3's 2^-20 admitted; matmul_irregular's (rtol 2e-2, rel_l2 5e-3)
+    admits both."""
+    source = (REPO / "tests" / "patterns" / "data" / "kernels" / "matmul_fp32_ieee.py").read_text()
+    precisions = {}
+    for op in (GELU, get_operator("matmul_irregular")):
+        OfflineRewriter().rewrite(request(op, source, None, (), tmp_path / op.name))
+        listed = json.loads((tmp_path / op.name / "offline-candidates.json").read_text())
+        precisions[op.name] = [
+            c["params"]["input_precision"] for c in listed["candidates"] if "input_precision" in c["params"]
+        ]
+        refused = listed["refused_by_tolerance"]
+        if op is GELU:
+            assert refused == [
+                "dot_precision: input_precision='tf32' not applied: the operator's tolerance (rtol 0.0001, rel_l2 "
+                "1e-05) is tighter than TF32's rounding of the fp32 operands (about 9.8e-04 relative per product); the "
+                "dot keeps the precision the source asks for"
+            ]
+        else:
+            assert refused == []
+    assert precisions == {"new_gelu": ["tf32x3"], "matmul_irregular": ["tf32", "tf32x3"]}
