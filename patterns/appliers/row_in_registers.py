@@ -312,7 +312,8 @@ class _Planner:
         for c in carried:
             inits = [s for s in before if c in _targets(s)]
             init = inits[-1].value if inits and isinstance(inits[-1], ast.Assign) else None
-            if not (isinstance(init, ast.Call) and self.tl(init) in ("zeros", "full")):
+            shaped = isinstance(init, ast.Call) and self.tl(init) in ("zeros", "full")
+            if init is None or not (shaped or self.k.is_vector(init)):
                 continue
             form = "sum"
             up = next(s for s in p.body if c in _targets(s))
@@ -336,24 +337,29 @@ class _Planner:
     def resolve(self, e: ast.expr, p: _Pass, stmt_index: int, passes: list[_Pass]) -> ast.expr | None:
         """`e` with the pass's chunk-local names replaced by their definitions and the loop variable by a
         placeholder; None when it reads a name that may change between passes."""
-        local: dict[str, ast.expr] = {}
+        local: dict[str, ast.expr | None] = {}
         for s in p.body[:stmt_index]:
             for t in _targets(s):
-                local[t] = s.value if isinstance(s, ast.Assign) and len(_targets(s)) == 1 else None  # type: ignore[assignment]
+                # a name bound twice (or by a tuple or +=) is not followed: `offs = offs + 1` would not resolve
+                once = t not in local and isinstance(s, ast.Assign) and len(_targets(s)) == 1
+                local[t] = s.value if once and isinstance(s, ast.Assign) else None
         in_passes = {t for q in passes for s in q.body for t in _targets(s)}
         k = self.k
 
         class Sub(ast.NodeTransformer):
             bad = False
+            depth = 0  # the carried-state check leaves no cycles; a bound keeps an unforeseen one finite
 
             def visit_Name(self, n: ast.Name) -> ast.AST:
                 if n.id == p.var:
                     return ast.Name("__start__", ast.Load())
                 if n.id in local:
-                    if local[n.id] is None:
+                    value = local[n.id]
+                    self.depth += 1
+                    if value is None or self.depth > 64:
                         self.bad = True
                         return n
-                    return self.visit(copy.deepcopy(local[n.id]))
+                    return self.visit(copy.deepcopy(value))
                 if n.id in in_passes or len(k.defs.get(n.id, [])) > 1:
                     self.bad = True
                 return n
