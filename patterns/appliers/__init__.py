@@ -13,13 +13,14 @@ from patterns.appliers.autotune import AddAutotune
 from patterns.appliers.base import Applier, Candidate
 from patterns.appliers.cache_hints import CacheHints
 from patterns.appliers.config_sweep import LaunchConfigSweep
+from patterns.appliers.dot_precision import DotPrecision
 from patterns.appliers.fuse_chain import FuseKernelChain
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.index_free_topk import IndexFreeTopK
-from patterns.appliers.dot_precision import DotPrecision
 from patterns.appliers.int64_indexing import Int64Indexing
 from patterns.appliers.persistent_grid import PersistentGrid
+from patterns.appliers.row_in_registers import RowInRegisters
 from patterns.appliers.source import SourceModule
 from patterns.appliers.static_range import StaticRange
 from patterns.appliers.tune_search import TuneSearch
@@ -39,6 +40,7 @@ APPLIERS: dict[str, Applier] = {
         DotPrecision(),
         PersistentGrid(),
         Int64Indexing(),
+        RowInRegisters(),
     )
 }
 
