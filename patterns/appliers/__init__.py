@@ -16,11 +16,22 @@ from patterns.appliers.config_sweep import LaunchConfigSweep
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.source import SourceModule
+from patterns.appliers.split_k import SplitK
+from patterns.appliers.split_reduction import SplitRowReduction
 from patterns.appliers.static_range import StaticRange
 
 APPLIERS: dict[str, Applier] = {
     a.name: a
-    for a in (LaunchConfigSweep(), AddAutotune(), DivisibilityHints(), CacheHints(), StaticRange(), GroupedOrder())
+    for a in (
+        LaunchConfigSweep(),
+        AddAutotune(),
+        DivisibilityHints(),
+        CacheHints(),
+        StaticRange(),
+        GroupedOrder(),
+        SplitK(),
+        SplitRowReduction(),
+    )
 }
 
 
