@@ -533,7 +533,8 @@ def partial_kernel(mod: SourceModule, site: Site) -> str:
     ft = _FnText(mod, fn)
     _header(mod, fn, ft, f"{fn.name}_split_partial")
     i = mod.indent_of(loop)
-    start = f"({mod.segment(site.start)})" if site.start is not None else ""
+    zero = site.start is None or (isinstance(site.start, ast.Constant) and site.start.value == 0)
+    start = "" if zero else f"({mod.segment(site.start)})"  # type: ignore[arg-type]
     stop = mod.segment(site.stop) if isinstance(site.stop, ast.Name) else f"({mod.segment(site.stop)})"
     step = mod.segment(site.step) if site.step is not None else "1"
     lines = [
