@@ -637,7 +637,7 @@ def {PLAN_FN}(tiles: int, iters: int | None, cap: int) -> int:
     """Programs per reduction, a power of two up to `cap`: 1 (the original launch) when the grid of `tiles`
     programs fills the {SM_COUNT} SMs twice over, else doubled until it does or a split would get no iteration."""
     split = 1
-    while split < cap and tiles * split < 2 * {SM_COUNT} and (iters is None or 2 * split <= iters):
+    while 0 < tiles and split < cap and tiles * split < 2 * {SM_COUNT} and (iters is None or 2 * split <= iters):
         split *= 2
     return split
 '''
