@@ -3,10 +3,11 @@
 A kernel whose programs each walk a long loop alone (`for k in range(0, K, BLOCK_K)` accumulating
 `acc = tl.dot(a, b, acc)`, `acc += x`, `acc = tl.maximum(acc, x)`) becomes two kernels: the *partial* kernel,
 launched with one more grid axis of SPLIT_K programs, runs the prologue and the iterations of its share of the loop
-and stores its accumulators, whole tiles, into an fp32 workspace; the *epilogue* kernel, launched on the original
-grid, runs the original kernel with the loop replaced by a fixed-order combine of the SPLIT_K partials, so whatever
-the epilogue does with the accumulators (casts, bias, activations, reductions, masks) is unchanged. The host keeps
-the original launch when the grid already fills the device (`_split_plan` returns 1).
+and stores its accumulators, whole tiles, into a workspace of their dtype (fp32 for a GEMM); the *epilogue* kernel,
+launched on the original grid, runs the original kernel with the loop replaced by a fixed-order combine of the
+SPLIT_K partials, so whatever the epilogue does with the accumulators (casts, bias, activations, reductions,
+masks) is unchanged. The host keeps the original launch when the grid already fills the device (`_split_plan`
+returns 1).
 
 Proven from the syntax tree before rewriting: the loop is a top-level `range`/`tl.range` loop with a positive step
 (a literal or a constexpr that is a tile size); every accumulator starts from a literal (zero for sums) and is
@@ -41,8 +42,6 @@ class Accumulator:
     op: str  # "sum", "max" or "min"
     dtype: str  # tl dtype name: float32, …
     shape: tuple[ast.expr, ...]  # () for a scalar
-    init: ast.stmt
-    update: ast.stmt
     extra: str  # keywords of the max/min call, repeated in the combine (propagate_nan)
     via_dot: bool  # the update is a tl.dot (split-K) or a product of two loaded values (a dot product)
 
@@ -58,7 +57,7 @@ class Site:
     stop: ast.expr
     step: ast.expr | None  # None: 1
     accs: tuple[Accumulator, ...]
-    pointers: tuple[tuple[ast.stmt, str, ast.expr], ...]  # (`p += c` statement, p, c)
+    pointers: tuple[tuple[str, ast.expr], ...]  # (p, c) of `p += c`
     grid: tuple[str, int]  # host text of the grid, its rank
     param_host: dict[str, ast.expr]  # kernel parameter → the host expression passed for it
 
@@ -121,19 +120,21 @@ def _live_in(stmts: list[ast.stmt]) -> set[str]:
     return live
 
 
-def _side_effects(k: KernelAnalysis, mod: SourceModule, nodes: list[ast.stmt], seen: set[str] | None = None) -> str:
+def _side_effects(mod: SourceModule, nodes: list[ast.stmt], seen: set[str] | None = None) -> str:
     """The first store/atomic (also inside called jit helpers) among `nodes`, or ""."""
     seen = seen if seen is not None else set()
     helpers = {f.name: f for f, _ in mod.jits}
     for s in nodes:
         for n in ast.walk(s):
+            if not isinstance(n, ast.Call):
+                continue
             name = mod.names.tl_call(n)
             if name and (name in ("store", "debug_barrier") or name.startswith("atomic_")):
                 return f"tl.{name} at line {n.lineno}"
-            called = n.func.id if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) else None
+            called = n.func.id if isinstance(n.func, ast.Name) else None
             if called in helpers and called not in seen:
                 seen.add(called)
-                inner = _side_effects(k, mod, helpers[called].body, seen)
+                inner = _side_effects(mod, helpers[called].body, seen)
                 if inner:
                     return f"{inner} in {called} (called at line {n.lineno})"
     return ""
@@ -241,9 +242,9 @@ def _update(mod: SourceModule, k: KernelAnalysis, acc: str, stmt: ast.stmt) -> t
         if isinstance(third, ast.Name) and third.id == acc and not any(acc in _names(o) for o in others):
             return "sum", "", True
     if name in ("maximum", "minimum") and isinstance(v, ast.Call) and len(v.args) == 2:
-        mine = [a for a in v.args if isinstance(a, ast.Name) and a.id == acc]
-        rest = [a for a in v.args if a not in mine] + [kw.value for kw in v.keywords]
-        if len(mine) == 1 and not any(acc in _names(o) for o in rest):
+        own = [a for a in v.args if isinstance(a, ast.Name) and a.id == acc]
+        rest = [a for a in v.args if a not in own] + [kw.value for kw in v.keywords]
+        if len(own) == 1 and not any(acc in _names(o) for o in rest):
             extra = "".join(f", {mod.segment(kw)}" for kw in v.keywords)
             return ("max" if name == "maximum" else "min"), extra, False
     return None
@@ -297,7 +298,7 @@ def _grid(mod: SourceModule, lc: Launch) -> tuple[str, int] | None:
         binds = [
             n
             for n in ast.walk(lc.host)
-            if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign) and g.id in _assigned([n])  # type: ignore[list-item]
+            if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign) and g.id in _assigned([n])
         ]
         if len(binds) == 1 and isinstance(binds[0], ast.Assign) and isinstance(binds[0].value, ast.Tuple):
             return g.id, len(binds[0].value.elts)
@@ -318,16 +319,18 @@ def _axes(mod: SourceModule, k: KernelAnalysis) -> set[int] | None:
 def plan(mod: SourceModule, k: KernelAnalysis) -> Site:
     """The split site of kernel `k`, or Refusal naming the failed precondition."""
     fn, name = k.fn, k.fn.name
-    for a in ("tl", "triton", "torch"):
+    for alias, module in (("tl", "triton.language"), ("triton", "triton"), ("torch", "torch")):
         imported = {
             al.asname or al.name
             for n in mod.tree.body
             if isinstance(n, ast.Import)
             for al in n.names
-            if al.name == ("triton.language" if a == "tl" else a)
+            if al.name == module
         }
-        if a not in imported:
-            raise Refusal(f"the module does not import {'triton.language as tl' if a == 'tl' else a}")
+        if alias not in imported:
+            raise Refusal(
+                f"the module does not import {module}{' as tl' if alias == 'tl' else ''} (the rewrite uses it)"
+            )
     if set(mod.decorators(name)) & {"autotune", "heuristics"}:
         raise Refusal(f"{name} is autotuned or heuristics-decorated (its constexprs are unknown on the host)")
     if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.defaults:
@@ -341,10 +344,10 @@ def plan(mod: SourceModule, k: KernelAnalysis) -> Site:
     stmt = _launch_statement(lc)
     if stmt is None:
         raise Refusal(f"the launch of {name} (line {lc.call.lineno}) is not a statement of its own in a function")
-    a, b = mod.line_of(stmt)
+    line0, line1 = mod.line_of(stmt)
     s0, s1 = mod.span(stmt)
-    rest = mod.data[s1:b].strip()
-    if mod.data[a:s0].strip() or (rest and not rest.startswith(b"#")):
+    rest = mod.data[s1:line1].strip()
+    if mod.data[line0:s0].strip() or (rest and not rest.startswith(b"#")):
         raise Refusal(f"the launch of {name} (line {lc.call.lineno}) shares its lines with other statements")
     if _device_tensor(k, _param_host(k, lc)) is None:
         raise Refusal(f"no host tensor variable is passed for a pointer {name} loads or stores")
@@ -403,7 +406,7 @@ def _site(
     for n in ast.walk(loop):
         if isinstance(n, ast.Break | ast.Continue | ast.Return):
             raise Refusal(f"{where} exits early ({type(n).__name__.lower()} at line {n.lineno})")
-    effect = _side_effects(k, mod, loop.body) or _side_effects(k, mod, fn.body[:index])
+    effect = _side_effects(mod, loop.body) or _side_effects(mod, fn.body[:index])
     if effect:
         raise Refusal(f"{where} or the code before it has a side effect ({effect})")
     before, after = fn.body[:index], fn.body[index + 1 :]
@@ -425,11 +428,11 @@ def _site(
             raise Refusal(f"{where}: {var} is assigned more than once or conditionally")
         upd, init = top[0], inits[0]
         if isinstance(upd, ast.AugAssign) and isinstance(upd.op, ast.Add) and var not in read_after:
-            if k.pointer_root(init.value if isinstance(init, ast.Assign) else upd.target) is None:  # type: ignore[arg-type]
+            if not isinstance(init, ast.Assign) or k.pointer_root(init.value) is None:
                 raise Refusal(f"{where}: loop-carried {var} is neither an accumulator nor an advancing pointer")
             if _names(upd.value) & in_loop:
                 raise Refusal(f"{where}: pointer {var} advances by a loop-dependent amount (line {upd.lineno})")
-            pointers.append((upd, var, upd.value))
+            pointers.append((var, upd.value))
             continue
         others = [s for s in loop.body if s is not upd and var in _names(s)]
         if others:
@@ -450,7 +453,7 @@ def _site(
             raise Refusal(f"{where}: accumulator {var} is {dtype}; only 32/64-bit accumulators are split")
         if any(_host_expr(mod, d, _param_host(k, lc)) is None for d in shape):
             raise Refusal(f"{where}: the shape of {var} is not made of parameters passed at the launch")
-        accs.append(Accumulator(var, op, dtype, shape, init, upd, extra, via_dot))
+        accs.append(Accumulator(var, op, dtype, shape, extra, via_dot))
     if not accs:
         raise Refusal(f"{where} carries no sum/max/min accumulator")
     if len({a.dtype for a in accs}) != 1:
@@ -545,7 +548,7 @@ def partial_kernel(mod: SourceModule, site: Site) -> str:
         f"{PREFIX}hi = tl.minimum({PREFIX}lo + {PREFIX}per, {stop})",
     ]
     lines += [
-        f"{p} += ({PREFIX}s * ({PREFIX}per // {step})).to(tl.int64) * ({mod.segment(c)})" for _, p, c in site.pointers
+        f"{p} += ({PREFIX}s * ({PREFIX}per // {step})).to(tl.int64) * ({mod.segment(c)})" for p, c in site.pointers
     ]
     a = mod.line_of(loop)[0]
     ft.add(a, a, "".join(f"{i}{ln}\n" for ln in lines))
@@ -598,11 +601,11 @@ def host_block(mod: SourceModule, site: Site, cap: int) -> str:
     iters = f"triton.cdiv({span}, {bounds[2]})" if all(bounds) else "None"
     tiles = " * ".join(f"{PREFIX}grid[{j}]" for j in range(site.grid[1]))
     body, args, kws = [], [], []
-    for n, a in enumerate(lc.call.args):
-        if isinstance(a, ast.Name | ast.Constant):
-            args.append(mod.segment(a))
+    for n, arg in enumerate(lc.call.args):
+        if isinstance(arg, ast.Name | ast.Constant):
+            args.append(mod.segment(arg))
         else:
-            body.append(f"{PREFIX}a{n} = {mod.segment(a)}")
+            body.append(f"{PREFIX}a{n} = {mod.segment(arg)}")
             args.append(f"{PREFIX}a{n}")
     for kw in lc.call.keywords:
         if isinstance(kw.value, ast.Name | ast.Constant):
