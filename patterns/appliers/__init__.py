@@ -22,6 +22,8 @@ from patterns.appliers.int64_indexing import Int64Indexing
 from patterns.appliers.persistent_grid import PersistentGrid
 from patterns.appliers.row_in_registers import RowInRegisters
 from patterns.appliers.source import SourceModule
+from patterns.appliers.split_k import SplitK
+from patterns.appliers.split_reduction import SplitRowReduction
 from patterns.appliers.static_range import StaticRange
 from patterns.appliers.tune_search import TuneSearch
 
@@ -41,6 +43,8 @@ APPLIERS: dict[str, Applier] = {
         PersistentGrid(),
         Int64Indexing(),
         RowInRegisters(),
+        SplitK(),
+        SplitRowReduction(),
     )
 }
 
