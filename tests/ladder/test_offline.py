@@ -63,7 +63,8 @@ def test_the_diagnosed_family_gets_its_applier_first_and_the_fallback_once_that_
     assert fallback.description.startswith(
         "fallback: the diagnosed family index-reduction has 1 mechanical candidate(s) (index_free_topk), all tried; "
     )
-    assert fallback.rewriter == "offline:launch_config_sweep" and fallback.family == "tuning"  # what was applied
+    assert fallback.rewriter == "offline:tune_search" and fallback.family == "tuning"  # what was applied
+    assert "configs compiled for the target" in fallback.description
     results = check_candidates(MOE.name, [("index_free_topk", rw.source), ("fallback", fallback.source)])
     assert {cid: r.failures()[:1] for cid, r in results.items() if not r.ok} == {}
 
@@ -98,9 +99,9 @@ def test_a_family_whose_appliers_refuse_the_kernel_falls_back_and_records_why(tm
 
 def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_compiles(tmp_path):
     d = diagnosed(MOE, "no-card-names-this", Context(MOE, MOE.kernel_path, tmp_path / "diag"))
-    rw = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
+    rw = OfflineRewriter(tune_configs=4).rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
     assert rw.description.startswith("fallback: the diagnosed family no-card-names-this has no mechanical applier; ")
-    assert rw.rewriter == "offline:launch_config_sweep" and rw.family == "tuning"  # what was applied
+    assert rw.rewriter == "offline:tune_search" and rw.family == "tuning"  # what was applied, first in the registry
     assert rw.source != MOE.initial_source() and "+" in rw.diff and not rw.exhausted
     (result,) = check_candidates(MOE.name, [("fallback", rw.source)], correctness=False).values()
     assert result.compiles and result.compiled and all(c["ok"] for c in result.compiled)
@@ -126,30 +127,34 @@ def vectorization_diagnosis(ctx: Context) -> Diagnosis:
 def test_candidates_never_repeat_and_the_end_is_said(tmp_path):
     d = vectorization_diagnosis(Context(GELU, GELU.kernel_path, tmp_path / "diag"))
     assert d.level == "L3" and d.family is not None and d.family.name == "vectorization"
-    rewriter, history, seen = OfflineRewriter(), (), []
+    rewriter, history, seen = OfflineRewriter(tune_configs=4), (), []  # 4 configs: each search compiles them
     for n in range(1, 20):
         rw = rewriter.rewrite(request(GELU, GELU.initial_source(), d, history, tmp_path / f"r{n}"))
         if rw.exhausted:
             break
         seen.append(rw)
         history += (tried(n, rw),)
-    assert len({rw.source for rw in seen}) == len(seen) == 11  # every candidate of every applier, once
-    assert [rw.rewriter for rw in seen[:5]] == ["offline:divisibility_hints"] + ["offline:launch_config_sweep"] * 4
-    assert all(rw.family == "vectorization" and not rw.description.startswith("fallback") for rw in seen[:5])
-    assert seen[5].description.startswith(
-        "fallback: the diagnosed family vectorization has 5 mechanical "
-        "candidate(s) (divisibility_hints, launch_config_sweep), all tried; "
+    assert len({rw.source for rw in seen}) == len(seen) == 12  # every candidate of every applier, once
+    assert [rw.rewriter for rw in seen[:6]] == ["offline:divisibility_hints", "offline:tune_search"] + [
+        "offline:launch_config_sweep"
+    ] * 4
+    assert all(rw.family == "vectorization" and not rw.description.startswith("fallback") for rw in seen[:6])
+    assert seen[6].description.startswith(
+        "fallback: the diagnosed family vectorization has 6 mechanical "
+        "candidate(s) (divisibility_hints, tune_search, launch_config_sweep), all tried; "
     )
-    assert {rw.family for rw in seen[5:]} == {"tuning", "cache-control", "scheduling"}
+    assert {rw.family for rw in seen[6:]} == {"tuning", "cache-control", "scheduling"}
     assert rw.exhausted and rw.source == "" and rw.attempts[-1].finish_reason == NOTHING_LEFT
     assert (
-        rw.description == "no untried candidate: 11 mechanical candidate(s) for this kernel (family "
+        rw.description == "no untried candidate: 12 mechanical candidate(s) for this kernel (family "
         "vectorization), all tried in earlier rounds"
     )
+    # the searched space was compiled once, in round 2: later rounds found it tried without compiling again
+    assert [n for n in range(1, 14) if (tmp_path / f"r{n}" / "tune").exists()] == [2]
     assert (
-        OfflineRewriter()
+        OfflineRewriter(tune_configs=4)
         .rewrite(request(GELU, GELU.initial_source(), None, (), tmp_path / "x"))
-        .description.startswith("no diagnosis: launch_config_sweep (card block-size-warps)")
+        .description.startswith("no diagnosis: tune_search (card autotune-configs)")
     )
 
 
@@ -165,16 +170,21 @@ class CorrectUntimed:
 def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_path):
     def loop() -> Loop:
         return Loop(
-            History(tmp_path), tmp_path, OfflineRewriter(), CorrectUntimed(), {}, LoopConfig(rounds=12, diagnose=False)
+            History(tmp_path),
+            tmp_path,
+            OfflineRewriter(tune_configs=4),
+            CorrectUntimed(),
+            {},
+            LoopConfig(rounds=12, diagnose=False),
         )
 
     rounds = loop().run(MOE)
-    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 6 + ["invalid"]
-    assert len({r.rewrite.source for r in rounds[1:7]}) == 6
+    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 8 + ["invalid"]
+    assert len({r.rewrite.source for r in rounds[1:9]}) == 8
     last = rounds[-1]
-    assert last.reason.startswith("nothing left to try: no untried candidate: 6 mechanical candidate(s)")
+    assert last.reason.startswith("nothing left to try: no untried candidate: 8 mechanical candidate(s)")
     assert last.next.startswith("stop: offline has no untried candidate for this kernel")
-    assert len(loop().run(MOE)) == 8  # a resume adds nothing
+    assert len(loop().run(MOE)) == 10  # a resume adds nothing
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
