@@ -15,12 +15,22 @@ from patterns.appliers.cache_hints import CacheHints
 from patterns.appliers.config_sweep import LaunchConfigSweep
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
+from patterns.appliers.program_axis_tile import COLUMNS, ROWS, ProgramAxisTile
 from patterns.appliers.source import SourceModule
 from patterns.appliers.static_range import StaticRange
 
 APPLIERS: dict[str, Applier] = {
     a.name: a
-    for a in (LaunchConfigSweep(), AddAutotune(), DivisibilityHints(), CacheHints(), StaticRange(), GroupedOrder())
+    for a in (
+        LaunchConfigSweep(),
+        AddAutotune(),
+        DivisibilityHints(),
+        CacheHints(),
+        StaticRange(),
+        GroupedOrder(),
+        ProgramAxisTile(COLUMNS),
+        ProgramAxisTile(ROWS),
+    )
 }
 
 
