@@ -72,7 +72,7 @@ class Mode:
         return tuple(a for a in axes if a in t)
 
 
-COLUMNS = Mode("program_axis_tile_cols", "coalesce-strided-axis", "BLOCK_COL", True, (32, 64, 128))
+COLUMNS = Mode("program_axis_tile_cols", "coalesce-strided-axis", "BLOCK_COL", True, (32, 64, 16))
 ROWS = Mode("program_axis_tile_rows", "block-small-rows", "ROWS", False, (2048, 1024, 4096))
 
 
