@@ -4,9 +4,9 @@ does the work of LIFT consecutive programs.
 Two placements of the lifted axis, two appliers:
 
 * columns (card coalesce-strided-axis): `r = pid % N` indexes the contiguous axis while the kernel's 1-D tile
-  strides over another one (`base + r + offs * N`). Each program takes LIFT consecutive r values as the tile's
-  last (contiguous) dimension: `[BLOCK, LIFT]` tiles whose rows are coalesced. A loop-chunk BLOCK shrinks so the
-  tile stays about as large as before.
+  strides over another one (`base + r + offs * N`) or its loads are scalars (`base + c * N + r` in a loop). Each
+  program takes LIFT consecutive r values as the tile's last (contiguous) dimension: `[BLOCK, LIFT]` tiles (or
+  `[LIFT]` vectors) whose rows are coalesced. A loop-chunk BLOCK shrinks so the tile stays about as large.
 * rows (card block-small-rows): a loop-free kernel whose `row = tl.program_id(0)` picks a row that fits one tile
   takes LIFT rows as a new leading dimension: `[LIFT, BLOCK]` tiles, reductions along axis 1.
 
@@ -612,19 +612,21 @@ def _column_seed(mod: SourceModule, k: KernelAnalysis, lift: str) -> _Seed:
     for name in [index] + ([split[ast.FloorDiv][1]] if ast.FloorDiv in split else []):
         if len(k.defs.get(name, [])) != 1:
             raise Refuse(f"{name} is reassigned (first at {_where(mod_stmt)})")
-    # the pattern: a load reads `index` contiguously (a bare term of its address) while striding over the tile
+    # the pattern: a load reads `index` as a unit-stride term while the rest of its address is the same for
+    # neighbouring programs' lanes: its tile strides by a run-time value, or it has no tile (a scalar load)
     coalesces = False
     for name, call in k.calls():
         if name == "load" and call.args:
             terms = k.additive_terms(call.args[0])
             # additive_terms looks through `index` to its definition, `pid % N`
             unit = any(t is mod_stmt.value or (isinstance(t, ast.Name) and t.id == index) for t in terms)
-            if unit and k.strided_address(call.args[0]):
+            scalar = not any(k.is_vector(t) for t in terms)
+            if unit and (scalar or k.strided_address(call.args[0])):
                 coalesces = True
     if not coalesces:
         raise Refuse(
-            f"no load reads `{index} = {pid} % {n}` ({_where(mod_stmt)}) as a unit-stride term while its tile "
-            "strides by a run-time value: nothing to coalesce"
+            f"no load reads `{index} = {pid} % {n}` ({_where(mod_stmt)}) as a unit-stride term of a scalar "
+            "address or of one whose tile strides by a run-time value: nothing to coalesce"
         )
     split_stmts = {id(st) for st, _, _ in split.values()}
     other_uses = [u for u in _loads_of(k, pid) if not any(u is st.value.left for st, _, _ in split.values())]

@@ -141,6 +141,11 @@ if sys.argv[1] == "min":
         want = torch.amin(x, dim=1)
         for m in [base, *cands]:
             ok &= torch.allclose(m.forward(x), want, equal_nan=True)
+elif sys.argv[1] == "sumsq":
+    for shape in [(2, 3, 5, 7), (1, 70, 3, 4), (3, 1, 1, 1)]:
+        x = torch.randn(shape)
+        for m in [base, *cands]:
+            ok &= torch.allclose(m.forward(x), (x * x).sum(1), atol=1e-5)
 else:
     for shape in [(5, 19), (70, 3), (1, 40), (129, 8)]:
         x = torch.randn(shape)
@@ -151,10 +156,12 @@ print(ok)
 """
 
 
-@pytest.mark.parametrize("fixture, kind", [("strided_min", "min"), ("small_row_softmax", "softmax")])
+@pytest.mark.parametrize(
+    "fixture, kind", [("strided_min", "min"), ("channel_sumsq", "sumsq"), ("small_row_softmax", "softmax")]
+)
 def test_own_kernels_agree_under_the_interpreter_and_compile(tmp_path, fixture, kind):
     src = (KERNELS / f"{fixture}.py").read_text()
-    applier = COLS if kind == "min" else ROWS
+    applier = ROWS if kind == "softmax" else COLS
     cands = generate(src, fixture, [applier.name])
     assert len(cands) == 3
     paths = []
@@ -175,6 +182,9 @@ def test_own_kernels_agree_under_the_interpreter_and_compile(tmp_path, fixture, 
         args = [TensorSpec("fp32"), TensorSpec("fp32"), 4096, 4096]
         kw = {"BLOCK": 16, "n_programs": 16 * 4096, "BLOCK_COL": 32}
         req = build_request(mod.strided_min_kernel, args, kw, "cuda:90")
+    elif kind == "sumsq":
+        args = [TensorSpec("fp32"), TensorSpec("fp32"), 64, 4096]
+        req = build_request(mod.channel_sumsq_kernel, args, {"n_programs": 4 * 4096, "BLOCK_COL": 32}, "cuda:90")
     else:
         args = [TensorSpec("fp32"), TensorSpec("fp32"), 19]
         req = build_request(mod.row_softmax_kernel, args, {"BLOCK": 32, "n_programs": 4096, "ROWS": 64}, "cuda:90")
