@@ -134,7 +134,7 @@ base, cands = load_module(sys.argv[2], "base"), [load_module(p, f"cand{i}") for 
 torch.manual_seed(0)
 ok = True
 if sys.argv[1] == "min":
-    for shape in [(2, 37, 5), (3, 8, 1), (1, 300, 33), (2, 1, 70)]:
+    for shape in [(2, 37, 5), (3, 8, 1), (1, 70, 33), (2, 1, 70)]:
         x = torch.randn(shape)
         x[0, shape[1] // 2, 0] = float("nan")  # NaN propagates
         x[-1, 0, -1] = x[-1, -1, -1] = -5.0  # ties
