@@ -420,6 +420,8 @@ class _Lifter:
     # --- statements ----------------------------------------------------------------------------------------
 
     def bind(self, name: str, t: Type, at: ast.AST) -> Type:
+        if name in self.k.params and t:  # reads before the assignment see the scalar argument
+            raise Refuse(f"the parameter {name} is reassigned with a tile or lifted value at {_where(at)}")
         if name in self.fixed:
             if t and t != self.env[name]:
                 raise Refuse(f"{name} is reassigned at {_where(at)}")

@@ -112,6 +112,11 @@ MIN_STORE = "    tl.store(out_ptr + b * D2 + d2, tl.reduce(acc, 0, min_nan))"
         (MIN, ("tl.minimum(acc, x, propagate_nan=tl.PropagateNan.ALL)", "min_nan(acc, x)"), None),  # elementwise
         (MIN, ("tl.minimum(acc, x,", "tl.minimum(acc, tl.flip(x),"), "tl.flip at line 23 is not modelled"),
         (SOFTMAX, ("    row = tl.program_id(0)", "    row = tl.program_id(0)\n    row = row + 0"), "is reassigned"),
+        (
+            SOFTMAX,
+            ("    mask = offs < n", "    mask = offs < n\n    x_ptr += row * n\n    x_ptr -= row * n"),
+            "the parameter x_ptr is reassigned with a tile or lifted value at line 13",
+        ),
         (SOFTMAX, ("e / total, mask=mask", "e / total, mask=mask & (row < 10)"), None),
     ],
 )
