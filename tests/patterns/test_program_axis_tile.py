@@ -14,6 +14,8 @@ from irscope.capture import TensorSpec, build_request
 from irscope.capture.loader import load_module
 from patterns.appliers import APPLIERS, SourceModule, generate
 from patterns.appliers.check import check_many
+from patterns.card import load_cards
+from patterns.features import extract
 from tests.patterns.test_appliers import touched
 
 REPO = Path(__file__).resolve().parents[2]
@@ -208,3 +210,19 @@ def test_suite_candidates_are_correct_and_compile_for_cuda90(tmp_path):
     results = check_many(items, cache_dir=tmp_path / "triton-cache")
     assert {cid: r.failures()[:1] for cid, r in results.items() if not r.ok} == {}
     assert all(r.correct and r.compiled for r in results.values())
+
+
+@pytest.mark.parametrize("op, applier", [("sum_dim1", COLS), ("rms_norm_ch", COLS), ("moe_group_top2", ROWS)])
+def test_the_cards_recognize_the_rewrite(op, applier):
+    """The card's `recognize` predicates (before → after features) hold for the candidate: the round that applied
+    it is attributed to the card."""
+    src = suite_source(op)
+    (cand, *_) = applier.candidates(SourceModule(src))
+    before, after = extract(src).values, extract(cand.source).values
+    card = next(c for c in load_cards() if c.id == applier.card)
+
+    def lookup(name: str):
+        side, _, feature = name.partition(".")
+        return (before if side == "before" else after).get(feature.removeprefix("src."))
+
+    assert any(pred.evaluate(lookup).value for pred in card.recognize), (before, after)
