@@ -163,7 +163,7 @@ class _Lifter:
 
     def _is_elementwise_helper(self, fn: ast.FunctionDef) -> bool:
         for n in ast.walk(fn):
-            if isinstance(n, ast.Subscript | ast.For | ast.While):
+            if isinstance(n, ast.Subscript | ast.For | ast.While | ast.If | ast.IfExp):  # shape or control flow
                 return False
             if isinstance(n, ast.Call):
                 name = self.mod.names.tl_call(n)

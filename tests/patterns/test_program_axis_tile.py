@@ -112,6 +112,11 @@ MIN_STORE = "    tl.store(out_ptr + b * D2 + d2, tl.reduce(acc, 0, min_nan))"
         (MIN, ("offs * D2 + d2", "offs + d2 * D1"), "nothing to coalesce"),
         (MIN, ("for start in range(0, D1, BLOCK):", "for start in tl.range(0, d2, BLOCK):"), "loop bounds at line 20"),
         (MIN, ("tl.minimum(acc, x, propagate_nan=tl.PropagateNan.ALL)", "min_nan(acc, x)"), None),  # elementwise
+        (  # a helper with control flow is not elementwise
+            MIN.replace("return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)", "return a if a < b else b"),
+            ("tl.minimum(acc, x, propagate_nan=tl.PropagateNan.ALL)", "min_nan(acc, x)"),
+            "call of min_nan with a tile argument at line 23 is not modelled",
+        ),
         (MIN, ("tl.minimum(acc, x,", "tl.minimum(acc, tl.flip(x),"), "tl.flip at line 23 is not modelled"),
         (SOFTMAX, ("    row = tl.program_id(0)", "    row = tl.program_id(0)\n    row = row + 0"), "is reassigned"),
         (
@@ -125,7 +130,7 @@ MIN_STORE = "    tl.store(out_ptr + b * D2 + d2, tl.reduce(acc, 0, min_nan))"
 def test_near_misses_are_refused_with_the_failed_precondition(src, change, reason):
     assert change[0] in src
     mod = SourceModule(src.replace(*change))
-    applier = COLS if src is MIN else ROWS
+    applier = ROWS if src is SOFTMAX else COLS
     why = applier.why_not(mod)
     if reason is None:
         assert why is None
