@@ -712,7 +712,7 @@ def _chunk_param(k: KernelAnalysis, p: str) -> bool:
         ):
             steps.add(loop.target.id)
             allowed.add(id(it.args[2]))
-    if not steps:
+    if not steps or not all(_chunk_invariant(k, lp) for lp in k.loops if lp.target.id in steps):  # type: ignore[union-attr]
         return False
     for n in ast.walk(k.fn):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
@@ -732,6 +732,52 @@ def _chunk_param(k: KernelAnalysis, p: str) -> bool:
             if isinstance(shape, ast.List | ast.Tuple):
                 allowed |= {id(x) for x in shape.elts if isinstance(x, ast.Name) and x.id == p}
     return all(id(u) in allowed for u in _loads_of(k, p))
+
+
+def _chunk_invariant(k: KernelAnalysis, loop: ast.For | ast.While) -> bool:
+    """Guards that the chunk loop's result does not depend on its chunk size beyond reassociation: the chunk start
+    is used only as `start + tl.arange(...)` or `start + <index from an index reduction>`, never after the loop;
+    every value the loop assigns derives from the start, a load or a value of the loop (no `n += 1` chunk
+    counting); masked
+    loads pad with a literal (0 or ±inf: the identity of sums and extrema)."""
+    assert isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
+    start = loop.target.id
+    starts = _loads_of(k, start)
+    binding = [lp for lp in k.loops if isinstance(lp.target, ast.Name) and lp.target.id == start]  # type: ignore[union-attr]
+    inside = {id(n) for lp in binding for n in ast.walk(lp)}  # loops reusing the name rebind it
+    allowed: set[int] = set()
+    for n in (n for lp in binding for n in ast.walk(lp)):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            for a, b in ((n.left, n.right), (n.right, n.left)):
+                if isinstance(a, ast.Name) and a.id == start:
+                    arange = isinstance(b, ast.Call) and k.mod.tl_call(b) == "arange"
+                    if arange or (isinstance(b, ast.Name) and b.id in k.argidx):
+                        allowed.add(id(a))
+    if not all(id(n) in inside and id(n) in allowed for n in starts):
+        return False
+    local = {t.id for n in ast.walk(loop) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign | ast.AugAssign) and not (
+            any(isinstance(x, ast.Name) and x.id in local | {start} for x in ast.walk(n.value))
+            or any(k.mod.tl_call(x) == "load" for x in ast.walk(n.value))
+        ):
+            return False
+        if isinstance(n, ast.Call) and k.mod.tl_call(n) == "load":
+            mask = n.args[1] if len(n.args) > 1 else next((x.value for x in n.keywords if x.arg == "mask"), None)
+            other = n.args[2] if len(n.args) > 2 else next((x.value for x in n.keywords if x.arg == "other"), None)
+            lit = _scalar_literal(other) if other is not None else None
+            if mask is not None and (lit is None or ast.literal_eval(_padding(other)) not in (0, INF, -INF)):
+                return False
+    return True
+
+
+INF = float("inf")
+
+
+def _padding(node: ast.expr) -> str:
+    """A padding literal as Python text literal_eval reads (`float("-inf")` → `-1e999`)."""
+    text = ast.unparse(node)
+    return text.replace("float('-inf')", "-1e999").replace("float('inf')", "1e999")
 
 
 def _unique(taken: set[str], name: str) -> str:

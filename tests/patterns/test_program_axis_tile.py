@@ -231,3 +231,33 @@ def test_the_cards_recognize_the_rewrite(op, applier):
         return (before if side == "before" else after).get(feature.removeprefix("src."))
 
     assert any(pred.evaluate(lookup).value for pred in card.recognize), (before, after)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("        acc = tl.minimum(", "        n_chunks = 1\n        acc = tl.minimum("),  # counts chunks
+        ('other=float("inf"))', "other=2.0)"),  # pads with a value that is not an identity
+        ("    tl.store(out_ptr", "    tl.store(out_ptr + start * 0"),  # the chunk start outlives the loop
+    ],
+)
+def test_a_chunk_loop_that_may_depend_on_its_chunk_size_keeps_its_block(tmp_path, change):
+    """The BLOCK shrinks only for chunk loops whose result cannot depend on the chunk size; otherwise BLOCK stays
+    and the column count is sized from it at run time (the tile stays at most 4096 elements)."""
+    src = MIN.replace(*change)
+    cands = COLS.candidates(SourceModule(src))
+    launch = next(line.strip() for line in cands[0].source.splitlines() if "strided_min_kernel[" in line)
+    assert "BLOCK=BLOCK, n_programs=_pa_programs" in launch
+    assert "    _pa_lift = max(1, min(32, 4096 // (BLOCK)))" in cands[0].source
+    if change[1].startswith("        n_chunks"):  # still the same minimum: check the run-time-sized columns
+        path = tmp_path / "cand.py"
+        path.write_text(cands[0].source)
+        env = {"PATH": os.environ["PATH"], "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
+        run = subprocess.run(
+            [sys.executable, "-c", INTERPRET_CHECK, "min", str(KERNELS / "strided_min.py"), str(path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.stdout.strip() == "True", run.stderr[-2000:]
