@@ -54,18 +54,12 @@ class Refuse(Exception):
 
 
 @dataclass(frozen=True)
-class Variant:
-    lift: int  # columns: LIFT literal; rows: the tile budget, LIFT = max(1, budget // BLOCK)
-    params: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Mode:
     name: str
     card: str
     constexpr: str  # preferred name of the LIFT constexpr
     lifted_last: bool  # columns: [BLOCK, LIFT]; rows: [LIFT, BLOCK]
-    variants: tuple[int, ...]
+    variants: tuple[int, ...]  # columns: BLOCK_COL values; rows: tile budgets, ROWS = max(1, budget // BLOCK)
 
     def order(self, t: Type) -> tuple[str, ...]:
         axes = (V, L) if self.lifted_last else (L, V)
@@ -155,7 +149,6 @@ class _Lifter:
         self.fixed = set(seed.types)
         helpers = {f.name: f for f, _ in mod.jits}
         self.elementwise_helpers = {n for n, f in helpers.items() if self._is_elementwise_helper(f)}
-        self.helpers = set(helpers)
         self.final = False
         self.tile_sizes: set[str | int] = set()  # constexpr names or literals of the 1-D tile extents
 
@@ -179,7 +172,7 @@ class _Lifter:
         if not t <= target or len(target) != 2:
             raise Refuse(f"cannot broadcast a {sorted(t)} value to {sorted(target)} at {_where(node)}")
         axes = self.mode.order(target)
-        index = [ast.Slice() if a in t else ast.Constant(None) for a in axes]
+        index: list[ast.expr] = [ast.Slice() if a in t else ast.Constant(None) for a in axes]
         return ast.Subscript(value=node, slice=ast.Tuple(elts=index, ctx=ast.Load()), ctx=ast.Load())
 
     def shape_of(self, t: Type, v_extent: ast.expr | None, at: ast.AST) -> ast.List:
@@ -631,7 +624,8 @@ def _column_seed(mod: SourceModule, k: KernelAnalysis, lift: str) -> _Seed:
             "address or of one whose tile strides by a run-time value: nothing to coalesce"
         )
     split_stmts = {id(st) for st, _, _ in split.values()}
-    other_uses = [u for u in _loads_of(k, pid) if not any(u is st.value.left for st, _, _ in split.values())]
+    lefts = [st.value.left for st, _, _ in split.values() if isinstance(st.value, ast.BinOp)]
+    other_uses = [u for u in _loads_of(k, pid) if not any(u is left for left in lefts)]
     setup = [
         "_pa_pid = tl.program_id(0)",
         f"_pa_nblk = tl.cdiv({n}, {lift})",
@@ -701,7 +695,7 @@ def _chunk_param(k: KernelAnalysis, p: str) -> bool:
     steps: set[str] = set()
     allowed: set[int] = set()
     for loop in k.loops:
-        it = loop.iter
+        it = loop.iter if isinstance(loop, ast.For) else None
         if (
             isinstance(loop, ast.For)
             and isinstance(loop.target, ast.Name)
@@ -765,8 +759,13 @@ def _chunk_invariant(k: KernelAnalysis, loop: ast.For | ast.While) -> bool:
         if isinstance(n, ast.Call) and k.mod.tl_call(n) == "load":
             mask = n.args[1] if len(n.args) > 1 else next((x.value for x in n.keywords if x.arg == "mask"), None)
             other = n.args[2] if len(n.args) > 2 else next((x.value for x in n.keywords if x.arg == "other"), None)
-            lit = _scalar_literal(other) if other is not None else None
-            if mask is not None and (lit is None or ast.literal_eval(_padding(other)) not in (0, INF, -INF)):
+            if mask is None:
+                continue
+            if (
+                other is None
+                or _scalar_literal(other) is None
+                or ast.literal_eval(_padding(other)) not in (0, INF, -INF)
+            ):
                 return False
     return True
 
