@@ -23,9 +23,13 @@ INITIAL = "initial"  # the evidence level of a best round that is the initial ke
 MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
 
 
-def _ratio(v: Validation, num: str, den: str) -> float | None:
-    """Geo-mean over the cases of v's `num` times over its `den` times; None unless every case has both."""
+def _ratio(v: Validation, num: str, den: str, fallback: Validation | None = None) -> float | None:
+    """Geo-mean over the cases of v's `num` times over its `den` times; None unless every case has both.
+    `num` times v lacks come from `fallback` (the baseline: torch.compile is timed once per case, with it)."""
     a, b = v.times(num), v.times(den)
+    if fallback is not None:
+        a = {**fallback.times(num), **a}
+        a = {c: t for c, t in a.items() if c in b}
     if not a or set(a) != set(b) or len(a) != len(v.cases):
         return None
     return geomean(a[c] / b[c] for c in a)
@@ -72,7 +76,8 @@ def summarize_op(history: History, op: str) -> OpSummary:
     v = best.validation
     s.best_round, s.speedup_initial = best.round, best.speedup_initial
     s.best_level = INITIAL if best.round == 0 else best.level
-    s.vs_eager, s.vs_compile = _ratio(v, "eager_ms", "ms"), _ratio(v, "compile_ms", "ms")
+    baseline = next((r.validation for r in rounds if r.round == 0), None)
+    s.vs_eager, s.vs_compile = _ratio(v, "eager_ms", "ms"), _ratio(v, "compile_ms", "ms", baseline)
     s.sol_fraction = _ratio(v, "sol_ms", "ms")
     return s
 

@@ -157,7 +157,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from patterns.appliers import APPLIERS, generate
+    from patterns.appliers import APPLIERS, SourceModule, generate
     from patterns.appliers.check import check_candidates
 
     if args.list:
@@ -205,6 +205,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
             print(f"{row['id']:<40} {row['description']}{verdict}")
         if not report:
             print(f"no applier applies to {path}")
+            mod = SourceModule(source, str(path))
+            for name in args.applier or []:  # the appliers asked for by name say why not
+                print(f"  {APPLIERS[name].why_not(mod)}")
     return 1 if any("check" in e and not (e["check"]["correct"] and e["check"]["compiles"]) for e in report) else 0
 
 

@@ -1,4 +1,5 @@
-"""`ladder export DIR`: the history as JSON lines (formats: docs/ladder.md, "JSONL export")."""
+"""`ladder export DIR`: the history as JSON lines (formats: docs/ladder.md, "JSONL export"), or each operator's
+best kept kernel as a module `<op>.py` (`--format kernels`), the directory `ladder bench --candidate-dir` re-times."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from ladder import synthesis_export
 from ladder.commands.base import Command
+from ladder.loop import round_dir
 from ladder.records import History, HistoryError
 
 
@@ -17,10 +19,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--op", help="only this operator")
     p.add_argument(
         "--format",
-        choices=("ladder", "synthesis"),
+        choices=("ladder", "synthesis", "kernels"),
         default="ladder",
         help="ladder: every round, all fields (docs/ladder.md); synthesis: the patterns synthesizer's "
-        "reader format, rewrite rounds only",
+        "reader format, rewrite rounds only; kernels: each operator's best kept kernel as <op>.py in the "
+        "directory -o (for `ladder bench --candidate-dir`)",
     )
 
 
@@ -28,15 +31,37 @@ def run(args: argparse.Namespace) -> int:
     if not (args.dir / History.FILE).is_file():
         print(f"ladder: no {History.FILE} in {args.dir}: give the --out directory of a ladder run", file=sys.stderr)
         return 2
-    out = args.output or args.dir / "rounds.jsonl"
+    out = args.output or args.dir / ("best-kernels" if args.format == "kernels" else "rounds.jsonl")
     try:
         with History(args.dir) as h:
+            if args.format == "kernels":
+                return _kernels(h, args.dir, out, args.op)
             n = h.export_jsonl(out, args.op) if args.format == "ladder" else synthesis_export.export(h, out, args.op)
     except HistoryError as e:
         print(f"ladder: {e}", file=sys.stderr)
         return 2
     print(f"{n} rounds → {out}")
     return 0
+
+
+def _kernels(h: History, run_dir: Path, out: Path, only: str | None) -> int:
+    """Each operator's best kept kernel (baseline or accepted round) as out/<op>.py."""
+    if out.exists() and not out.is_dir():
+        print(f"ladder: -o {out} is a file: give a directory for the <op>.py modules", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    ops = [only] if only else h.ops()
+    written = 0
+    for op in ops:
+        best = h.best(op)
+        if best is None:
+            print(f"ladder: {op}: no kept kernel (no baseline or accepted round)", file=sys.stderr)
+            continue
+        source = round_dir(run_dir, op, best.round) / "candidate.py"
+        (out / f"{op}.py").write_text(source.read_text())
+        written += 1
+    print(f"{written} kernels (each operator's best kept round) → {out}")
+    return 0 if written == len(ops) else 1
 
 
 COMMAND = Command("export", "write the round history as JSON lines for the patterns synthesizer", add_arguments, run)

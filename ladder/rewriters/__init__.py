@@ -10,6 +10,7 @@ from irscope.argtypes import non_negative, number, positive
 from ladder.rewriters.base import Rewriter, RewriteRequest, RewriterUnavailable
 from ladder.rewriters.llm import DEFAULT_ATTEMPTS, DEFAULT_HTTP_RETRIES, LLMRewriter
 from ladder.rewriters.offline import OfflineRewriter
+from patterns.appliers.tune_search import MAX_SPACE
 
 REWRITERS: dict[str, type[Rewriter]] = {"llm": LLMRewriter, "offline": OfflineRewriter}
 
@@ -37,6 +38,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--temperature", type=number(0, 2), help="sampling temperature for --llm, 0 to 2 (default: the endpoint's)"
     )
     p.add_argument("--max-tokens", type=positive, help="reply length limit for --llm (default: the endpoint's)")
+    p.add_argument(
+        "--tune-configs",
+        type=positive,
+        default=MAX_SPACE,
+        help="configs a --offline tuning search compiles per round (default %(default)s; each is a full compile)",
+    )
 
 
 def from_args(args: argparse.Namespace) -> Rewriter:

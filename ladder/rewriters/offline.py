@@ -18,7 +18,9 @@ that realize it come first: a divisibility condition becomes `tl.multiple_of` hi
 the top of the kernel; an option or constexpr condition promotes the appliers' candidates that set exactly
 those values (a launch's num_stages, a BLOCK size); a dot-precision condition becomes `input_precision="tf32"`
 on the tl.dot calls at the hazard's lines, only when the operator's tolerance admits TF32's rounding (else the
-round's offline-candidates.json says why it was not realized).
+round's offline-candidates.json says why it was not realized). The same gate holds for every candidate that sets
+a dot's input_precision (the dot_precision applier's): one whose rounding the tolerance cannot absorb is dropped,
+and offline-candidates.json's `refused_by_tolerance` says why.
 
 Every candidate considered, and which one was chosen, goes to the round's offline-candidates.json.
 """
@@ -37,13 +39,19 @@ from ladder.counterfactual import HINT, PRECISION
 from ladder.policy import Diagnosis
 from ladder.records import NOTHING_LEFT, Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, unified_diff
+from ladder.rewriters.search import SEARCHES_FILE, Search, Searches, run_search
 from patterns.appliers import APPLIERS, Candidate, SourceModule, generate
+from patterns.appliers.dot_precision import set_precision
+from patterns.appliers.tune_search import MAX_SPACE, TuneSearch
 from patterns.card import Card
 from patterns.matcher import default_index
 from suite.operator import Tolerance
 
 # TF32 keeps 10 of fp32's 23 mantissa bits: each operand is rounded to within 2^-11, a product to about 2^-10.
 TF32_REL_ERROR = 2.0**-10
+# TF32x3 adds the products of the TF32 residuals (a_hi·b_lo + a_lo·b_hi): what is left is a_lo·b_lo and the
+# residuals' own rounding, about 2^-22 each; 2^-20 bounds them with room.
+PRECISION_REL_ERROR = {"tf32": TF32_REL_ERROR, "tf32x3": 2.0**-20, "ieee": 0.0}
 
 
 @dataclass(frozen=True)
@@ -73,13 +81,16 @@ def family_appliers(family: str, cited: Sequence[str] = ()) -> list[str]:
 
 
 class OfflineRewriter(Rewriter):
+    def __init__(self, tune_configs: int = MAX_SPACE):
+        self.tune_configs = tune_configs  # configs a tuning search compiles
+
     @property
     def name(self) -> str:
         return "offline"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> OfflineRewriter:
-        return cls()
+        return cls(getattr(args, "tune_configs", MAX_SPACE))
 
     @staticmethod
     def _options(source: str, own: list[str]) -> tuple[list[Option], list[str]]:
@@ -111,27 +122,40 @@ class OfflineRewriter(Rewriter):
         cited = list(d.family.cards) if d and d.family else []
         own = family_appliers(family, cited) if family else list(APPLIERS)
         options, failed = self._options(request.base_source, own)
+        options, refused = _admissible(options, request.op.tolerance)
         options, unrealized = _realizing_first(options, request.base_source, d, request.op.tolerance)
         tried = {p.candidate for p in request.history if p.candidate}
         base = digest(request.base_source)
-        fresh = [o for o in options if digest(o.candidate.source) not in tried | {base}]
-        chosen = fresh[0] if fresh else None
         request.workdir.mkdir(parents=True, exist_ok=True)
+        searches = Searches(request.workdir.parent / SEARCHES_FILE)
+        chosen, chosen_at, search = None, -1, None
+        for i, o in enumerate(options):
+            if digest(o.candidate.source) in tried | {base} or searches.tried(o.candidate, tried | {base}):
+                continue
+            if o.candidate.applier == TuneSearch.name:
+                search = run_search(request, o.candidate, searches, self.tune_configs)
+                if isinstance(search, str):  # nothing left to time beyond the base's own config
+                    continue
+                o = Option(search.candidate, o.fallback)
+            chosen, chosen_at = o, i
+            break
         (request.workdir / "offline-candidates.json").write_text(
             json.dumps(
                 {
                     "family": family,
                     "family_appliers": own if family else None,
                     "not_applied": failed,
+                    "refused_by_tolerance": refused,
                     "unrealized_requirement": unrealized,
+                    "tuning_search": search.to_json() if isinstance(search, Search) else search,
                     "candidates": [
                         {
                             **o.candidate.to_json(),
                             "fallback": o.fallback,
                             "tried": digest(o.candidate.source) in tried,
-                            "chosen": o is chosen,
+                            "chosen": i == chosen_at,
                         }
-                        for o in options
+                        for i, o in enumerate(options)
                     ],
                 },
                 indent=1,
@@ -201,71 +225,53 @@ def _realizing_first(
     return chosen + [o for o in options if o not in matching], None
 
 
+def _precision_refusal(precision: str, tolerance: Tolerance | None) -> str | None:
+    """Why the operator's tolerance refuses a dot precision (None when it admits it): TF32 rounds each fp32 operand
+    to 10 mantissa bits, which a tolerance tighter than that rounding cannot absorb."""
+    error = PRECISION_REL_ERROR.get(precision.lower(), TF32_REL_ERROR)
+    if tolerance is not None and tolerance.kind == "float" and min(tolerance.rtol, tolerance.rel_l2) >= error:
+        return None
+    bound = (
+        "no float tolerance"
+        if tolerance is None or tolerance.kind != "float"
+        else (f"rtol {tolerance.rtol:g}, rel_l2 {tolerance.rel_l2:g}")
+    )
+    return (
+        f"input_precision={precision!r} not applied: the operator's tolerance ({bound}) is tighter than "
+        f"{precision.upper()}'s rounding of the fp32 operands (about {error:.1e} relative per product); the dot "
+        "keeps the precision the source asks for"
+    )
+
+
+def _admissible(options: list[Option], tolerance: Tolerance | None) -> tuple[list[Option], list[str]]:
+    """The options whose dot precision (params' input_precision) the operator's tolerance admits, and why the
+    others were dropped."""
+    kept, dropped = [], []
+    for o in options:
+        precision = o.candidate.params.get("input_precision")
+        why = _precision_refusal(precision, tolerance) if precision else None
+        if why is None:
+            kept.append(o)
+        else:
+            dropped.append(f"{o.candidate.applier}: {why}")
+    return kept, dropped
+
+
 def _precision(
     source: str, kernel: str, lines: Sequence[int], precision: str, tolerance: Tolerance | None
 ) -> Candidate | str | None:
     """`input_precision="<precision>"` on `kernel`'s tl.dot calls at `lines` (replacing input_precision or
-    allow_tf32), or why not: TF32 rounds the operands, which a tolerance tighter than that rounding refuses."""
-    if tolerance is None or tolerance.kind != "float" or min(tolerance.rtol, tolerance.rel_l2) < TF32_REL_ERROR:
-        bound = (
-            "no float tolerance"
-            if tolerance is None or tolerance.kind != "float"
-            else (f"rtol {tolerance.rtol:g}, rel_l2 {tolerance.rel_l2:g}")
-        )
-        return (
-            f"input_precision={precision!r} not applied: the operator's tolerance ({bound}) is tighter than TF32's "
-            f"rounding of the fp32 operands (about {TF32_REL_ERROR:.1e} relative per product); the dot keeps the "
-            "precision the source asks for"
-        )
+    allow_tf32), or why not: the tolerance gate, then the dot_precision applier's edit."""
+    why = _precision_refusal(precision, tolerance)
+    if why is not None:
+        return why
     try:
-        tree = ast.parse(source)
+        mod = SourceModule(source)
     except SyntaxError:
         return None
-    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
-    if fn is None:
+    if kernel not in mod.kernels:
         return None
-    calls = [
-        n
-        for n in ast.walk(fn)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and n.func.attr == "dot"
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == "tl"
-        and (not lines or any(n.lineno <= ln <= (n.end_lineno or n.lineno) for ln in lines))
-    ]
-    if not calls:
-        return f"input_precision={precision!r} not applied: no tl.dot call of {kernel} at lines {list(lines)}"
-    data = source.encode()
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line.encode()))
-
-    def at(line: int, col: int) -> int:  # ast columns are UTF-8 byte offsets
-        return starts[line - 1] + col
-
-    edits: list[tuple[int, int, bytes]] = []
-    new_kw = f'input_precision="{precision}"'.encode()
-    for call in calls:
-        kws = [k for k in call.keywords if k.arg in ("input_precision", "allow_tf32")]
-        if kws:
-            for i, k in enumerate(kws):  # the first becomes input_precision, a second (both given) goes
-                end = at(k.value.end_lineno or k.lineno, k.value.end_col_offset or 0)
-                edits.append((at(k.lineno, k.col_offset), end, new_kw if i == 0 else b""))
-        else:
-            close = at(call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1)
-            sep = b" " if data[:close].rstrip().endswith(b",") else b", "
-            edits.append((close, close, sep + new_kw))
-    for s0, s1, text in sorted(edits, reverse=True):
-        data = data[:s0] + text + data[s1:]
-    at_lines = ", ".join(str(c.lineno) for c in calls)
-    return Candidate(
-        "whatif_dot_precision",
-        "dot-input-precision",
-        f'input_precision="{precision}" on the tl.dot at line {at_lines} of {kernel}',
-        data.decode(),
-        {"input_precision": precision},
-    )
+    return set_precision(mod, kernel, lines, precision)
 
 
 def _hints(source: str, kernel: str, params: Mapping[str, int]) -> Candidate | None:

@@ -23,8 +23,9 @@ from suite.operator import Operator
 class Validator(Protocol):
     name: str
 
-    def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
-        """Check (and where it can, time) the kernel module at `candidate`; never import it in this process."""
+    def validate(self, op: Operator, candidate: Path, workdir: Path, with_compile: bool = False) -> Validation:
+        """Check (and where it can, time) the kernel module at `candidate`; never import it in this process.
+        with_compile: also time torch.compile of the reference on every case (where it can time at all)."""
         ...
 
 

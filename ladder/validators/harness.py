@@ -77,7 +77,7 @@ class HarnessValidator:
                 self._ceilings = Ceilings.from_json(probe.value["ceilings"])
                 self._gpu_name = probe.value.get("gpu", "cuda")
 
-    def validate(self, op: Operator, candidate: Path, workdir: Path) -> Validation:
+    def validate(self, op: Operator, candidate: Path, workdir: Path, with_compile: bool = False) -> Validation:
         self._environment()
         gpu = self.device == "cuda"
         result = evaluate_candidate(
@@ -87,6 +87,7 @@ class HarnessValidator:
             seeds=self.seeds,
             timing=asdict(self.timing) if gpu else None,
             references=("eager",),
+            compile_cases=[c.name for c in op.cases] if with_compile and gpu else [],
             gpu_lock=self._lock,
             timeout_s=self.timeout_s,
             extra_env=self._env,

@@ -13,21 +13,39 @@ from patterns.appliers.autotune import AddAutotune
 from patterns.appliers.base import Applier, Candidate
 from patterns.appliers.cache_hints import CacheHints
 from patterns.appliers.config_sweep import LaunchConfigSweep
+from patterns.appliers.dot_precision import DotPrecision
+from patterns.appliers.fuse_chain import FuseKernelChain
 from patterns.appliers.grouped_order import GroupedOrder
 from patterns.appliers.hints import DivisibilityHints
+from patterns.appliers.index_free_topk import IndexFreeTopK
+from patterns.appliers.int64_indexing import Int64Indexing
+from patterns.appliers.persistent_grid import PersistentGrid
 from patterns.appliers.program_axis_tile import COLUMNS, ROWS, ProgramAxisTile
+from patterns.appliers.row_in_registers import RowInRegisters
 from patterns.appliers.source import SourceModule
+from patterns.appliers.split_k import SplitK
+from patterns.appliers.split_reduction import SplitRowReduction
 from patterns.appliers.static_range import StaticRange
+from patterns.appliers.tune_search import TuneSearch
 
 APPLIERS: dict[str, Applier] = {
     a.name: a
     for a in (
+        TuneSearch(),
         LaunchConfigSweep(),
         AddAutotune(),
         DivisibilityHints(),
         CacheHints(),
         StaticRange(),
         GroupedOrder(),
+        IndexFreeTopK(),
+        FuseKernelChain(),
+        DotPrecision(),
+        PersistentGrid(),
+        Int64Indexing(),
+        RowInRegisters(),
+        SplitK(),
+        SplitRowReduction(),
         ProgramAxisTile(COLUMNS),
         ProgramAxisTile(ROWS),
     )

@@ -53,6 +53,8 @@ def rewrites_inputs(k: KernelAnalysis) -> bool:
 class _Plan:
     """Everything the rewrite of one launch needs, or the reason it cannot be done."""
 
+    needs_knobs = True  # a config list of num_warps alone is no autotune candidate (the sweep tries those)
+
     def __init__(self, mod: SourceModule, lc: Launch):
         self.mod, self.lc = mod, lc
         self.kernel = mod.kernels[lc.kernel]
@@ -73,7 +75,7 @@ class _Plan:
         if rewrites_inputs(k):
             return "the kernel uses atomics or updates a tensor it reads (needs reset_to_zero/restore_value)"
         self.knobs = [kn for kn in block_knobs(mod, lc) if is_power_of_two(kn.value)]
-        if not self.knobs:
+        if not self.knobs and self.needs_knobs:
             return "no BLOCK constexpr bound to a literal at the launch"
         if isinstance(lc.grid, ast.Name):
             binds = host_bindings(lc.host, lc.grid.id)
@@ -110,6 +112,10 @@ class _Plan:
                 out.append(cfg)
         return out[:MAX_CONFIGS]
 
+    def grid_param(self, use: ast.Name) -> str:
+        """The constexpr whose chosen value replaces a knob's host name at this use in the grid."""
+        return next(kn.params[0] for kn in self.knobs if kn.host_name == use.id)
+
     def key(self) -> list[str]:
         ptrs = pointer_params(self.kernel)
         return [p for p in self.kernel.params if p not in self.kernel.constexprs and p not in ptrs]
@@ -137,8 +143,7 @@ class _Plan:
             text, pos = b"", g0
             for n in sorted(uses, key=lambda n: mod.span(n)[0]):
                 a, b = mod.span(n)
-                param = next(kn.params[0] for kn in self.knobs if kn.host_name == n.id)
-                text += mod.data[pos:a] + f'META["{param}"]'.encode()
+                text += mod.data[pos:a] + f'META["{self.grid_param(n)}"]'.encode()
                 pos = b
             text += mod.data[pos:g1]
             edits.append(Edit(g0, g1, f"lambda META: ({text.decode()})"))

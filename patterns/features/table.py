@@ -161,7 +161,19 @@ def _compares_index(k: KernelAnalysis, cmp: ast.Compare) -> bool:
 
 
 def _compares_extreme(k: KernelAnalysis, cmp: ast.Compare) -> bool:
-    return any(isinstance(side, ast.Name) and side.id in k.extreme for side in [cmp.left, *cmp.comparators])
+    """A side is a max/min value, or its broadcast back over the reduced axis (`m[:, None]` on a 2-D tile)."""
+    sides = [cmp.left, *cmp.comparators]
+    return any(isinstance(s, ast.Name) and s.id in k.extreme for s in (_unbroadcast(s) for s in sides))
+
+
+def _unbroadcast(expr: ast.expr) -> ast.expr:
+    """`m[:, None]` → `m`: a subscript of only full slices and None adds axes and selects nothing."""
+    if isinstance(expr, ast.Subscript):
+        elts = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+        full = [isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None for e in elts]
+        if all(f or (isinstance(e, ast.Constant) and e.value is None) for e, f in zip(elts, full, strict=True)):
+            return expr.value
+    return expr
 
 
 def _masks_from_index(m: KernelModule) -> Iterator[ast.Compare]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ladder.cli import main as ladder_main
 from ladder.context import Context
 from ladder.evidence import FAILED, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily
 from ladder.levels.base import Level
@@ -52,9 +53,11 @@ class TableValidator:
             NOISE: moe(tuple(t / 1.01 for t in h200.MOE_NAIVE)),
         }
         self.seen: list[str] = []
+        self.compiled: list[bool] = []  # with_compile per call: only the baseline times torch.compile
 
-    def validate(self, op, candidate: Path, workdir: Path) -> Validation:
+    def validate(self, op, candidate: Path, workdir: Path, with_compile: bool = False) -> Validation:
         self.seen.append(candidate.read_text())
+        self.compiled.append(with_compile)
         return self.table[candidate.read_text()]
 
 
@@ -88,8 +91,10 @@ def loop(tmp_path: Path, srv: ChatServer, rounds: int, diagnose: bool, levels=No
 
 def test_rounds_accept_faster_reject_slower_and_wrong_and_build_on_the_best(tmp_path):
     replies = [Reply(candidates.reply(s)) for s in (FAST, SLOW, candidates.WRONG)]
+    validator = TableValidator()
     with ChatServer(replies) as srv:
-        rounds = loop(tmp_path, srv, 3, diagnose=False).run(OP)
+        rounds = loop(tmp_path, srv, 3, diagnose=False, validator=validator).run(OP)
+    assert validator.compiled == [True, False, False, False]  # torch.compile timed once, with the baseline
     assert [(r.round, r.decision, r.base_round) for r in rounds] == [
         (0, "baseline", 0),
         (1, "accepted", 0),
@@ -107,6 +112,10 @@ def test_rounds_accept_faster_reject_slower_and_wrong_and_build_on_the_best(tmp_
         assert h.best("new_gelu").round == 1
     assert (tmp_path / "new_gelu" / "round-002" / "base.py").read_text() == FAST
     assert (tmp_path / "new_gelu" / "round-002" / "candidate.py").read_text() == SLOW
+    # the best kept kernel (round 1, not the faster-looking but rejected ones) is what `export --format kernels` writes
+    best = tmp_path / "best"
+    assert ladder_main(["export", str(tmp_path), "--format", "kernels", "-o", str(best)]) == 0
+    assert [p.name for p in best.iterdir()] == ["new_gelu.py"] and (best / "new_gelu.py").read_text() == FAST
 
 
 def test_a_gain_within_the_noise_margin_is_not_accepted(tmp_path):

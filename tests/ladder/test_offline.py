@@ -42,27 +42,75 @@ def tried(n: int, rw: Rewrite) -> PastRound:
 
 
 def test_a_family_reaches_its_cards_appliers_and_those_of_cards_sharing_an_alias():
-    assert family_appliers("vectorization") == [  # cards aliased widen-memory-access
+    # widen-memory-access
+    assert family_appliers("vectorization") == [
         "divisibility_hints",
+        "tune_search",
         "launch_config_sweep",
         "program_axis_tile_cols",
     ]
-    assert family_appliers("raise-memory-parallelism")[0] == "launch_config_sweep"  # an L2 family name, an alias
-    assert family_appliers("index-reduction") == []  # index-free-top2 needs a real rewrite
+    assert family_appliers("raise-memory-parallelism")[0] == "tune_search"  # an L2 family name, an alias
+    assert family_appliers("index-reduction") == ["index_free_topk"]  # index-free-top2 and value-mask-ties
     assert REWRITERS["offline"] is OfflineRewriter
 
 
-def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_compiles(tmp_path):
-    d = climb(Context(MOE, MOE.kernel_path, tmp_path), registry())
+def test_the_diagnosed_family_gets_its_applier_first_and_the_fallback_once_that_is_tried(tmp_path):
+    d = climb(Context(MOE, MOE.kernel_path, tmp_path / "diag"), registry())
     assert d.level == "L1" and d.family.name == "index-reduction"
+    rw = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path / "r1"))
+    assert rw.rewriter == "offline:index_free_topk" and rw.family == "index-reduction"
+    assert rw.description.startswith("index_free_topk (card index-free-top2): argmax-and-mask → max, count of maxima")
+    assert "tl.argmax(" not in rw.source and "-    i1 = tl.argmax(x, axis=0)" in rw.diff
+    listed = json.loads((tmp_path / "r1" / "offline-candidates.json").read_text())
+    assert listed["family"] == "index-reduction" and listed["family_appliers"] == ["index_free_topk"]
+    assert [c["chosen"] for c in listed["candidates"]].count(True) == 1 and listed["candidates"][0]["chosen"]
+    fallback = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (tried(1, rw),), tmp_path / "r2"))
+    assert fallback.description.startswith(
+        "fallback: the diagnosed family index-reduction has 1 mechanical candidate(s) (index_free_topk), all tried; "
+    )
+    assert fallback.rewriter == "offline:launch_config_sweep" and fallback.family == "tuning"  # what was applied
+    results = check_candidates(MOE.name, [("index_free_topk", rw.source), ("fallback", fallback.source)])
+    assert {cid: r.failures()[:1] for cid, r in results.items() if not r.ok} == {}
+
+
+def diagnosed(op, family: str, ctx: Context) -> Diagnosis:
+    """A diagnosis settled on `family` for `op`'s kernel: the rewriter, not the ladder, is under test here."""
+    ev = Evidence(f"L3.0.{family}.line13", "L3", family, SourceRef(SOURCE_LINE, str(op.kernel_path), line=13))
+    result = LevelResult(
+        "L3",
+        RAN,
+        evidence=(ev,),
+        hypotheses=(Hypothesis(family, "line 13", (), (ev.id,)),),
+        families=(RewriteFamily(family, family, (ev.id,)),),
+    )
+    return Diagnosis(ACTIONABLE, (assess(result, ctx),))
+
+
+def test_a_family_whose_appliers_refuse_the_kernel_falls_back_and_records_why(tmp_path):
+    argmax = get_operator("argmax_dim1")
+    d = diagnosed(argmax, "index-reduction", Context(argmax, argmax.kernel_path, tmp_path / "diag"))
+    rw = OfflineRewriter().rewrite(request(argmax, argmax.initial_source(), d, (), tmp_path))
+    why = (
+        "index_free_topk: argmax_dim1_kernel: line 21: the index of tl.max(..., return_indices=True) is stored at "
+        "line 25: the index is an output, not only a mask"
+    )
+    assert rw.description.startswith(
+        "fallback: the diagnosed family index-reduction has mechanical appliers (index_free_topk) but none applies "
+        f"to this kernel ({why}); "
+    )
+    assert json.loads((tmp_path / "offline-candidates.json").read_text())["not_applied"] == [why]
+
+
+def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_compiles(tmp_path):
+    d = diagnosed(MOE, "no-card-names-this", Context(MOE, MOE.kernel_path, tmp_path / "diag"))
     rw = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
-    assert rw.description.startswith("fallback: the diagnosed family index-reduction has no mechanical applier; ")
+    assert rw.description.startswith("fallback: the diagnosed family no-card-names-this has no mechanical applier; ")
     assert rw.rewriter == "offline:launch_config_sweep" and rw.family == "tuning"  # what was applied
     assert rw.source != MOE.initial_source() and "+" in rw.diff and not rw.exhausted
     (result,) = check_candidates(MOE.name, [("fallback", rw.source)], correctness=False).values()
     assert result.compiles and result.compiled and all(c["ok"] for c in result.compiled)
     listed = json.loads((tmp_path / "offline-candidates.json").read_text())
-    assert listed["family"] == "index-reduction" and listed["family_appliers"] == []
+    assert listed["family"] == "no-card-names-this" and listed["family_appliers"] == []
     assert [c["chosen"] for c in listed["candidates"]].count(True) == 1
 
 
@@ -90,17 +138,17 @@ def test_candidates_never_repeat_and_the_end_is_said(tmp_path):
             break
         seen.append(rw)
         history += (tried(n, rw),)
-    assert len({rw.source for rw in seen}) == len(seen) == 8  # every candidate of every applier, once
+    assert len({rw.source for rw in seen}) == len(seen) == 11  # every candidate of every applier, once
     assert [rw.rewriter for rw in seen[:5]] == ["offline:divisibility_hints"] + ["offline:launch_config_sweep"] * 4
     assert all(rw.family == "vectorization" and not rw.description.startswith("fallback") for rw in seen[:5])
     assert seen[5].description.startswith(
         "fallback: the diagnosed family vectorization has 5 mechanical "
         "candidate(s) (divisibility_hints, launch_config_sweep, program_axis_tile_cols), all tried; "
     )
-    assert {rw.family for rw in seen[5:]} == {"tuning", "cache-control"}
+    assert {rw.family for rw in seen[5:]} == {"tuning", "cache-control", "scheduling"}
     assert rw.exhausted and rw.source == "" and rw.attempts[-1].finish_reason == NOTHING_LEFT
     assert (
-        rw.description == "no untried candidate: 8 mechanical candidate(s) for this kernel (family "
+        rw.description == "no untried candidate: 11 mechanical candidate(s) for this kernel (family "
         "vectorization), all tried in earlier rounds"
     )
     assert (
@@ -115,7 +163,7 @@ class CorrectUntimed:
 
     name = "untimed"
 
-    def validate(self, op, candidate: Path, workdir: Path) -> Validation:
+    def validate(self, op, candidate: Path, workdir: Path, with_compile: bool = False) -> Validation:
         return Validation(self.name, "none", True, "not run", (CaseResult("s1", True),))
 
 
@@ -126,13 +174,13 @@ def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_pa
         )
 
     rounds = loop().run(MOE)
-    # launch_config_sweep 3, program_axis_tile_rows 3, cache_hints 2
-    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 8 + ["invalid"]
-    assert len({r.rewrite.source for r in rounds[1:9]}) == 8
+    # main's six and program_axis_tile_rows' three
+    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 9 + ["invalid"]
+    assert len({r.rewrite.source for r in rounds[1:10]}) == 9
     last = rounds[-1]
-    assert last.reason.startswith("nothing left to try: no untried candidate: 8 mechanical candidate(s)")
+    assert last.reason.startswith("nothing left to try: no untried candidate: 9 mechanical candidate(s)")
     assert last.next.startswith("stop: offline has no untried candidate for this kernel")
-    assert len(loop().run(MOE)) == 10  # a resume adds nothing
+    assert len(loop().run(MOE)) == 11  # a resume adds nothing
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -267,3 +315,27 @@ def test_diagnose_reads_a_prebuilt_index_without_tree_sitter(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "→ actionable at L1: index-reduction" in r.stdout
     assert "L4 compiler-source escalation: ran" in r.stdout and f"note compiler index {db}" in r.stdout
+
+
+def test_a_dot_precision_candidate_is_dropped_where_the_tolerance_refuses_its_rounding(tmp_path):
+    """The fp32 ieee matmul of tests/patterns/data/kernels: held to new_gelu's fp32 tolerance (rtol 1e-4, rel_l2
+    1e-5) TF32's 2^-10 rounding is refused and TF32x3's 2^-20 admitted; matmul_irregular's (rtol 2e-2, rel_l2 5e-3)
+    admits both."""
+    source = (REPO / "tests" / "patterns" / "data" / "kernels" / "matmul_fp32_ieee.py").read_text()
+    precisions = {}
+    for op in (GELU, get_operator("matmul_irregular")):
+        OfflineRewriter().rewrite(request(op, source, None, (), tmp_path / op.name))
+        listed = json.loads((tmp_path / op.name / "offline-candidates.json").read_text())
+        precisions[op.name] = [
+            c["params"]["input_precision"] for c in listed["candidates"] if "input_precision" in c["params"]
+        ]
+        refused = listed["refused_by_tolerance"]
+        if op is GELU:
+            assert refused == [
+                "dot_precision: input_precision='tf32' not applied: the operator's tolerance (rtol 0.0001, rel_l2 "
+                "1e-05) is tighter than TF32's rounding of the fp32 operands (about 9.8e-04 relative per product); the "
+                "dot keeps the precision the source asks for"
+            ]
+        else:
+            assert refused == []
+    assert precisions == {"new_gelu": ["tf32x3"], "matmul_irregular": ["tf32", "tf32x3"]}

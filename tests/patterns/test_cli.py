@@ -66,6 +66,13 @@ def test_apply_writes_candidates_and_checks_them(capsys, tmp_path):
     assert code == 0 and out.strip().endswith("[ok]")
     code, _, err = run(capsys, "apply", str(NEW_GELU), "--applier", "nope")
     assert code == 2 and "no applier 'nope'" in err
+    argmax = REPO / "suite" / "kernels" / "argmax_dim1.py"
+    code, out, _ = run(capsys, "apply", str(argmax), "--applier", "index_free_topk")
+    assert code == 0 and out.splitlines() == [
+        f"no applier applies to {argmax}",
+        "  index_free_topk: argmax_dim1_kernel: line 21: the index of tl.max(..., return_indices=True) is stored at "
+        "line 25: the index is an output, not only a mask",
+    ]
 
 
 def test_synthesize(capsys, tmp_path):
