@@ -174,13 +174,13 @@ def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_pa
         )
 
     rounds = loop().run(MOE)
-    # main's six and program_axis_tile_rows' three
-    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 9 + ["invalid"]
-    assert len({r.rewrite.source for r in rounds[1:10]}) == 9
+    # eight (tune_search's included) and program_axis_tile_rows' three
+    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 11 + ["invalid"]
+    assert len({r.rewrite.source for r in rounds[1:12]}) == 11
     last = rounds[-1]
-    assert last.reason.startswith("nothing left to try: no untried candidate: 9 mechanical candidate(s)")
+    assert last.reason.startswith("nothing left to try: no untried candidate: 11 mechanical candidate(s)")
     assert last.next.startswith("stop: offline has no untried candidate for this kernel")
-    assert len(loop().run(MOE)) == 11  # a resume adds nothing
+    assert len(loop().run(MOE)) == 13  # a resume adds nothing
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
