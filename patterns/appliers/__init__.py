@@ -20,6 +20,7 @@ from patterns.appliers.hints import DivisibilityHints
 from patterns.appliers.index_free_topk import IndexFreeTopK
 from patterns.appliers.int64_indexing import Int64Indexing
 from patterns.appliers.persistent_grid import PersistentGrid
+from patterns.appliers.program_axis_tile import COLUMNS, ROWS, ProgramAxisTile
 from patterns.appliers.row_in_registers import RowInRegisters
 from patterns.appliers.source import SourceModule
 from patterns.appliers.split_k import SplitK
@@ -45,6 +46,8 @@ APPLIERS: dict[str, Applier] = {
         RowInRegisters(),
         SplitK(),
         SplitRowReduction(),
+        ProgramAxisTile(COLUMNS),
+        ProgramAxisTile(ROWS),
     )
 }
 

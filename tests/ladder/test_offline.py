@@ -43,7 +43,12 @@ def tried(n: int, rw: Rewrite) -> PastRound:
 
 def test_a_family_reaches_its_cards_appliers_and_those_of_cards_sharing_an_alias():
     # widen-memory-access
-    assert family_appliers("vectorization") == ["divisibility_hints", "tune_search", "launch_config_sweep"]
+    assert family_appliers("vectorization") == [
+        "divisibility_hints",
+        "tune_search",
+        "launch_config_sweep",
+        "program_axis_tile_cols",
+    ]
     assert family_appliers("raise-memory-parallelism")[0] == "tune_search"  # an L2 family name, an alias
     assert family_appliers("index-reduction") == ["index_free_topk"]  # index-free-top2 and value-mask-ties
     assert REWRITERS["offline"] is OfflineRewriter
@@ -141,7 +146,7 @@ def test_candidates_never_repeat_and_the_end_is_said(tmp_path):
     assert all(rw.family == "vectorization" and not rw.description.startswith("fallback") for rw in seen[:6])
     assert seen[6].description.startswith(
         "fallback: the diagnosed family vectorization has 6 mechanical "
-        "candidate(s) (divisibility_hints, tune_search, launch_config_sweep), all tried; "
+        "candidate(s) (divisibility_hints, tune_search, launch_config_sweep, program_axis_tile_cols), all tried; "
     )
     assert {rw.family for rw in seen[6:]} == {"tuning", "cache-control", "scheduling"}
     assert rw.exhausted and rw.source == "" and rw.attempts[-1].finish_reason == NOTHING_LEFT
@@ -179,12 +184,13 @@ def test_the_loop_stops_an_operator_once_the_rewriter_has_nothing_untried(tmp_pa
         )
 
     rounds = loop().run(MOE)
-    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 8 + ["invalid"]
-    assert len({r.rewrite.source for r in rounds[1:9]}) == 8
+    # eight (tune_search's included) and program_axis_tile_rows' three
+    assert [r.decision for r in rounds] == ["baseline"] + ["untimed"] * 11 + ["invalid"]
+    assert len({r.rewrite.source for r in rounds[1:12]}) == 11
     last = rounds[-1]
-    assert last.reason.startswith("nothing left to try: no untried candidate: 8 mechanical candidate(s)")
+    assert last.reason.startswith("nothing left to try: no untried candidate: 11 mechanical candidate(s)")
     assert last.next.startswith("stop: offline has no untried candidate for this kernel")
-    assert len(loop().run(MOE)) == 10  # a resume adds nothing
+    assert len(loop().run(MOE)) == 13  # a resume adds nothing
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
