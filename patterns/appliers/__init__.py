@@ -28,26 +28,28 @@ from patterns.appliers.split_reduction import SplitRowReduction
 from patterns.appliers.static_range import StaticRange
 from patterns.appliers.tune_search import TuneSearch
 
+# Registry order is the offline rewriter's fallback order: the tuning search, then the structural rewrites (each
+# applies only where the kernel's structure proves its pattern, and changes the algorithm), then single-knob edits.
 APPLIERS: dict[str, Applier] = {
     a.name: a
     for a in (
         TuneSearch(),
+        IndexFreeTopK(),
+        ProgramAxisTile(COLUMNS),
+        ProgramAxisTile(ROWS),
+        RowInRegisters(),
+        FuseKernelChain(),
+        SplitK(),
+        SplitRowReduction(),
+        DotPrecision(),
+        GroupedOrder(),
         LaunchConfigSweep(),
         AddAutotune(),
         DivisibilityHints(),
         CacheHints(),
         StaticRange(),
-        GroupedOrder(),
-        IndexFreeTopK(),
-        FuseKernelChain(),
-        DotPrecision(),
         PersistentGrid(),
         Int64Indexing(),
-        RowInRegisters(),
-        SplitK(),
-        SplitRowReduction(),
-        ProgramAxisTile(COLUMNS),
-        ProgramAxisTile(ROWS),
     )
 }
 
