@@ -63,6 +63,9 @@ class LoopConfig:
     # A candidate is accepted only this much faster than its base (geo-mean over the cases): smaller gains are
     # within the run-to-run spread of the harness's medians, and accepting them would walk the run on noise.
     min_gain: float = 0.02
+    # the baseline also times torch.compile of the reference on every case (a compile per shape: minutes per
+    # operator on a busy machine; `ladder bench --compile-cases all` can time it apart from the run instead)
+    time_compile: bool = True
 
 
 def _now() -> str:
@@ -198,7 +201,7 @@ class Loop:
         kernel = rdir / "candidate.py"
         kernel.write_text(op.initial_source())
         # torch.compile's times depend on the reference alone: the baseline times it once per case for the report
-        v, vpath = self._validate(op, kernel, rdir, with_compile=True)
+        v, vpath = self._validate(op, kernel, rdir, with_compile=self.config.time_compile)
         return Round(
             op.name,
             0,

@@ -86,6 +86,12 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="start no round after this many seconds; finished rounds are kept and the same command "
         "resumes (exit status 4)",
     )
+    p.add_argument(
+        "--no-torch-compile",
+        action="store_true",
+        help="do not time torch.compile with the baseline (it compiles the reference per shape; time it apart "
+        "with `ladder bench --compile-cases all`)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument(
         "--unsafe-no-sandbox",
@@ -149,6 +155,7 @@ class _Pool:
             level_options=options,
             deadline_s=a.deadline_s,
             min_gain=a.min_gain,
+            time_compile=not a.no_torch_compile,
         )
 
     def work(self, slot: GpuSlot | None) -> None:
