@@ -82,12 +82,18 @@ class _Plan:
             if len(binds) != 1 or len(name_loads(lc.host, lc.grid.id)) != 1:
                 return "the grid variable is bound or used more than once"
             self.grid_expr = binds[0].value
-        allowed = [mod.span(self.grid_expr)] + [mod.span(kw.value) for kw in lc.call.keywords]
+        # the grid and the knob's own keywords: the rewrite replaces those uses (grid → META) or drops them, and the
+        # binding goes; a use anywhere else (another keyword's expression `BLOCK // LIFT`) would lose its name
+        params = {p for kn in self.knobs for p in kn.params}
+        allowed = [mod.span(self.grid_expr)] + [mod.span(kw.value) for kw in lc.call.keywords if kw.arg in params]
         for kn in self.knobs:
             for use in name_loads(lc.host, kn.host_name):
                 a, b = mod.span(use)
                 if not any(lo <= a and b <= hi for lo, hi in allowed):
-                    return f"{kn.host_name} is used outside the grid and the launch (line {use.lineno})"
+                    return (
+                        f"{kn.host_name} is used outside the grid and its BLOCK keywords (line {use.lineno}): the "
+                        "autotuned launch would lose its binding"
+                    )
         for option in ("num_warps", "num_stages"):
             value, kw = literal_option(lc, option)
             if kw is not None and value is None:
@@ -165,6 +171,14 @@ class AddAutotune(Applier):
 
     def applies(self, mod: SourceModule) -> bool:
         return any(_Plan(mod, lc).why_not is None for lc in tunable_launches(mod))
+
+    def why_not(self, mod: SourceModule) -> str | None:
+        reasons = []
+        for lc in tunable_launches(mod):
+            if (why := _Plan(mod, lc).why_not) is None:
+                return None
+            reasons.append(f"{lc.kernel} (line {lc.call.lineno}): {why}")
+        return f"{self.name}: " + ("; ".join(reasons) or "no launch of a kernel no autotuner owns")
 
     def candidates(self, mod: SourceModule, max_candidates: int | None = None) -> list[Candidate]:
         out = []

@@ -43,6 +43,7 @@ def test_new_gelu_candidates_touch_only_their_lines():
         "divisibility_hints",
         "cache_hints",
         "persistent_grid",  # tests/patterns/test_persistent_grid.py checks its edit line by line
+        "tune_search",
     }
     for c in cands:
         if c.applier == "persistent_grid":
@@ -53,15 +54,14 @@ def test_new_gelu_candidates_touch_only_their_lines():
         elif c.applier == "launch_config_sweep":
             launch = "    new_gelu_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK"
             assert removed == [launch + ")"] and added == [launch + f", num_warps={c.params['num_warps']})"]
-        elif c.applier == "autotune":
+        elif c.applier in ("autotune", "tune_search"):
             launch = "    new_gelu_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)"
             assert removed == ["    BLOCK = 256", launch]
             assert added[0] == "@triton.autotune(" and 'key=["n_elements"],' in [a.strip() for a in added]
             assert added[-1] == '    new_gelu_kernel[lambda META: ((triton.cdiv(n, META["BLOCK"]),))](x, out, n)'
-            assert len(c.params["configs"]) == 8 and c.params["configs"][0] == {
-                "kwargs": {"BLOCK": 256},
-                "num_warps": 4,
-            }
+            configs = c.params["configs" if c.applier == "autotune" else "space"]
+            assert len(configs) == (8 if c.applier == "autotune" else 19)  # the search: BLOCK × warps, 1–64/thread
+            assert configs[0] == {"kwargs": {"BLOCK": 256}, "num_warps": 4}
         elif c.applier == "divisibility_hints":
             assert removed == [] and added == ["    offs = tl.max_contiguous(tl.multiple_of(offs, BLOCK), BLOCK)"]
         else:

@@ -91,3 +91,17 @@ def test_a_searched_suite_gemm_is_correct_under_the_interpreter_and_compiles_eve
     result = check_candidates("matmul_transposed_b", [("search", tune_module(src, "matmul_kernel", configs))])
     assert result["search"].ok, result["search"].failures()
     assert len(result["search"].compiled) == 2
+
+
+def test_a_knob_read_by_another_launch_keyword_is_not_autotuned_away():
+    """A program-axis-tiled kernel passes `BLOCK=max(min(BLOCK, 16), BLOCK // _pa_lift)` beside `BLOCK_COL=_pa_lift`:
+    autotuning BLOCK_COL would drop `_pa_lift = 32` while that keyword still reads it (a NameError on the GPU)."""
+    src = (REPO / "suite" / "kernels" / "sum_dim1.py").read_text()
+    [tiled] = [c for c in APPLIERS["program_axis_tile_cols"].candidates(SourceModule(src)) if "= 32" in c.source]
+    mod = SourceModule(tiled.source)
+    assert "BLOCK // _pa_lift" in tiled.source.replace("(BLOCK) // _pa_lift", "BLOCK // _pa_lift")
+    for name in ("autotune", "tune_search"):
+        for cand in APPLIERS[name].candidates(mod):
+            assert "_pa_lift = 32" in cand.source or "_pa_lift" not in cand.source.split("def forward")[1]
+    why = APPLIERS["autotune"].why_not(mod)
+    assert why is not None and "_pa_lift is used outside the grid and its BLOCK keywords" in why
