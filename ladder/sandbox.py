@@ -40,6 +40,7 @@ from ladder.confine import Confinement, enter, prepare_scratch, sandbox_uid
 OK, EXCEPTION, TIMEOUT, SILENT, FLOOD, CRASHED = "ok", "exception", "timeout", "silent", "output_flood", "crashed"
 _MARK = "_sandbox"
 _TAIL = 16_384  # bytes of stdout/stderr kept for the report
+SENT_AFTER = "_sent_after"  # set by the parent on every message: the child cannot have sent it before this time
 
 
 @dataclass
@@ -91,7 +92,8 @@ def run_sandboxed(
 
     timeout_s: wall-clock limit for the whole run. silence_s: limit between two messages (from the start to the
     first message too), so a long job that reports progress is not cut but a hung step is. max_output_bytes:
-    stdout + stderr together. on_message: called in the parent for each message as it arrives.
+    stdout + stderr together. on_message: called in the parent for each message as it arrives, with SENT_AFTER set
+    (overwriting any value the child gave): a monotonic time before which the child cannot have sent it.
     confinement: run the child under it (None: a plain child process). scratch: the child's working directory,
     HOME and only writable directory, which the caller owns and reads (default: a temporary one, removed).
     read_only / writable: further paths the confined child sees (the operator's files; GPU lock files).
@@ -153,6 +155,10 @@ def _supervise(
     tails = {"stdout": bytearray(), "stderr": bytearray()}
     output_bytes = message_bytes = 0
     pending = bytearray()
+    # The channel was last seen empty at `drained`: a message first seen in a later read was sent after it. A
+    # busy parent reads late, so receipt times alone would date a message too late (a timing window too short).
+    drained = t0
+    pending_since = t0  # `drained` when the oldest byte still in `pending` had not arrived yet
     messages: list[dict] = []
     final: dict | None = None
     killed: tuple[str, str] | None = None  # (status, detail)
@@ -174,6 +180,7 @@ def _supervise(
                 break
         for key, _ in sel.select(timeout=0.05):
             fd = key.fd
+            read_at = time.monotonic()  # a short read took all the channel held: the rest was sent after this
             try:
                 chunk = os.read(fd, 65536)
             except BlockingIOError:
@@ -183,6 +190,10 @@ def _supervise(
                 continue
             name = streams[fd]
             if name == "channel":
+                if not pending:
+                    pending_since = drained
+                if len(chunk) < 65536:
+                    drained = read_at
                 message_bytes += len(chunk)
                 pending += chunk
                 while b"\n" in pending:
@@ -195,7 +206,7 @@ def _supervise(
                     else:
                         messages.append(msg)
                         if on_message is not None:
-                            on_message(msg)
+                            on_message({**msg, SENT_AFTER: pending_since})
                 if message_bytes > max_messages and killed is None:
                     killed = (FLOOD, f"more than {max_messages} bytes of messages")
                     kill_group(proc)

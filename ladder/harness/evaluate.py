@@ -40,7 +40,7 @@ from ladder.harness.anticheat import static_check
 from ladder.harness.correctness import RunResult
 from ladder.harness.timing import Timing
 from ladder.harness.worker import NEW_BUFFERS, SAME_BUFFERS, Job, recheck_seeds, select_cases
-from ladder.sandbox import run_sandboxed
+from ladder.sandbox import SENT_AFTER, run_sandboxed
 from suite.operator import RANDOM, Operator, resolve_operator
 
 WORKER = "ladder.harness.worker:evaluate"
@@ -242,7 +242,9 @@ class Judge:
         }
 
     def receive(self, msg: dict) -> None:
-        self._queue.put((time.monotonic(), msg))
+        # (sent no earlier than, received at): a timing block's start takes the first, its end the second, so
+        # the window holds the block however late this process read the channel
+        self._queue.put(((float(msg.pop(SENT_AFTER, time.monotonic())), time.monotonic()), msg))
         if self.on_message is not None:
             self.on_message(msg)
 
@@ -252,13 +254,13 @@ class Judge:
 
     def _work(self) -> None:
         while (item := self._queue.get()) is not None:
-            stamp, msg = item
+            stamps, msg = item
             try:
-                self._handle(stamp, msg)
+                self._handle(stamps, msg)
             except Exception as e:  # the message is the runner's, so is the blame; this process goes on
                 self.errors.append(f"a message that makes no sense ({type(e).__name__}: {str(e)[:200]})")
 
-    def _handle(self, stamp: float, msg: dict) -> None:
+    def _handle(self, stamps: tuple[float, float], msg: dict) -> None:
         kind = msg.get("type")
         if kind == "load_error":
             self.load_error = str(msg.get("error"))[:2000]
@@ -270,7 +272,8 @@ class Judge:
             self.started.append(self._case(msg))
         elif kind == "timing_block":
             impl = str(msg["impl"])
-            self.windows.setdefault(self._case(msg), {}).setdefault(impl, []).append(stamp)
+            edges = self.windows.setdefault(self._case(msg), {}).setdefault(impl, [])
+            edges.append(stamps[len(edges) % 2])  # even: a start, odd: an end
         elif kind == "run":
             self._run(msg)
         elif kind == "case_end":

@@ -112,6 +112,18 @@ def evaluate(payload: dict, emit: Emit) -> dict:
     return {"cases": len(cases)}
 
 
+MAX_PENDING_OUTPUTS = 2  # output files written but not yet judged (and deleted) by the parent
+PENDING_WAIT_S = 300.0
+
+
+def wait_for_room(directory: Path = Path(".")) -> None:
+    """Wait until the parent has judged (and deleted) all but MAX_PENDING_OUTPUTS-1 earlier output files: a
+    busy parent must not let a large case's outputs fill the disk (a stress case writes a GiB per run)."""
+    deadline = time.monotonic() + PENDING_WAIT_S
+    while len(list(directory.glob("out-*.pt"))) >= MAX_PENDING_OUTPUTS and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def evaluate_case(
     op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job, emit: Emit, outputs: Iterator[int]
 ) -> dict:
@@ -131,6 +143,7 @@ def evaluate_case(
         name = None
         if out is not None:
             name = f"out-{next(outputs)}.pt"
+            wait_for_room()
             try:
                 torch.save(out, name)
             except Exception as e:

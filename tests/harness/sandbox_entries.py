@@ -78,3 +78,12 @@ def map_shared(payload, emit):
     region = mmap.mmap(-1, payload["bytes"])  # anonymous and shared: RLIMIT_DATA does not count it
     region[payload["bytes"] - 1] = 1
     return {"mapped": payload["bytes"]}
+
+
+def dated_messages(payload, emit):
+    """Messages carrying the monotonic time (one clock for every process) just before each was sent, a pause
+    between them, and a forged parent stamp."""
+    for step in range(3):
+        emit({"step": step, "sent_at": time.monotonic(), "_sent_after": 0.0})
+        time.sleep(0.2)
+    return None

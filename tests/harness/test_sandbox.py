@@ -2,6 +2,7 @@
 
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -19,10 +20,31 @@ def test_result_messages_and_workdir():
     r = run_sandboxed(f"{E}:echo", {"a": [1, 2]}, timeout_s=30, on_message=seen.append)
     assert r.ok, r.summary()
     assert r.value == {"echo": {"a": [1, 2]}}
-    assert [m["step"] for m in r.messages] == [1, 2] and seen == r.messages
+    assert [m["step"] for m in r.messages] == [1, 2]
+    assert [{k: v for k, v in m.items() if k != sandbox.SENT_AFTER} for m in seen] == r.messages
     cwd = r.messages[1]["cwd"]
     assert cwd == r.messages[1]["home"] and "ladder-sandbox-" in cwd
     assert not os.path.exists(cwd), "the temporary working directory must be removed"
+
+
+def test_every_message_is_dated_no_later_than_it_was_sent_however_late_the_parent_reads():
+    """A busy parent (here: a callback that blocks the reading loop for a second) reads a message long after it was
+    sent; its SENT_AFTER still precedes the send, so a timing window built from it cannot come out too short."""
+    seen: list[tuple[dict, float]] = []
+
+    def slow(msg: dict) -> None:
+        seen.append((dict(msg), time.monotonic()))
+        if msg["step"] == 0:
+            time.sleep(1.0)
+
+    r = run_sandboxed(f"{E}:dated_messages", {}, timeout_s=30, on_message=slow)
+    assert r.ok, r.summary()
+    assert [m["step"] for m, _ in seen] == [0, 1, 2]
+    for msg, received in seen:
+        assert msg[sandbox.SENT_AFTER] <= msg["sent_at"] <= received  # the child's forged 0.0 was overwritten
+    late, received = seen[1]
+    assert received - late["sent_at"] > 0.5  # it waited in the channel while the parent was busy
+    assert late[sandbox.SENT_AFTER] != 0.0
 
 
 def test_stdout_and_stderr_do_not_mix_with_results():
@@ -165,3 +187,40 @@ def test_a_sandbox_without_a_gpu_bounds_shared_mappings_too():
     assert run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small).ok  # RLIMIT_DATA: passes
     r = run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small.without_gpu())
     assert r.status == sandbox.EXCEPTION and "Cannot allocate memory" in r.error["message"], r.summary()
+
+
+def test_a_timing_window_starts_when_the_block_was_sent_not_when_a_busy_judge_read_it(tmp_path):
+    """The judge's wall-clock bound on a runner's device time: a block that really lasted 50 ms, whose start message
+    a busy parent read 40 ms late, is a 50 ms window (from the start's SENT_AFTER to the end's receipt), so 45 ms of
+    claimed device time is believable; a forged edge field changes nothing (edges alternate by arrival)."""
+    from ladder.harness.evaluate import Judge
+    from ladder.harness.worker import Job
+    from suite.operator import get_operator
+
+    op = get_operator("new_gelu")
+    judge = Judge(op, Job(operator="new_gelu"), tmp_path, None)
+    sent = time.monotonic()
+    time.sleep(0.04)  # the block runs while the parent is busy elsewhere
+    judge.receive({"type": "timing_block", "case": "c1", "impl": "eager", "edge": "end", sandbox.SENT_AFTER: sent})
+    time.sleep(0.01)
+    judge.receive({"type": "timing_block", "case": "c1", "impl": "eager", "edge": "start", sandbox.SENT_AFTER: sent})
+    judge.finish()
+    start, end = judge.windows["c1"]["eager"]
+    assert start == sent and end - start >= 0.05
+    errors: list[str] = []
+    judge._timing("c1", {"eager": {"ms": 0.01, "busy_ms": 45.0}}, errors)
+    assert errors == []
+    judge._timing("c1", {"eager": {"ms": 0.01, "busy_ms": 500.0}}, errors)
+    assert errors and "not believable" in errors[0]
+
+
+def test_a_runner_writes_its_next_output_only_once_the_judge_has_taken_the_earlier_ones(tmp_path):
+    from ladder.harness import worker
+
+    for n in range(worker.MAX_PENDING_OUTPUTS):
+        (tmp_path / f"out-{n}.pt").write_bytes(b"x")
+    started = time.monotonic()
+    judged = threading.Timer(0.3, (tmp_path / "out-0.pt").unlink)  # the parent judges and deletes one
+    judged.start()
+    worker.wait_for_room(tmp_path)
+    assert 0.25 < time.monotonic() - started < 5 and not (tmp_path / "out-0.pt").exists()
