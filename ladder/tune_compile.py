@@ -70,6 +70,7 @@ def compile_configs(
     jobs: int | None = None,
     timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> list[ConfigCompile]:
+    workdir = workdir.resolve()  # the children run in a directory of their own: a relative path would miss
     workdir.mkdir(parents=True, exist_ok=True)
     case = cheapest_case(op)
     modules = []

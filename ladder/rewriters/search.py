@@ -71,7 +71,10 @@ def run_search(request: RewriteRequest, cand: Candidate, searches: Searches, max
     kernel, space = cand.params["kernel"], cand.params["space"][:max_configs]
     compiled = compile_configs(request.base_source, kernel, space, request.op, request.workdir / "tune")
     kept, _ = prune(compiled)
-    if not kept or [r.config for r in kept] == space[:1]:
+    if not kept:
+        first = next((r.error for r in compiled if r.error), "no error given")
+        return f"tuning search on {kernel}: no config compiled ({len(compiled)} tried; the first error: {first[:300]})"
+    if [r.config for r in kept] == space[:1]:
         return f"tuning search on {kernel}: every config but the base's own was pruned"
     source = tune_module(request.base_source, kernel, [r.config for r in kept])
     searches.remember(cand, source)

@@ -4,6 +4,7 @@ config, pruning with reasons, and the offline rewriter's round record of it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from ladder.context import Context, PastRound, digest
 from ladder.evidence import RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
@@ -17,14 +18,17 @@ GEMM = get_operator("matmul_transposed_b")
 BASE = {"kwargs": {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, "num_warps": 4, "num_stages": 1}
 
 
-def test_each_config_is_compiled_for_the_target_and_pruned_with_its_reason(tmp_path):
+def test_each_config_is_compiled_for_the_target_and_pruned_with_its_reason(tmp_path, monkeypatch):
     configs = [
         BASE,
         {"kwargs": {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, "num_warps": 4, "num_stages": 3},
         # a bf16 tl.dot needs K ≥ 16: Triton refuses this tile at compile time
         {"kwargs": {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 8}, "num_warps": 4, "num_stages": 3},
     ]
-    results = compile_configs(GEMM.initial_source(), "matmul_kernel", configs, GEMM, tmp_path)
+    # a relative directory, as `ladder suite --out out/run` gives: the children run elsewhere and must still find
+    # their modules (on the H200 every config "failed" this way before the path was resolved)
+    monkeypatch.chdir(tmp_path)
+    results = compile_configs(GEMM.initial_source(), "matmul_kernel", configs, GEMM, Path("search"))
     ok, bigger, refused = results
     assert ok.ok and bigger.ok and not refused.ok and refused.error
     # ptxas's registers, Triton's shared memory: a 64×64×64 three-stage tile holds (64·64 + 64·64)·2 B per stage
@@ -33,7 +37,7 @@ def test_each_config_is_compiled_for_the_target_and_pruned_with_its_reason(tmp_p
     assert ok.layout_conversions is not None and ok.spill_bytes == 0
     kept, pruned = prune(results, timed_max=8)
     assert kept == [ok, bigger] and pruned == [refused] and refused.pruned.startswith("does not compile: ")
-    recorded = json.loads((tmp_path / "compiles.json").read_text())
+    recorded = json.loads((tmp_path / "search" / "compiles.json").read_text())
     assert [r["ok"] for r in recorded] == [True, True, False]
 
 
