@@ -143,8 +143,10 @@ def _split_address(addr: ast.expr, is_root) -> tuple[str, ast.expr | None]:
     roots = [(s, t) for s, t in terms if isinstance(t, ast.Name) and is_root(t.id)]
     if len(roots) != 1 or roots[0][0] < 0:
         raise _Refused(f"line {addr.lineno}: address `{ast.unparse(addr)}` is not `pointer + offset`")
-    rest = [(s, t) for s, t in terms if t is not roots[0][1]]
-    return roots[0][1].id, (_rebuild_add(rest) if rest else None)  # type: ignore[union-attr]
+    root = roots[0][1]
+    assert isinstance(root, ast.Name)
+    rest = [(s, t) for s, t in terms if t is not root]
+    return root.id, (_rebuild_add(rest) if rest else None)
 
 
 def _expand_locals(k: KernelAnalysis, expr: ast.expr, keep: str, depth: int = 0) -> ast.expr:
@@ -258,7 +260,8 @@ class _ValueCheck:
                 what = f"`{ast.unparse(call.func)}` in the kernel's value is not elementwise"
                 raise _Refused(f"{self.k.fn.name} line {call.lineno}: {what}")
             if is_to:
-                self.run(call.func.value, depth)  # type: ignore[union-attr]
+                assert isinstance(call.func, ast.Attribute)  # `x.to(...)`
+                self.run(call.func.value, depth)
         for a in [*call.args, *(kw.value for kw in call.keywords)]:
             if name != "load" or a is not _call_arg(call, 0, "pointer"):
                 self.run(a, depth)
@@ -436,7 +439,7 @@ def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> tuple
         raise _Refused(f"{fn.name}: the consumer never loads `{t_param}`")
     for st in pointer_defs:
         _simple_stmt(mod, fn, st.value)
-    return loads, pointer_defs
+    return loads, list[ast.stmt](pointer_defs)
 
 
 def _producer_store(mod: SourceModule, k: KernelAnalysis, t_param: str) -> _Store:
@@ -708,8 +711,8 @@ class _Planner:
         renames, new_params = self._renames(kt, moved, t_args, s_args, t_param)
         dtype = self._dtype(call, [(renames[p], s_args[p]) for p in moved.pointers] + list(t_args.items()), kt)
         for stmt in (alloc, fwd.body[jp if form == "load" else jc]):
-            a, b = mod.line_of(stmt)
-            if mod.data[a:b].decode().strip() != mod.segment(stmt).strip():
+            lo, hi = mod.line_of(stmt)
+            if mod.data[lo:hi].decode().strip() != mod.segment(stmt).strip():
                 raise _Refused(f"forward line {stmt.lineno} holds more than one statement")
         source_stmt = fwd.body[jp if form == "load" else jc]
         return _Plan(
@@ -931,7 +934,9 @@ class FuseKernelChain(Applier):
         new_names = ", ".join(name for name, _ in plan.new_params)
         edits.append(_replace_item(mod, kt.fn.args.args, kt.params.index(plan.t_param), new_names))
         call = plan.target.call
-        items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+        items: list[ast.expr | ast.keyword] = sorted(
+            [*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset)
+        )
         values = [n.value if isinstance(n, ast.keyword) else n for n in items]
         pos = next(i for i, v in enumerate(values) if isinstance(v, ast.Name) and v.id == plan.temp)
         if isinstance(items[pos], ast.keyword):
