@@ -170,3 +170,28 @@ def test_diagnose_rejects_bad_input(tmp_path, capsys):
     assert main(["diagnose", "new_gelu", "--validation", str(bad), "--out", str(tmp_path)]) == 2
     assert "is not a validation JSON written by a ladder run" in capsys.readouterr().err
     assert main(["diagnose", "new_gelu", "--kernel", str(tmp_path / "missing.py")]) == 2
+
+
+def test_vs_torch_compile_divides_the_baselines_compile_times_by_the_best_rounds(tmp_path):
+    """torch.compile is timed once, with the baseline (its times depend on the reference only): the best round's
+    ratio takes them from there, case by case."""
+    compile_ms = [t * 0.5 for t in h200.MOE_EAGER]  # an illustrative torch.compile at twice eager's speed
+    cases = tuple(
+        CaseResult(c, True, ms=t, sol_ms=s, eager_ms=e, compile_ms=k)
+        for c, t, s, e, k in zip(h200.CASES, h200.MOE_NAIVE, h200.MOE_SOL, h200.MOE_EAGER, compile_ms)
+    )
+    naive = Validation("harness", "NVIDIA H200", True, "5 cases correct", cases)
+    blocked = timed(h200.MOE_BLOCKED, h200.MOE_SOL, h200.MOE_EAGER)  # a later round: no torch.compile times
+    g = speedup(naive.times(), blocked.times())
+    rw = Rewrite("offline:program_axis_tile_rows", "work-per-program", "tiled", candidates.VALID, "", ())
+    with History(tmp_path) as h:
+        h.commit(Round("moe_group_top2", 0, 0, BASELINE, "initial", validation=naive, speedup=1.0, speedup_initial=1.0))
+        h.commit(
+            Round(
+                "moe_group_top2", 1, 0, ACCEPTED, "faster", rewrite=rw, validation=blocked, speedup=g, speedup_initial=g
+            )
+        )
+        (moe,) = summarize(h).ops
+    assert moe.best_round == 1
+    assert moe.vs_compile == pytest.approx(geo(k / b for k, b in zip(compile_ms, h200.MOE_BLOCKED)))
+    assert moe.vs_compile == pytest.approx(moe.vs_eager * 0.5)
