@@ -27,7 +27,7 @@ import copy
 from dataclasses import dataclass
 
 from patterns.appliers.base import Applier, Candidate
-from patterns.appliers.source import Edit, EditError, SourceModule, name_loads
+from patterns.appliers.source import Edit, EditError, SourceModule, float_literal, name_loads
 from patterns.features import KernelAnalysis, Launch
 from patterns.features.reader import attr_path, keyword_arg
 
@@ -421,7 +421,7 @@ def _consumer_loads(mod: SourceModule, k: KernelAnalysis, t_param: str) -> tuple
         for n in _names(offset) - _names(addr) if via else ():
             if n not in k.params and len(k.defs.get(n, [])) != 1:
                 raise _Refused(f"{fn.name} line {call.lineno}: `{n}` in the temporary's pointer is reassigned")
-        if other is not None and not _literal(other):
+        if other is not None and float_literal(other) is None:
             raise _Refused(f"{fn.name} line {call.lineno}: the load's `other` is not a literal")
         loads.append(_Load(call, _simple_stmt(mod, fn, call), offset, mask, other))
         claimed |= {id(n) for n in ast.walk(addr)}
@@ -507,21 +507,6 @@ def _pure(mod: SourceModule, expr: ast.expr) -> bool:
         ):
             return False
     return True
-
-
-def _literal(expr: ast.expr) -> bool:
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
-        expr = expr.operand
-    if isinstance(expr, ast.Constant):
-        return isinstance(expr.value, int | float) and not isinstance(expr.value, bool)
-    return (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Name)
-        and expr.func.id == "float"
-        and len(expr.args) == 1
-        and isinstance(expr.args[0], ast.Constant)
-        and isinstance(expr.args[0].value, str)
-    )
 
 
 def _alloc(stmt: ast.stmt) -> tuple[str, ast.Call] | None:

@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 
 from patterns.appliers.base import Applier, Candidate
-from patterns.appliers.source import Edit, SourceModule, name_loads
+from patterns.appliers.source import Edit, SourceModule, float_literal, name_loads
 from patterns.features import KernelAnalysis
 from patterns.features.reader import attr_path, keyword_arg, tile_rank_of
 
@@ -71,31 +71,6 @@ def _int_literal(expr: ast.expr | None) -> int | None:
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
         v = _int_literal(expr.operand)
         return -v if v is not None else None
-    return None
-
-
-def _float_literal(expr: ast.expr) -> float | None:
-    """float("-inf"), -float("inf"), -math.inf, float('inf'), 1e30, ... → the value; None if not a literal."""
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
-        v = _float_literal(expr.operand)
-        return None if v is None else (-v if isinstance(expr.op, ast.USub) else v)
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, int | float) and not isinstance(expr.value, bool):
-        return float(expr.value)
-    if (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Name)
-        and expr.func.id == "float"
-        and len(expr.args) == 1
-        and not expr.keywords
-        and isinstance(expr.args[0], ast.Constant)
-        and isinstance(expr.args[0].value, str)
-    ):
-        try:
-            return float(expr.args[0].value)
-        except ValueError:
-            return None
-    if attr_path(expr) == "math.inf":
-        return math.inf
     return None
 
 
@@ -309,7 +284,7 @@ class _Scan:
         fill, masked = where.args[1], where.args[2]
         if not (isinstance(masked, ast.Name) and masked.id == x):
             raise _Refused(f"line {where.lineno}: the tl.where does not mask {x}, the tile tl.{fname} reduced")
-        if _float_literal(fill) != fill_value:
+        if float_literal(fill) != fill_value:
             raise _Refused(
                 f"line {where.lineno}: the winner is masked with {self.mod.segment(fill)}, not "
                 f"{'-' if fill_value < 0 else '+'}inf, so it can still win the second tl.{reduce}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from patterns.appliers.autotune import pointer_params
 from patterns.appliers.base import Applier, Candidate
-from patterns.appliers.source import Edit, SourceModule, host_bindings, name_loads
+from patterns.appliers.source import Edit, SourceModule, assigned_names, host_bindings, name_loads
 from patterns.features import Launch
 
 PER_SM_DOT = (1, 2, 4)  # a dot tile keeps an SM busy alone: more programs per SM would bring waves back
@@ -59,15 +59,6 @@ def _statement_of(fn: ast.FunctionDef, node: ast.AST) -> ast.stmt:
         if (s.lineno, s.col_offset) >= (best.lineno, best.col_offset):
             best = s
     return best
-
-
-def _assigned(stmts: list[ast.stmt]) -> set[str]:
-    out: set[str] = set()
-    for s in stmts:
-        for n in ast.walk(s):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                out.add(n.id)
-    return out
 
 
 def _device_tensor(mod: SourceModule, lc: Launch, grid_stmt: ast.stmt) -> str | None:
@@ -133,8 +124,8 @@ def plan(mod: SourceModule, lc: Launch) -> _Plan | str:
     rest = body[i + 1 :]
     if not rest:
         return f"{lc.kernel} has no statement after its program id (line {pid.lineno})"
-    if i > start and _assigned(body[start:i]) & _assigned(rest):
-        both = ", ".join(sorted(_assigned(body[start:i]) & _assigned(rest)))
+    if i > start and assigned_names(body[start:i]) & assigned_names(rest):
+        both = ", ".join(sorted(assigned_names(body[start:i]) & assigned_names(rest)))
         return f"{lc.kernel} rebinds {both} after its program id: the loop would carry them"
     if ret := next((n for n in ast.walk(fn) if isinstance(n, ast.Return)), None):
         return f"{lc.kernel} returns at line {ret.lineno}: inside the tile loop a return would skip the other tiles"

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
 from patterns.features import KernelAnalysis, Launch, ModuleNames, find_launches, jit_functions
+from patterns.features.reader import attr_path
 
 
 class EditError(ValueError):
@@ -171,3 +173,35 @@ def name_loads(fn: ast.AST | None, name: str) -> list[ast.Name]:
     if fn is None:
         return []
     return [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+
+
+def float_literal(expr: ast.expr | None) -> float | None:
+    """float("-inf"), -float("inf"), -math.inf, float('inf'), 1e30, 3, ... → the value; None if not a literal."""
+    if expr is None:
+        return None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+        v = float_literal(expr.operand)
+        return None if v is None else (-v if isinstance(expr.op, ast.USub) else v)
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, int | float) and not isinstance(expr.value, bool):
+        return float(expr.value)
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "float"
+        and len(expr.args) == 1
+        and not expr.keywords
+        and isinstance(expr.args[0], ast.Constant)
+        and isinstance(expr.args[0].value, str)
+    ):
+        try:
+            return float(expr.args[0].value)
+        except ValueError:
+            return None
+    if attr_path(expr) == "math.inf":
+        return math.inf
+    return None
+
+
+def assigned_names(stmts: list[ast.stmt]) -> set[str]:
+    """Every name the statements bind (assignments, loop targets, walrus), nested blocks included."""
+    return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

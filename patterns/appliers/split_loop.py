@@ -23,7 +23,7 @@ import ast
 from dataclasses import dataclass
 
 from patterns.appliers.autotune import pointer_params
-from patterns.appliers.source import Edit, SourceModule
+from patterns.appliers.source import Edit, SourceModule, assigned_names, float_literal
 from patterns.features import KernelAnalysis, Launch
 from patterns.features.reader import attr_path
 
@@ -74,15 +74,6 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def _assigned(stmts: list[ast.stmt]) -> set[str]:
-    out: set[str] = set()
-    for s in stmts:
-        for n in ast.walk(s):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                out.add(n.id)
-    return out
-
-
 def _single_target(stmt: ast.stmt) -> str | None:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id
@@ -103,7 +94,7 @@ def _live_in(stmts: list[ast.stmt]) -> set[str]:
         for st in body:
             if isinstance(st, ast.For):
                 live.update(loads(st.iter) - defined)
-                visit(st.body, defined | _assigned([ast.Expr(st.target)]))
+                visit(st.body, defined | assigned_names([ast.Expr(st.target)]))
                 visit(st.orelse, set(defined))
             elif isinstance(st, ast.If | ast.While):
                 live.update(loads(st.test) - defined)
@@ -114,7 +105,7 @@ def _live_in(stmts: list[ast.stmt]) -> set[str]:
                     {st.target.id} if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) else set()
                 )
                 live.update(read - defined)
-                defined |= _assigned([st])
+                defined |= assigned_names([st])
 
     visit(stmts, set())
     return live
@@ -158,32 +149,10 @@ def _dtype_of(mod: SourceModule, expr: ast.expr | None) -> str | None:
     return last if head in mod.names.tl_aliases else None
 
 
-def _literal(expr: ast.expr) -> float | None:
-    """A numeric literal, `float("inf")` and negations; None otherwise."""
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, int | float) and not isinstance(expr.value, bool):
-        return float(expr.value)
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        v = _literal(expr.operand)
-        return None if v is None else -v
-    if (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Name)
-        and expr.func.id == "float"
-        and len(expr.args) == 1
-        and isinstance(expr.args[0], ast.Constant)
-        and isinstance(expr.args[0].value, str)
-    ):
-        try:
-            return float(expr.args[0].value)
-        except ValueError:
-            return None
-    return None
-
-
 def _init(mod: SourceModule, stmt: ast.Assign) -> tuple[float, str, tuple[ast.expr, ...]] | None:
     """(value, dtype, shape) of `acc = tl.zeros(shape, dtype)`, `tl.full(shape, v, dtype)` or a literal."""
     v = stmt.value
-    lit = _literal(v)
+    lit = float_literal(v)
     if lit is not None:
         is_int = isinstance(v, ast.Constant) and isinstance(v.value, int)
         return lit, "int32" if is_int else "float32", ()
@@ -197,7 +166,7 @@ def _init(mod: SourceModule, stmt: ast.Assign) -> tuple[float, str, tuple[ast.ex
         dtype = _dtype_of(mod, v.args[1] if len(v.args) > 1 else kw.get("dtype"))
     else:
         fill = v.args[1] if len(v.args) > 1 else kw.get("value")
-        value = _literal(fill) if fill is not None else None
+        value = float_literal(fill) if fill is not None else None
         dtype = _dtype_of(mod, v.args[2] if len(v.args) > 2 else kw.get("dtype"))
     if value is None or dtype is None or not isinstance(shape, ast.Tuple | ast.List) or len(shape.elts) > 2:
         return None
@@ -298,7 +267,7 @@ def _grid(mod: SourceModule, lc: Launch) -> tuple[str, int] | None:
         binds = [
             n
             for n in ast.walk(lc.host)
-            if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign) and g.id in _assigned([n])
+            if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign) and g.id in assigned_names([n])
         ]
         if len(binds) == 1 and isinstance(binds[0], ast.Assign) and isinstance(binds[0].value, ast.Tuple):
             return g.id, len(binds[0].value.elts)
@@ -412,18 +381,20 @@ def _site(
     before, after = fn.body[:index], fn.body[index + 1 :]
     if not after:
         raise Refusal(f"nothing follows {where}: no accumulator to combine")
-    in_loop = _assigned(loop.body) | {loop.target.id}
+    in_loop = assigned_names(loop.body) | {loop.target.id}
     read_after = _live_in(after)
     # loop-carried: assigned in the loop and possibly read in it before its assignment in the iteration
-    carried = (_assigned(loop.body) & _live_in(loop.body)) - {loop.target.id}
-    undefined = carried - _assigned(before)
+    carried = (assigned_names(loop.body) & _live_in(loop.body)) - {loop.target.id}
+    undefined = carried - assigned_names(before)
     if undefined:
         raise Refusal(f"{where}: {', '.join(sorted(undefined))} is read in the loop before any assignment")
     accs, pointers = [], []
     for var in sorted(carried):
-        updates = [s for s in ast.walk(loop) if isinstance(s, ast.stmt) and var in _assigned([s]) and s is not loop]
+        updates = [
+            s for s in ast.walk(loop) if isinstance(s, ast.stmt) and var in assigned_names([s]) and s is not loop
+        ]
         top = [s for s in loop.body if s in updates]
-        inits = [s for s in before if var in _assigned([s])]
+        inits = [s for s in before if var in assigned_names([s])]
         if len(updates) != 1 or len(top) != 1 or len(inits) != 1:
             raise Refusal(f"{where}: {var} is assigned more than once or conditionally")
         upd, init = top[0], inits[0]
@@ -462,7 +433,7 @@ def _site(
     if leaked:
         raise Refusal(f"{where}: {', '.join(sorted(leaked))} assigned in the loop is read after it")
     bounds = [e for e in (start, stop, step) if e is not None]
-    if any(_names(e) & (in_loop | _assigned(after)) for e in bounds):
+    if any(_names(e) & (in_loop | assigned_names(after)) for e in bounds):
         raise Refusal(f"{where}: the loop bounds depend on values the loop changes")
     return Site(k, lc, stmt, loop, index, start, stop, step, tuple(accs), tuple(pointers), grid, _param_host(k, lc))
 
