@@ -49,7 +49,7 @@ class ConfigCompile:
     shared_bytes: int | None = None
     layout_conversions: int | None = None
     error: str | None = None
-    pruned: str | None = None  # why the search dropped it
+    pruned: str | None = None  # why the search dropped it: "<reason>: <detail>"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,18 +110,19 @@ def prune(results: list[ConfigCompile], timed_max: int = TIMED_MAX) -> tuple[lis
         if not r.ok:
             r.pruned = f"does not compile: {r.error}"
         elif i > 0 and r.spill_bytes and any(x.ok and not x.spill_bytes for x in results):  # the base stays
-            r.pruned = f"spills {r.spill_bytes} B where other configs spill nothing"
+            r.pruned = f"spills: {r.spill_bytes} B where other configs spill nothing"
         elif r.shared_bytes is not None and r.shared_bytes > MAX_SHARED_BYTES:
-            r.pruned = f"needs {r.shared_bytes} B of shared memory (at most {MAX_SHARED_BYTES} per block)"
+            r.pruned = f"shared memory: {r.shared_bytes} B, at most {MAX_SHARED_BYTES} per block"
         elif r.registers is not None and r.registers * threads > REGISTERS_PER_SM:
-            r.pruned = f"{r.registers} registers × {threads} threads exceed the SM's {REGISTERS_PER_SM}"
+            r.pruned = f"registers: {r.registers} × {threads} threads exceed the SM's {REGISTERS_PER_SM}"
     alive = [r for r in results if r.pruned is None]
     order = {id(r): i for i, r in enumerate(results)}
     # the first config is the base kernel's own: always timed, so the search can only match or beat it
     ranked = sorted(alive, key=lambda r: (order[id(r)] != 0, r.spill_bytes, r.layout_conversions or 0, order[id(r)]))
     for r in ranked[timed_max:]:
         r.pruned = (
-            f"ranked below the {timed_max} timed (spills {r.spill_bytes} B, {r.layout_conversions} layout conversions)"
+            f"ranked out: below the {timed_max} timed (spills {r.spill_bytes} B, "
+            f"{r.layout_conversions} layout conversions)"
         )
     kept = [r for r in results if r.pruned is None]
     return kept, [r for r in results if r.pruned is not None]

@@ -32,7 +32,7 @@ class Search:
     kept: list[ConfigCompile]
 
     def summary(self) -> str:
-        reasons = Counter(r.pruned.split(":")[0].split(" (")[0] for r in self.compiled if r.pruned)
+        reasons = Counter(r.pruned.split(":")[0] for r in self.compiled if r.pruned)
         why = ", ".join(f"{n} {what}" for what, n in reasons.most_common())
         return (
             f"{len(self.compiled)} configs compiled for the target, {len(self.compiled) - len(self.kept)} pruned"

@@ -11,7 +11,9 @@ from ladder.evidence import RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult,
 from ladder.policy import ACTIONABLE, Diagnosis, assess
 from ladder.rewriters.base import RewriteRequest
 from ladder.rewriters.offline import OfflineRewriter
+from ladder.rewriters.search import Search
 from ladder.tune_compile import ConfigCompile, compile_configs, prune
+from patterns.appliers import Candidate
 from suite.operator import get_operator
 
 GEMM = get_operator("matmul_transposed_b")
@@ -55,10 +57,17 @@ def test_pruning_keeps_the_base_config_and_ranks_the_rest_by_the_compiles_eviden
     kept, pruned = prune([base, spilling, converting, clean, greedy], timed_max=2)
     # the base is always timed (the search can only match or beat it), then the fewest layout conversions
     assert kept == [base, clean] and pruned == [spilling, converting, greedy]
-    assert spilling.pruned == "spills 64 B where other configs spill nothing"
-    assert greedy.pruned == "200 registers × 512 threads exceed the SM's 65536"
-    assert converting.pruned == "ranked below the 2 timed (spills 0 B, 3 layout conversions)"
+    assert spilling.pruned == "spills: 64 B where other configs spill nothing"
+    assert greedy.pruned == "registers: 200 × 512 threads exceed the SM's 65536"
+    assert converting.pruned == "ranked out: below the 2 timed (spills 0 B, 3 layout conversions)"
     assert base.pruned is None  # it spills too, but it is the kernel as it stands
+    search = Search(
+        Candidate("tune_search", "autotune-configs", "", "", {}), [base, spilling, converting, clean, greedy], kept
+    )
+    assert search.summary() == (
+        "5 configs compiled for the target, 3 pruned (1 spills, 1 ranked out, 1 registers), "
+        "2 left for the autotuner to time on the GPU"
+    )
 
 
 def tuning_diagnosis(ctx: Context) -> Diagnosis:
