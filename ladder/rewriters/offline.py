@@ -133,6 +133,10 @@ class OfflineRewriter(Rewriter):
             if digest(o.candidate.source) in tried | {base} or searches.tried(o.candidate, tried | {base}):
                 continue
             if o.candidate.applier == TuneSearch.name:
+                v = request.base_validation
+                if v is not None and v.correct and not v.timed:  # the interpreter: no autotuner, no timings
+                    search = f"tuning search skipped: the validator ({v.validator}) does not time, so no config can win"
+                    continue
                 search = run_search(request, o.candidate, searches, self.tune_configs)
                 if isinstance(search, str):  # nothing left to time beyond the base's own config
                     continue
@@ -165,6 +169,7 @@ class OfflineRewriter(Rewriter):
             why = (
                 f"no untried candidate: {len(options)} mechanical candidate(s) for this kernel"
                 f"{f' (family {family})' if family else ''}, all tried in earlier rounds"
+                f"{f' ({search})' if isinstance(search, str) else ''}"
             )
             return Rewrite(self.name, family, why, "", "", (Attempt(why, {}, NOTHING_LEFT),))
         c = chosen.candidate
