@@ -25,6 +25,7 @@ from ladder.rewriters.base import RewriteRequest
 from ladder.rewriters.offline import OfflineRewriter, family_appliers
 from ladder.validation import CaseResult, Validation
 from patterns.appliers.check import check_candidates
+from patterns.matcher import default_index
 from suite.operator import get_operator
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,6 +53,14 @@ def test_a_family_reaches_its_cards_appliers_and_those_of_cards_sharing_an_alias
     assert family_appliers("raise-memory-parallelism")[0] == "tune_search"  # an L2 family name, an alias
     assert family_appliers("index-reduction") == ["index_free_topk"]  # index-free-top2 and value-mask-ties
     assert REWRITERS["offline"] is OfflineRewriter
+
+
+def test_every_family_a_card_names_reaches_an_applier():
+    """The ladder settles on a card's family or one of its aliases (L2's names): each must reach a transform."""
+    cards = [c for c in default_index().cards.values() if c.status != "proposed"]
+    families = {c.family for c in cards} | {a for c in cards for a in c.aliases}
+    assert {f for f in families if not family_appliers(f)} == set()
+    assert len(families) >= 30
 
 
 def test_the_diagnosed_family_gets_its_applier_first_and_the_fallback_once_that_is_tried(tmp_path):
