@@ -128,7 +128,9 @@ class OfflineRewriter(Rewriter):
         base = digest(request.base_source)
         request.workdir.mkdir(parents=True, exist_ok=True)
         searches = Searches(request.workdir.parent / SEARCHES_FILE)
-        chosen, chosen_at, search = None, -1, None
+        chosen: Option | None = None
+        chosen_at = -1
+        search: Search | str | None = None  # the tuning search's result, or why there is none
         for i, o in enumerate(options):
             if digest(o.candidate.source) in tried | {base} or searches.tried(o.candidate, tried | {base}):
                 continue
@@ -137,10 +139,11 @@ class OfflineRewriter(Rewriter):
                 if v is not None and v.correct and not v.timed:  # the interpreter: no autotuner, no timings
                     search = f"tuning search skipped: the validator ({v.validator}) does not time, so no config can win"
                     continue
-                search = run_search(request, o.candidate, searches, self.tune_configs)
-                if isinstance(search, str):  # nothing left to time beyond the base's own config
+                found = run_search(request, o.candidate, searches, self.tune_configs)
+                search = found
+                if isinstance(found, str):  # nothing left to time beyond the base's own config
                     continue
-                o = Option(search.candidate, o.fallback)
+                o = Option(found.candidate, o.fallback)
             chosen, chosen_at = o, i
             break
         (request.workdir / "offline-candidates.json").write_text(
