@@ -20,8 +20,12 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from irscope import childproc
+
+if TYPE_CHECKING:  # the parent never imports the capture machinery: only its child runs it
+    from irscope.capture.api import Recording
 
 
 class CaptureError(RuntimeError):
@@ -56,7 +60,11 @@ def capture(
     return dirs
 
 
-def _child(kernel: str, op_ref: str, case: str, out_dir: str, target: str) -> list[str]:
+def record_forward(
+    kernel: str, op_ref: str, case: str, target: str, out_dir: str | None = None, disassemble: bool = True
+) -> Recording:
+    """In a child process only (it imports and runs the module): `forward` on the case's CPU inputs under the
+    dry-run driver, every kernel it compiles recorded (kept in `out_dir` when given)."""
     import irscope
     from irscope.capture import dry_run_driver
     from irscope.capture.loader import load_module
@@ -66,8 +74,13 @@ def _child(kernel: str, op_ref: str, case: str, out_dir: str, target: str) -> li
     chosen = next(c for c in op.cases if c.name == case)
     mod = load_module(kernel, "candidate")
     inputs = op.make_inputs(chosen, 0, "cpu", "random")
-    with dry_run_driver(target), irscope.record(out_dir) as rec:
+    with dry_run_driver(target), irscope.record(out_dir, disassemble=disassemble) as rec:
         mod.forward(*inputs)
+    return rec
+
+
+def _child(kernel: str, op_ref: str, case: str, out_dir: str, target: str) -> list[str]:
+    rec = record_forward(kernel, op_ref, case, target, out_dir)
     return [str(Path(out_dir) / f"{i:03d}-{t.kernel.name}") for i, t in enumerate(rec.trajectories)]
 
 

@@ -129,18 +129,10 @@ def prune(results: list[ConfigCompile], timed_max: int = TIMED_MAX) -> tuple[lis
 
 
 def _child(module: str, op_ref: str, case: str, kernel: str, target: str) -> dict[str, Any]:
-    import irscope
-    from irscope.capture import dry_run_driver
-    from irscope.capture.loader import load_module
-    from suite.operator import resolve_operator
+    from ladder.ir_capture import record_forward
 
-    op = resolve_operator(op_ref)
-    chosen = next(c for c in op.cases if c.name == case)
-    mod = load_module(module, "candidate")
-    inputs = op.make_inputs(chosen, 0, "cpu", "random")
     try:
-        with dry_run_driver(target), irscope.record(None, disassemble=False) as rec:
-            mod.forward(*inputs)
+        rec = record_forward(module, op_ref, case, target, disassemble=False)
     except Exception as e:  # the config's own failure (out of resources, a compile error): a verdict, not a crash
         return {"ok": False, "error": f"{type(e).__name__}: {str(e)[:500]}"}
     traj = next((t for t in rec.trajectories if t.kernel.name == kernel), None)
