@@ -5,7 +5,8 @@ code that may hang, crash, fork or read the environment, so each must fail alone
 its stdout and stderr, and kills the whole group on every way out: the child's exit (a background grandchild it
 left running dies with it), its failure, the timeout, an exception in the parent. It returns the exit status, the
 output and whether the timeout ended it. `spawn` gives the same guarantee to a caller that reads the pipes itself
-(ladder.sandbox supervises messages, silence and output size).
+(ladder.sandbox supervises messages, silence and output size). `start` leaves the child running in the
+background; it still dies with the parent.
 
 Children die with the parent, `kill -9` included. `spawn` does not start the command itself but a guard
 (`_GUARD`, a few lines of Python): it asks Linux for a signal when its parent dies (PR_SET_PDEATHSIG), starts the
@@ -186,16 +187,22 @@ def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path, **pop
     """The child, started in a new session under the guard; its process group is killed and the guard reaped when
     the block ends, however it ends, and when this process dies. `popen`: further subprocess.Popen arguments
     (pipes, pass_fds). proc.pid is the guard's (the group's), proc.returncode the command's."""
-    argv = list(argv)
-    env = dict(env)
-    _check_executable(argv[0], env, cwd)
-    guard = [sys.executable, "-I", "-S", "-c", _GUARD, str(os.getpid()), *argv]
-    proc = subprocess.Popen(guard, env=env, cwd=cwd, start_new_session=True, **popen)
+    proc = start(argv, env=env, cwd=cwd, **popen)
     with proc:  # closes the pipes and reaps the child on the way out
         try:
             yield proc
         finally:
             kill_group(proc)
+
+
+def start(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path, **popen: Any) -> subprocess.Popen:
+    """The child, started in a new session under the guard and left running: it and its group die when this
+    process (the calling thread) ends, `kill -9` included. The caller waits for it, or ends it with kill_group."""
+    argv = list(argv)
+    env = dict(env)
+    _check_executable(argv[0], env, cwd)
+    guard = [sys.executable, "-I", "-S", "-c", _GUARD, str(os.getpid()), *argv]
+    return subprocess.Popen(guard, env=env, cwd=cwd, start_new_session=True, **popen)
 
 
 def _check_executable(program: str, env: Mapping[str, str], cwd: str | Path) -> None:

@@ -69,6 +69,18 @@ def survivors(pids: set[int] | list[int] | tuple[int, ...], within_s: float = 5.
     return left
 
 
+def describe(pids: set[int]) -> str:
+    """Each pid with its state, age and command line, for a failure message."""
+    lines = []
+    for pid in sorted(pids):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:300]
+        except (FileNotFoundError, ProcessLookupError):
+            argv = "(gone)"
+        lines.append(f"{pid} [{state(pid)}, {age_s(pid):.1f} s] {argv}")
+    return "; ".join(lines)
+
+
 def gone(*pids: int) -> bool:
     return not survivors(pids)
 

@@ -21,7 +21,7 @@ from compiler_index import store
 from compiler_index.store import IndexDbError
 from ladder.loop import round_dir
 from ladder.records import History
-from tests.proctree import age_s, kill_when, survivors
+from tests.proctree import age_s, describe, kill_when, survivors
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "compiler_index" / "corpus"
@@ -161,7 +161,8 @@ def test_kill_9_mid_round_leaves_no_child_no_half_round_and_the_resume_redoes_it
     )
     assert proc.returncode == -signal.SIGKILL
     # the children are killed at once, not left to finish their few seconds of work
-    assert not survivors(tree, within_s=1.0), "children of the killed run are still running"
+    left = survivors(tree, within_s=1.0)
+    assert not left, f"children of the killed run are still running: {describe(left)}"
 
     killed = rounds_in_flight(out, ops)
     with History(out) as h:

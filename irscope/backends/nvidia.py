@@ -16,6 +16,7 @@ from typing import Any
 
 from triton import knobs
 
+from irscope import childproc
 from irscope.backends.base import BackendAdapter
 from irscope.capture.builder import TrajectoryBuilder
 from irscope.trajectory import Artifact
@@ -97,6 +98,14 @@ SASS_FILE = "artifacts/sass.sass"
 _SCRIPT = f'"$0" {NVDISASM_FLAGS} "$1" > "$3" 2> "$2.err" && mv "$3" "$2" && rm -f "$2.err"'
 
 
+def _remove_orphaned_parts(out: Path) -> None:
+    """Part files of `out` whose writing process is gone: a run killed with its capturing process left them."""
+    for part in out.parent.glob(f"{out.name}.*.part"):
+        writer = part.name[len(out.name) + 1 :].split(".")[0]
+        if writer.isdigit() and not Path(f"/proc/{writer}").exists():
+            part.unlink(missing_ok=True)
+
+
 class SassError(RuntimeError):
     """nvdisasm could not disassemble the cubin."""
 
@@ -109,8 +118,9 @@ def _command(cubin: Path, out: Path) -> list[str]:
 class Disassembly:
     """nvdisasm of one cubin, run in the background (about 0.4 s, nearly all of it nvdisasm starting up): the
     capture returns without waiting, the first reader of the SASS waits. Started once the trajectory's directory
-    is final, on the cubin written there and into its artifacts/; in memory, on a temporary copy. Detached: if
-    the capturing process exits first, the run still completes the file."""
+    is final, on the cubin written there and into its artifacts/; in memory, on a temporary copy. It dies with
+    the capturing process (thread), `kill -9` included, so a killed tool leaves no disassembler running; the file
+    appears whole or not at all (written beside, then renamed), and a reader that finds none disassembles then."""
 
     def __init__(self, cubin: bytes, cubin_file: str):
         self.cubin_data, self.cubin_file = cubin, cubin_file  # cubin_file: where the writer put it, "" in memory
@@ -130,12 +140,13 @@ class Disassembly:
             self.cubin.write_bytes(self.cubin_data)
         for stale in (self.out, Path(f"{self.out}.err")):  # an earlier capture into the same directory
             stale.unlink(missing_ok=True)
-        self._proc = subprocess.Popen(
+        self._proc = childproc.start(
             _command(self.cubin, self.out),
+            env=os.environ,
+            cwd=os.getcwd(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,
         )
 
     def text(self) -> str:
@@ -150,6 +161,7 @@ def derive_sass(cubin: Path, out: Path) -> str:
     """The SASS of `cubin`: from `out` when a run completed it, else disassembled now (and kept in `out`)."""
     if not out.exists():
         subprocess.run(_command(cubin, out), stdin=subprocess.DEVNULL, capture_output=True)
+        _remove_orphaned_parts(out)
     if not out.exists():
         err = Path(f"{out}.err")
         why = err.read_text().strip()[:2000] if err.exists() else "no output"

@@ -6,13 +6,16 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
+from triton import knobs
 
 import irscope
 from irscope.capture import CompileError
 from irscope.capture.loader import load_module
 from irscope.cli import main as cli_main
+from tests.proctree import descendants, state, survivors
 
 FAILING = textwrap.dedent("""
     import triton
@@ -118,3 +121,47 @@ def test_killed_capture_keeps_finished_passes(tmp_path):
     assert len(traj.snapshots) >= seen >= 20  # nothing seen in the journal before the kill is lost
     assert len(traj.snapshots) == sum('"snapshot"' in line for line in lines if line.endswith("}"))
     assert all(s.text for s in traj.snapshots)  # every journaled snapshot's IR file is readable
+
+
+def test_a_capture_killed_while_disassembling_leaves_no_disassembler_and_the_sass_is_derived_later(tmp_path):
+    """nvdisasm runs in the background once the trajectory is written; `kill -9` of the capturing process takes it
+    along (a killed tool leaves nothing running), and the trajectory it wrote still yields its SASS on load."""
+    # the real one, a minute late (but for Triton's --version probe): the kill surely lands while it runs
+    slow = tmp_path / "slow-nvdisasm"
+    slow.write_text(f'#!/bin/sh\n[ "$1" = --version ] || sleep 60\nexec {knobs.nvidia.nvdisasm.path} "$@"\n')
+    slow.chmod(0o755)
+    out = tmp_path / "traj"
+    script = textwrap.dedent(f"""
+        import os, signal
+        import irscope
+        from irscope.examples import EXAMPLES
+        ex = EXAMPLES["matmul"]
+        irscope.capture(ex.kernel, target="cuda:90", out_dir={str(out)!r}, kernel_kwargs=ex.args, **ex.options)
+        print(os.getpid(), flush=True)
+        os.kill(os.getpid(), signal.SIGSTOP)  # frozen until the test has seen the disassembly running
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    env = {**os.environ, "TRITON_NVDISASM_PATH": str(slow)}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    capturing = int(proc.stdout.readline())
+    while state(capturing) not in ("T", "t"):
+        time.sleep(0.01)
+    deadline = time.monotonic() + 30
+    while not any(b"sleep" in cmdline(p) for p in descendants(capturing)):  # the disassembly, started
+        assert time.monotonic() < deadline, "the background disassembly never started"
+        time.sleep(0.05)
+    running = descendants(capturing)
+    os.kill(capturing, signal.SIGCONT)
+    assert proc.wait() == -signal.SIGKILL
+    assert not survivors(running)
+    traj = irscope.load(out)  # the real nvdisasm again (this process's knobs): the SASS is derived on first use
+    assert "sass" in traj.artifacts and ".visible .entry" not in traj.artifacts["sass"].data
+    assert "MMA" in traj.artifacts["sass"].data or "HMMA" in traj.artifacts["sass"].data
+    assert not list((out / "artifacts").glob("*.part"))  # the killed run's half-written file was removed
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone meanwhile
+        return b""
