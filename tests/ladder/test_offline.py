@@ -66,14 +66,16 @@ def test_every_family_a_card_names_reaches_an_applier():
 def test_the_diagnosed_family_gets_its_applier_first_and_the_fallback_once_that_is_tried(tmp_path):
     d = climb(Context(MOE, MOE.kernel_path, tmp_path / "diag"), registry())
     assert d.level == "L1" and d.family.name == "index-reduction"
-    rw = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path / "r1"))
+    rw = OfflineRewriter(tune_configs=4).rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path / "r1"))
     assert rw.rewriter == "offline:index_free_topk" and rw.family == "index-reduction"
     assert rw.description.startswith("index_free_topk (card index-free-top2): argmax-and-mask → max, count of maxima")
     assert "tl.argmax(" not in rw.source and "-    i1 = tl.argmax(x, axis=0)" in rw.diff
     listed = json.loads((tmp_path / "r1" / "offline-candidates.json").read_text())
     assert listed["family"] == "index-reduction" and listed["family_appliers"] == ["index_free_topk"]
     assert [c["chosen"] for c in listed["candidates"]].count(True) == 1 and listed["candidates"][0]["chosen"]
-    fallback = OfflineRewriter().rewrite(request(MOE, MOE.initial_source(), d, (tried(1, rw),), tmp_path / "r2"))
+    fallback = OfflineRewriter(tune_configs=4).rewrite(
+        request(MOE, MOE.initial_source(), d, (tried(1, rw),), tmp_path / "r2")
+    )
     assert fallback.description.startswith(
         "fallback: the diagnosed family index-reduction has 1 mechanical candidate(s) (index_free_topk), all tried; "
     )
@@ -99,7 +101,7 @@ def diagnosed(op, family: str, ctx: Context) -> Diagnosis:
 def test_a_family_whose_appliers_refuse_the_kernel_falls_back_and_records_why(tmp_path):
     argmax = get_operator("argmax_dim1")
     d = diagnosed(argmax, "index-reduction", Context(argmax, argmax.kernel_path, tmp_path / "diag"))
-    rw = OfflineRewriter().rewrite(request(argmax, argmax.initial_source(), d, (), tmp_path))
+    rw = OfflineRewriter(tune_configs=4).rewrite(request(argmax, argmax.initial_source(), d, (), tmp_path))
     why = (
         "index_free_topk: argmax_dim1_kernel: line 21: the index of tl.max(..., return_indices=True) is stored at "
         "line 25: the index is an output, not only a mask"
@@ -345,7 +347,7 @@ def test_a_dot_precision_candidate_is_dropped_where_the_tolerance_refuses_its_ro
     source = (REPO / "tests" / "patterns" / "data" / "kernels" / "matmul_fp32_ieee.py").read_text()
     precisions = {}
     for op in (GELU, get_operator("matmul_irregular")):
-        OfflineRewriter().rewrite(request(op, source, None, (), tmp_path / op.name))
+        OfflineRewriter(tune_configs=4).rewrite(request(op, source, None, (), tmp_path / op.name))
         listed = json.loads((tmp_path / op.name / "offline-candidates.json").read_text())
         precisions[op.name] = [
             c["params"]["input_precision"] for c in listed["candidates"] if "input_precision" in c["params"]
