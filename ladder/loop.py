@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +71,15 @@ class LoopConfig:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@contextmanager
+def _timed(seconds: dict[str, float], stage: str) -> Iterator[None]:
+    began = time.monotonic()
+    try:
+        yield
+    finally:
+        seconds[stage] = round(time.monotonic() - began, 3)
 
 
 def round_dir(out: Path, op: str, number: int) -> Path:
@@ -201,7 +211,9 @@ class Loop:
         kernel = rdir / "candidate.py"
         kernel.write_text(op.initial_source())
         # torch.compile's times depend on the reference alone: the baseline times it once per case for the report
-        v, vpath = self._validate(op, kernel, rdir, with_compile=self.config.time_compile)
+        seconds: dict[str, float] = {}
+        with _timed(seconds, "baseline"):
+            v, vpath = self._validate(op, kernel, rdir, with_compile=self.config.time_compile)
         return Round(
             op.name,
             0,
@@ -215,6 +227,7 @@ class Loop:
             artifacts={"candidate": str(kernel), "validation": str(vpath)},
             started=started,
             finished=_now(),
+            seconds=seconds,
         )
 
     def _target(self) -> str:
@@ -228,7 +241,8 @@ class Loop:
         base_path = rdir / "base.py"  # from the record, not the earlier round's file: the record is the truth
         base_path.write_text(op.initial_source() if best.round == 0 or best.rewrite is None else best.rewrite.source)
         past = self._past(op)
-        common: dict[str, Any] = {"target": self._target(), "started": started}
+        seconds: dict[str, float] = {}  # filled stage by stage; every Round below is built after its stages
+        common: dict[str, Any] = {"target": self._target(), "started": started, "seconds": seconds}
         diagnosis: Diagnosis | None = None
         if self.config.diagnose:
             self._stage(op.name, n, "diagnose")
@@ -244,7 +258,8 @@ class Loop:
                 sol_target=self.config.sol_target,
                 options=self.config.level_options,
             )
-            diagnosis = climb(ctx, self.levels)
+            with _timed(seconds, "diagnose"):
+                diagnosis = climb(ctx, self.levels)
             (rdir / "diagnosis.json").write_text(json.dumps(diagnosis.to_json(), indent=1))
             if diagnosis.outcome != ACTIONABLE:
                 decision = AT_TARGET if diagnosis.outcome == AT_TARGET else INCONCLUSIVE
@@ -268,9 +283,10 @@ class Loop:
                     )
                 return r
         self._stage(op.name, n, f"rewrite ({self.rewriter.name})")
-        rewrite = self.rewriter.rewrite(
-            RewriteRequest(op, best.round, base_path.read_text(), best.validation, diagnosis, past, rdir)
-        )
+        with _timed(seconds, "rewrite"):
+            rewrite = self.rewriter.rewrite(
+                RewriteRequest(op, best.round, base_path.read_text(), best.validation, diagnosis, past, rdir)
+            )
         if not rewrite.source:
             last = rewrite.attempts[-1].error if rewrite.attempts else "no reply"
             if rewrite.exhausted:
@@ -302,7 +318,8 @@ class Loop:
         candidate = rdir / "candidate.py"
         candidate.write_text(rewrite.source)
         self._stage(op.name, n, f"validate ({self.validator.name})")
-        v, vpath = self._validate(op, candidate, rdir)
+        with _timed(seconds, "validate"):
+            v, vpath = self._validate(op, candidate, rdir)
         decision, reason, gain, gain0 = self._decide(op, best, v)
         return Round(
             op.name,

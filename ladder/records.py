@@ -119,6 +119,8 @@ class Round:
     artifacts: Mapping[str, str] = field(default_factory=dict)  # name → path: candidate.py, validation.json, …
     started: str = ""
     finished: str = ""
+    # wall seconds of each stage the round ran (baseline; diagnose, rewrite, validate): where a run's time goes
+    seconds: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.decision not in DECISIONS:
@@ -150,6 +152,7 @@ class Round:
             "artifacts": dict(self.artifacts),
             "started": self.started,
             "finished": self.finished,
+            "seconds": dict(self.seconds),
         }
 
     @classmethod
@@ -170,6 +173,7 @@ class Round:
             artifacts=dict(d.get("artifacts", {})),
             started=d.get("started", ""),
             finished=d.get("finished", ""),
+            seconds=dict(d.get("seconds", {})),
         )
 
     def to_jsonl(self) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""What a run achieved: per-operator speedups of the best round, the suite aggregate, and the level accounting.
+"""What a run achieved: per-operator speedups of the best round, the suite aggregate, the level accounting, and
+where the rounds came from and went: which rewriter produced each candidate and what became of it, which family
+each diagnosis settled on, and the wall time each stage took.
 
 Best round = highest validated geo-mean speedup over the initial kernel, earlier round on ties (History.best);
 round 0 (the initial kernel itself, 1.0x) when no round beat it. The paper's level accounting: the evidence
@@ -10,17 +12,25 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ladder.evidence import LEVELS, RAN
-from ladder.records import BASELINE, History
+from ladder.records import ACCEPTED, BASELINE, REJECTED, History, Round
 from ladder.validation import Validation
 from suite.stats import geomean
 
 INITIAL = "initial"  # the evidence level of a best round that is the initial kernel
-MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
+MOE_OPS = ("moe_group_top2", "moe_grouped_topk")
+# Round.seconds' stages in the order a run goes through them: round 0's validation, then each round's three
+STAGES = (
+    "baseline",
+    "diagnose",
+    "rewrite",
+    "validate",
+)  # reported also without them (docs/suite-protocol.md#aggregation)
 
 
 def _ratio(v: Validation, num: str, den: str, fallback: Validation | None = None) -> float | None:
@@ -96,6 +106,10 @@ class SuiteSummary:
     best_level_counts: dict[str, int]  # evidence level of the best round → number of operators
     reached_counts: dict[str, int]  # level → operators whose trajectory reached it
     ran_counts: dict[str, int]  # level → operators where it ran in at least one round
+    # rewriter ("offline:APPLIER", "llm:MODEL") → decision → rounds whose candidate it produced
+    rewriters: dict[str, dict[str, int]] = field(default_factory=dict)
+    families: dict[str, dict[str, int]] = field(default_factory=dict)  # diagnosed family → decision → rounds
+    stage_seconds: dict[str, list[float]] = field(default_factory=dict)  # stage → wall seconds, one per round
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,8 +119,22 @@ def _geo(values: list[float | None]) -> float | None:
     return geomean(v for v in values if v is not None)
 
 
+def _tally(rounds: list[Round], key: Callable[[Round], str | None]) -> dict[str, dict[str, int]]:
+    """key(round) → decision → rounds, for the rounds after the baseline that have a key; most rounds first."""
+    counts: dict[str, Counter[str]] = {}
+    for r in rounds:
+        if r.round > 0 and (k := key(r)) is not None:
+            counts.setdefault(k, Counter())[r.decision] += 1
+    return {k: dict(c) for k, c in sorted(counts.items(), key=lambda kc: (-kc[1].total(), kc[0]))}
+
+
 def summarize(history: History) -> SuiteSummary:
     ops = [summarize_op(history, op) for op in history.ops()]
+    rounds = history.rounds()
+    stage_seconds: dict[str, list[float]] = {}
+    for r in rounds:
+        for stage, s in r.seconds.items():
+            stage_seconds.setdefault(stage, []).append(s)
     speedups = [o.speedup_initial for o in ops if o.speedup_initial is not None]
     levels = Counter(o.best_level or "no diagnosis" for o in ops if o.best_round is not None)
     return SuiteSummary(
@@ -122,6 +150,9 @@ def summarize(history: History) -> SuiteSummary:
         best_level_counts={k: levels[k] for k in (*LEVELS, INITIAL, "no diagnosis") if levels[k]},
         reached_counts={lv: sum(o.reached[lv] for o in ops) for lv in LEVELS},
         ran_counts={lv: sum(o.ran[lv] for o in ops) for lv in LEVELS},
+        rewriters=_tally(rounds, lambda r: r.rewrite.rewriter if r.rewrite and r.rewrite.source else None),
+        families=_tally(rounds, lambda r: r.diagnosis.family.name if r.diagnosis and r.diagnosis.family else None),
+        stage_seconds=stage_seconds,
     )
 
 
@@ -160,7 +191,28 @@ def render(s: SuiteSummary) -> str:
         + ".",
         "Level columns: ✓ ran in some round, ○ reached but could not run (unavailable or failed), · never reached.",
     ]
+    lines += _accounting("rewriter of the candidate", s.rewriters)
+    lines += _accounting("family the diagnosis settled on", s.families)
+    if s.stage_seconds:
+        lines += ["", "| stage | rounds | median s | total s |", "|---|---|---|---|"]
+        for stage in sorted(s.stage_seconds, key=lambda st: (STAGES.index(st) if st in STAGES else len(STAGES), st)):
+            t = s.stage_seconds[stage]
+            lines.append(f"| {stage} | {len(t)} | {statistics.median(t):.1f} | {sum(t):.0f} |")
     return "\n".join(lines)
+
+
+def _accounting(what: str, tally: dict[str, dict[str, int]]) -> list[str]:
+    """A table of rounds per `what` (rounds after the baseline): accepted, rejected, the other decisions."""
+    if not tally:
+        return []
+    lines = ["", f"| {what} | rounds | accepted | rejected | other |", "|---|---|---|---|---|"]
+    for name, decisions in tally.items():
+        other = ", ".join(f"{d} {n}" for d, n in sorted(decisions.items()) if d not in (ACCEPTED, REJECTED))
+        lines.append(
+            f"| {name} | {sum(decisions.values())} | {decisions.get(ACCEPTED, 0)} | {decisions.get(REJECTED, 0)} | "
+            f"{other or '–'} |"
+        )
+    return lines
 
 
 def plot(s: SuiteSummary, path: Path) -> Path:

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from ladder.levels import registry
 from ladder.loop import Loop, LoopConfig
 from ladder.policy import ACTIONABLE, Diagnosis, assess, climb
 from ladder.records import NOTHING_LEFT, History, Rewrite
+from ladder.report import STAGES
 from ladder.rewriters import REWRITERS
 from ladder.rewriters.base import RewriteRequest
 from ladder.rewriters.offline import OfflineRewriter, family_appliers
@@ -246,9 +248,24 @@ def test_offline_optimize_runs_resumes_after_a_deadline_and_reports_without_tree
         assert r.validation.device == "cpu (TRITON_INTERPRET=1)" and r.decision in ("untimed", "rejected")
     assert rounds[1].rewrite.source != rounds[2].rewrite.source
     assert (out / "new_gelu" / "round-002" / "offline-candidates.json").is_file()
+    assert set(rounds[0].seconds) == {"baseline"} and all(set(r.seconds) == set(STAGES[1:]) for r in rounds[1:])
+    assert all(s > 0 for r in rounds for s in r.seconds.values())
     r = cli("report", str(out), "--json", str(tmp_path / "summary.json"), cwd=tmp_path)
     assert r.returncode == 0 and "| new_gelu | 2 |" in r.stdout
-    assert json.loads((tmp_path / "summary.json").read_text())["ops"][0]["op"] == "new_gelu"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["ops"][0]["op"] == "new_gelu"
+    # the accounting: each round's candidate under the applier that produced it, each diagnosis under its family
+    produced = {
+        x.rewrite.rewriter: dict(Counter(y.decision for y in rounds[1:] if y.rewrite.rewriter == x.rewrite.rewriter))
+        for x in rounds[1:]
+    }
+    assert summary["rewriters"] == produced
+    assert summary["families"] == {"tuning": dict(Counter(x.decision for x in rounds[1:]))}
+    for name, decisions in produced.items():
+        accepted, rejected = decisions.get("accepted", 0), decisions.get("rejected", 0)
+        assert f"| {name} | {sum(decisions.values())} | {accepted} | {rejected} |" in r.stdout
+    assert summary["stage_seconds"]["validate"] == [x.seconds["validate"] for x in rounds[1:]]
+    assert "| validate | 2 |" in r.stdout and "| baseline | 1 |" in r.stdout
 
 
 def test_a_suite_with_two_jobs_runs_every_operator_into_one_history(tmp_path):

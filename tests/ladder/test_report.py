@@ -102,8 +102,13 @@ def test_summary_numbers_and_level_accounting(tmp_path):
     assert s.geomean_without_moe == pytest.approx(1.0)
     assert s.best_level_counts == {"L3": 1, "initial": 1}
     assert s.reached_counts == {"L1": 1, "L2": 1, "L3": 1, "L4": 0} and s.ran_counts["L3"] == 1
+    # rounds after the baseline, by the rewriter of their candidate and by the family of their diagnosis
+    assert s.rewriters == {"llm:m": {"accepted": 1, "rejected": 1, "untimed": 1}}
+    assert s.families == {"index-reduction": {"accepted": 1}} and s.stage_seconds == {}
     table = render(s)
     assert "| moe_group_top2 | 1 | 1 | L3 | 16.0" in table and "| ○ | ○ | ✓ | · |" in table
+    assert "| llm:m | 3 | 1 | 1 | untimed 1 |" in table and "| index-reduction | 1 | 1 | 0 | – |" in table
+    assert "| stage |" not in table  # rounds recorded before stage timings: no timing table to show
 
 
 def test_report_command_prints_plots_and_writes_json(tmp_path, capsys):
