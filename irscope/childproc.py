@@ -6,7 +6,7 @@ its stdout and stderr, and kills the whole group on every way out: the child's e
 left running dies with it), its failure, the timeout, an exception in the parent. It returns the exit status, the
 output and whether the timeout ended it. `spawn` gives the same guarantee to a caller that reads the pipes itself
 (ladder.sandbox supervises messages, silence and output size). `start` leaves the child running in the
-background; it still dies with the parent.
+background; it still dies with the parent, unless `release`d.
 
 Children die with the parent, `kill -9` included. `spawn` does not start the command itself but a guard
 (`_GUARD`, a few lines of Python): it asks Linux for a signal when its parent dies (PR_SET_PDEATHSIG), starts the
@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -87,17 +88,19 @@ SECRET_MARKERS = (
 )
 READ_GRACE_S = 5.0  # after the group is killed: how long to wait for output held by a process that left the group
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
+READY_WAIT_S = 5.0  # how long `release` waits for a guard just started to block its signals (Python starting up)
 
 # The guard between the caller and the command: `python -I -S -c _GUARD PARENT_PID ARGV...`. It blocks the signals
 # it waits for before asking for the parent-death signal (so none is lost), checks the parent did not die before
 # that, starts the command (signal mask and dispositions as a plain exec would leave them), lets go of every pipe
 # end (the caller's end-of-file must mean the command's group is done, as without a guard), then waits: the parent's
-# death or a stop signal kills the group; the command's end is passed on as the guard's own exit status or signal.
+# death or a stop signal kills the group, SIGUSR2 (release) lets it outlive the parent; the command's end is passed
+# on as the guard's own exit status or signal.
 _GUARD = """
 import ctypes, os, resource, signal, sys
 parent, argv = int(sys.argv[1]), sys.argv[2:]
 stop = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
-waited = stop | {signal.SIGCHLD}
+waited = stop | {signal.SIGCHLD, signal.SIGUSR2}
 signal.pthread_sigmask(signal.SIG_BLOCK, waited)
 ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGUSR1))
 if os.getppid() != parent:
@@ -117,8 +120,11 @@ for fd in (0, 1, 2):
     os.dup2(null, fd)
 os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 while True:
-    if signal.sigwaitinfo(waited).si_signo in stop:
+    signo = signal.sigwaitinfo(waited).si_signo
+    if signo in stop:
         os.killpg(0, signal.SIGKILL)
+    if signo == signal.SIGUSR2:
+        ctypes.CDLL(None, use_errno=True).prctl(1, 0)
     pid, status = os.waitpid(child, os.WNOHANG)
     if pid:
         break
@@ -203,6 +209,35 @@ def start(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | Path, **pop
     _check_executable(argv[0], env, cwd)
     guard = [sys.executable, "-I", "-S", "-c", _GUARD, str(os.getpid()), *argv]
     return subprocess.Popen(guard, env=env, cwd=cwd, start_new_session=True, **popen)
+
+
+def release(proc: subprocess.Popen) -> None:
+    """Let a child from `start` outlive this process: its guard stops watching for the parent's death. For work a
+    normal exit should leave to finish (an atexit handler); `kill -9` gives no chance to call it."""
+    deadline = time.monotonic() + READY_WAIT_S
+    while proc.poll() is None and not _has_child(proc.pid):
+        if time.monotonic() > deadline:
+            return  # a guard that never got going: it dies with this process, as if not released
+        time.sleep(0.001)
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGUSR2)
+
+
+def _has_child(pid: int) -> bool:
+    """The guard has started its command, so it blocks the signals it waits for (before that, SIGUSR2 would kill
+    it). Its signal mask in /proc cannot tell: sigwaitinfo unblocks the signals it waits for while it waits."""
+    try:
+        return bool(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+    except FileNotFoundError:  # a kernel without that file (or the guard gone): look through every process
+        return any(_parent_of(entry) == pid for entry in os.listdir("/proc") if entry.isdigit())
+
+
+def _parent_of(pid: str) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        return None
 
 
 def _check_executable(program: str, env: Mapping[str, str], cwd: str | Path) -> None:

@@ -25,6 +25,14 @@ def _stat(pid: int) -> tuple[str, int]:
     return fields[0], int(fields[1])
 
 
+def group_of(pid: int) -> int | None:
+    """Its process group id; None once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[2])
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
 def descendants(pid: int) -> set[int]:
     """Every running process below `pid` now (children, grandchildren, …)."""
     children: dict[int, list[int]] = {}

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -115,12 +116,23 @@ def _command(cubin: Path, out: Path) -> list[str]:
     return ["sh", "-c", _SCRIPT, knobs.nvidia.nvdisasm.path, str(cubin), str(out), part]
 
 
+_RUNNING: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()  # background disassemblies of this process
+
+
+@atexit.register
+def _release_running() -> None:
+    """A normal exit leaves the disassemblies still running to finish their files (`kill -9` takes them along)."""
+    for proc in list(_RUNNING):
+        childproc.release(proc)
+
+
 class Disassembly:
     """nvdisasm of one cubin, run in the background (about 0.4 s, nearly all of it nvdisasm starting up): the
     capture returns without waiting, the first reader of the SASS waits. Started once the trajectory's directory
-    is final, on the cubin written there and into its artifacts/; in memory, on a temporary copy. It dies with
-    the capturing process (thread), `kill -9` included, so a killed tool leaves no disassembler running; the file
-    appears whole or not at all (written beside, then renamed), and a reader that finds none disassembles then."""
+    is final, on the cubin written there and into its artifacts/; in memory, on a temporary copy. A normal exit
+    of the capturing process leaves it to finish the file; `kill -9` (or the end of the capturing thread) takes
+    it along, so a killed tool leaves no disassembler running. The file appears whole or not at all (written
+    beside, then renamed), and a reader that finds none disassembles then."""
 
     def __init__(self, cubin: bytes, cubin_file: str):
         self.cubin_data, self.cubin_file = cubin, cubin_file  # cubin_file: where the writer put it, "" in memory
@@ -148,6 +160,7 @@ class Disassembly:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        _RUNNING.add(self._proc)
 
     def text(self) -> str:
         if self._proc is None:  # read before the capture started it (record() writes on the spot)

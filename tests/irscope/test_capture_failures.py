@@ -123,12 +123,14 @@ def test_killed_capture_keeps_finished_passes(tmp_path):
     assert all(s.text for s in traj.snapshots)  # every journaled snapshot's IR file is readable
 
 
-def test_a_capture_killed_while_disassembling_leaves_no_disassembler_and_the_sass_is_derived_later(tmp_path):
-    """nvdisasm runs in the background once the trajectory is written; `kill -9` of the capturing process takes it
-    along (a killed tool leaves nothing running), and the trajectory it wrote still yields its SASS on load."""
-    # the real one, a minute late (but for Triton's --version probe): the kill surely lands while it runs
+@pytest.mark.parametrize(("ending", "late_s"), [("kill -9", 60), ("exit", 2)])
+def test_a_background_disassembly_dies_with_a_killed_capture_and_finishes_after_a_normal_exit(tmp_path, ending, late_s):
+    """nvdisasm runs in the background once the trajectory is written. `kill -9` of the capturing process takes it
+    along (a killed tool leaves nothing running) and the trajectory still yields its SASS on load; after a normal
+    exit it finishes the file, as it did when it ran detached."""
+    # the real one, late (but for Triton's --version probe): the process ends while it runs
     slow = tmp_path / "slow-nvdisasm"
-    slow.write_text(f'#!/bin/sh\n[ "$1" = --version ] || sleep 60\nexec {knobs.nvidia.nvdisasm.path} "$@"\n')
+    slow.write_text(f'#!/bin/sh\n[ "$1" = --version ] || sleep {late_s}\nexec {knobs.nvidia.nvdisasm.path} "$@"\n')
     slow.chmod(0o755)
     out = tmp_path / "traj"
     script = textwrap.dedent(f"""
@@ -139,7 +141,8 @@ def test_a_capture_killed_while_disassembling_leaves_no_disassembler_and_the_sas
         irscope.capture(ex.kernel, target="cuda:90", out_dir={str(out)!r}, kernel_kwargs=ex.args, **ex.options)
         print(os.getpid(), flush=True)
         os.kill(os.getpid(), signal.SIGSTOP)  # frozen until the test has seen the disassembly running
-        os.kill(os.getpid(), signal.SIGKILL)
+        if {ending == "kill -9"}:
+            os.kill(os.getpid(), signal.SIGKILL)
     """)
     env = {**os.environ, "TRITON_NVDISASM_PATH": str(slow)}
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
@@ -152,12 +155,20 @@ def test_a_capture_killed_while_disassembling_leaves_no_disassembler_and_the_sas
         time.sleep(0.05)
     running = descendants(capturing)
     os.kill(capturing, signal.SIGCONT)
-    assert proc.wait() == -signal.SIGKILL
-    assert not survivors(running)
-    traj = irscope.load(out)  # the real nvdisasm again (this process's knobs): the SASS is derived on first use
-    assert "sass" in traj.artifacts and ".visible .entry" not in traj.artifacts["sass"].data
-    assert "MMA" in traj.artifacts["sass"].data or "HMMA" in traj.artifacts["sass"].data
-    assert not list((out / "artifacts").glob("*.part"))  # the killed run's half-written file was removed
+    sass = out / "artifacts" / "sass.sass"
+    if ending == "kill -9":
+        assert proc.wait() == -signal.SIGKILL
+        assert not survivors(running)
+        assert not sass.exists()
+        traj = irscope.load(out)  # the real nvdisasm again (this process's knobs): the SASS is derived on first use
+        text = traj.artifacts["sass"].data
+    else:
+        assert proc.wait() == 0
+        assert survivors(running, within_s=0.5)  # the exit did not wait for it, nor take it along
+        assert not survivors(running, within_s=late_s + 30)
+        text = sass.read_text()  # written by the background run alone: nothing here has read the trajectory
+    assert ".visible .entry" not in text and ("HMMA" in text or "MMA" in text)
+    assert not list((out / "artifacts").glob("*.part"))  # a killed run's half-written file is removed
 
 
 def cmdline(pid: int) -> bytes:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from irscope import childproc
-from tests.proctree import descendants, gone, survivors
+from tests.proctree import descendants, gone, group_of, survivors
 
 # Starts a background grandchild, says the pids, then ends as told: normally, with an error, or never.
 CHILD = """
@@ -156,6 +156,50 @@ def test_pool_workers_die_with_a_killed_parent(tmp_path):
     parent.kill()
     parent.wait()
     assert not survivors(tree)
+
+
+# A parent that starts two background children (`start`), releases the second, says the two guards' pids (each
+# leads its child's process group) and waits to be killed.
+STARTING_PARENT = """
+import sys, threading
+from pathlib import Path
+from irscope import childproc
+child, home = sys.argv[1], sys.argv[2]
+env = childproc.child_env(Path(home))
+kept, released = (childproc.start([sys.executable, "-c", child, "hang"], env=env, cwd=home) for _ in range(2))
+childproc.release(released)
+print(kept.pid, released.pid, flush=True)
+threading.Event().wait()
+"""
+
+
+def test_a_started_child_dies_with_its_parent_and_a_released_one_outlives_it(tmp_path):
+    parent = subprocess.Popen(
+        [sys.executable, "-c", STARTING_PARENT, CHILD, str(tmp_path)],
+        env=childproc.child_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
+    )
+    parent.stdin.close()
+    # the children inherit no pipe from here (the parent's stdout is /dev/null): their pids come from /proc
+    deadline = time.monotonic() + 30
+    while len(tree := descendants(parent.pid)) < 6:  # two guards, their children and grandchildren
+        assert time.monotonic() < deadline, f"the children did not start: {tree}"
+        time.sleep(0.05)
+    guards = {p for p in tree if group_of(p) == p}
+    assert len(guards) == 2
+    time.sleep(0.5)  # the release (a signal) has reached its guard
+    parent.kill()
+    parent.wait()
+    outlived = survivors(tree, within_s=2.0)
+    try:
+        groups = {group_of(p) for p in outlived}
+        assert len(groups) == 1 and groups < guards  # one whole group lives on: the released one
+        assert len(outlived) == 3  # its guard, child and grandchild
+    finally:
+        for pid in outlived:
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_child_env_is_an_allowlist(tmp_path):
