@@ -23,14 +23,9 @@ from ladder.validation import Validation
 from suite.stats import geomean
 
 INITIAL = "initial"  # the evidence level of a best round that is the initial kernel
-MOE_OPS = ("moe_group_top2", "moe_grouped_topk")
+MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
 # Round.seconds' stages in the order a run goes through them: round 0's validation, then each round's three
-STAGES = (
-    "baseline",
-    "diagnose",
-    "rewrite",
-    "validate",
-)  # reported also without them (docs/suite-protocol.md#aggregation)
+STAGES = ("baseline", "diagnose", "rewrite", "validate")
 
 
 def _ratio(v: Validation, num: str, den: str, fallback: Validation | None = None) -> float | None:
@@ -195,8 +190,7 @@ def render(s: SuiteSummary) -> str:
     lines += _accounting("family the diagnosis settled on", s.families)
     if s.stage_seconds:
         lines += ["", "| stage | rounds | median s | total s |", "|---|---|---|---|"]
-        for stage in sorted(s.stage_seconds, key=lambda st: (STAGES.index(st) if st in STAGES else len(STAGES), st)):
-            t = s.stage_seconds[stage]
+        for stage, t in sorted(s.stage_seconds.items(), key=lambda st: STAGES.index(st[0])):
             lines.append(f"| {stage} | {len(t)} | {statistics.median(t):.1f} | {sum(t):.0f} |")
     return "\n".join(lines)
 
