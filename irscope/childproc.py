@@ -14,7 +14,9 @@ command in its own process group, and kills that whole group when the signal com
 grandchild it started outlives the tool. `process_pool` gives workers of a ProcessPoolExecutor the same: they are
 SIGKILLed when the parent dies (`die_with_parent`). Linux sends that signal when the *thread* that started the
 process ends: start children from a thread that outlives them (spawn's block and a pool's `with` ensure it).
-Grandchildren that move to another session escape the group; confining those needs a PID namespace.
+When the parent dies, the guard kills every process descending from it, those that moved to a session of their
+own included; a grandchild that double-forked away (reparented to init) escapes it, and only a PID namespace
+confines that.
 
 `child_env(home, extra)` is the child's environment, built from an allowlist: PATH, locale, CUDA/NVIDIA, TRITON_*,
 PYTORCH_*, TORCH*, thread counts, minus every name that looks like a credential or a proxy setting; HOME and
@@ -94,8 +96,9 @@ READY_WAIT_S = 5.0  # how long `release` waits for a guard just started to block
 # it waits for before asking for the parent-death signal (so none is lost), checks the parent did not die before
 # that, starts the command (signal mask and dispositions as a plain exec would leave them), lets go of every pipe
 # end (the caller's end-of-file must mean the command's group is done, as without a guard), then waits: the parent's
-# death or a stop signal kills the group, SIGUSR2 (release) lets it outlive the parent; the command's end is passed
-# on as the guard's own exit status or signal.
+# death or a stop signal kills every descendant (those that moved to a session of their own too: bwrap's sandbox
+# init does, before it asks for its own parent-death signal) and then the group; SIGUSR2 (release) lets it outlive
+# the parent; the command's end is passed on as the guard's own exit status or signal.
 _GUARD = """
 import ctypes, os, resource, signal, sys
 parent, argv = int(sys.argv[1]), sys.argv[2:]
@@ -115,6 +118,20 @@ if child == 0:
     except OSError as e:
         os.write(2, f"{argv[0]}: {e.strerror}\\n".encode())
     os._exit(127)
+def descendants():
+    children = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                children.setdefault(int(f.read().rpartition(")")[2].split()[1]), []).append(int(entry))
+        except (OSError, ValueError):
+            continue
+    found, todo = [], [os.getpid()]
+    while todo:
+        for pid in children.get(todo.pop(), ()):
+            found.append(pid)
+            todo.append(pid)
+    return found
 null = os.open(os.devnull, os.O_RDWR)
 for fd in (0, 1, 2):
     os.dup2(null, fd)
@@ -122,6 +139,11 @@ os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 while True:
     signo = signal.sigwaitinfo(waited).si_signo
     if signo in stop:
+        for pid in descendants():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         os.killpg(0, signal.SIGKILL)
     if signo == signal.SIGUSR2:
         ctypes.CDLL(None, use_errno=True).prctl(1, 0)

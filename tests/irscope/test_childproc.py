@@ -86,10 +86,18 @@ else:
 """
 
 
-@pytest.mark.parametrize("where", ["main", "thread"])
-def test_killing_the_parent_with_sigkill_kills_child_and_grandchild(tmp_path, where):
+# CHILD, but its grandchild leaves the process group for a session of its own (as bwrap's sandbox init does)
+SESSION_CHILD = CHILD.replace(
+    'subprocess.Popen(["sleep", "60"])', 'subprocess.Popen(["sleep", "60"], start_new_session=True)'
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "child"), [("main", CHILD), ("thread", CHILD), ("main", SESSION_CHILD)], ids=["main", "thread", "setsid"]
+)
+def test_killing_the_parent_with_sigkill_kills_child_and_grandchild(tmp_path, where, child):
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, CHILD, where, str(tmp_path)],
+        [sys.executable, "-c", PARENT, child, where, str(tmp_path)],
         env=childproc.child_env(tmp_path),
         stdout=subprocess.PIPE,
         text=True,
