@@ -146,13 +146,17 @@ def test_a_background_disassembly_dies_with_a_killed_capture_and_finishes_after_
     """)
     env = {**os.environ, "TRITON_NVDISASM_PATH": str(slow)}
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
-    capturing = int(proc.stdout.readline())
-    while state(capturing) not in ("T", "t"):
-        time.sleep(0.01)
-    deadline = time.monotonic() + 30
-    while not any(b"sleep" in cmdline(p) for p in descendants(capturing)):  # the disassembly, started
-        assert time.monotonic() < deadline, "the background disassembly never started"
-        time.sleep(0.05)
+    try:
+        capturing = int(proc.stdout.readline())
+        while state(capturing) not in ("T", "t"):
+            time.sleep(0.01)
+        deadline = time.monotonic() + 30
+        while not any(b"sleep" in cmdline(p) for p in descendants(capturing)):  # the disassembly, started
+            assert time.monotonic() < deadline, "the background disassembly never started"
+            time.sleep(0.05)
+    except BaseException:
+        proc.kill()  # a frozen process left behind by a failure here: kill -9 takes its disassembly along
+        raise
     running = descendants(capturing)
     os.kill(capturing, signal.SIGCONT)
     sass = out / "artifacts" / "sass.sass"

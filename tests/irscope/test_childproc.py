@@ -185,28 +185,29 @@ def test_a_started_child_dies_with_its_parent_and_a_released_one_outlives_it(tmp
     parent = subprocess.Popen(
         [sys.executable, "-c", STARTING_PARENT, CHILD, str(tmp_path)],
         env=childproc.child_env(tmp_path),
-        stdout=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,  # the children inherit no pipe from here: their pids come from /proc
         stderr=subprocess.DEVNULL,
-        stdin=subprocess.PIPE,
     )
-    parent.stdin.close()
-    # the children inherit no pipe from here (the parent's stdout is /dev/null): their pids come from /proc
-    deadline = time.monotonic() + 30
-    while len(tree := descendants(parent.pid)) < 6:  # two guards, their children and grandchildren
-        assert time.monotonic() < deadline, f"the children did not start: {tree}"
-        time.sleep(0.05)
-    guards = {p for p in tree if group_of(p) == p}
-    assert len(guards) == 2
-    time.sleep(0.5)  # the release (a signal) has reached its guard
-    parent.kill()
-    parent.wait()
-    outlived = survivors(tree, within_s=2.0)
+    tree: set[int] = set()
     try:
+        deadline = time.monotonic() + 30
+        while len(tree := descendants(parent.pid)) < 6:  # two guards, their children and grandchildren
+            assert time.monotonic() < deadline, f"the children did not start: {tree}"
+            time.sleep(0.05)
+        guards = {p for p in tree if group_of(p) == p}
+        assert len(guards) == 2
+        time.sleep(0.5)  # the release (a signal) has reached its guard
+        parent.kill()
+        parent.wait()
+        outlived = survivors(tree, within_s=2.0)
         groups = {group_of(p) for p in outlived}
         assert len(groups) == 1 and groups < guards  # one whole group lives on: the released one
         assert len(outlived) == 3  # its guard, child and grandchild
-    finally:
-        for pid in outlived:
+    finally:  # nothing this test started outlives it, whatever failed
+        parent.kill()
+        parent.wait()
+        for pid in survivors(tree, within_s=0):
             os.kill(pid, signal.SIGKILL)
 
 
