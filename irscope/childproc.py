@@ -249,10 +249,7 @@ def release(proc: subprocess.Popen) -> None:
 def _has_child(pid: int) -> bool:
     """The guard has started its command, so it blocks the signals it waits for (before that, SIGUSR2 would kill
     it). Its signal mask in /proc cannot tell: sigwaitinfo unblocks the signals it waits for while it waits."""
-    try:
-        return bool(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
-    except FileNotFoundError:  # a kernel without that file (or the guard gone): look through every process
-        return any(_parent_of(entry) == pid for entry in os.listdir("/proc") if entry.isdigit())
+    return any(_parent_of(entry) == pid for entry in os.listdir("/proc") if entry.isdigit())
 
 
 def _parent_of(pid: str) -> int | None:
