@@ -260,6 +260,9 @@ def _package_dir(name: str) -> str:
 
 
 _TRITON_DIR = _package_dir("triton")
+# CPython 3.11's parser is not safe to call from two threads at once ("AST constructor recursion depth mismatch"):
+# evaluations of several jobs run the check from their threads
+_PARSING = threading.Lock()
 _TORCH_DIR = _package_dir("torch")
 
 
@@ -332,7 +335,8 @@ def _tensor_compute_methods() -> frozenset[str]:
 def static_check(source: str, filename: str = "<candidate>") -> list[Violation]:
     """Every rule violation in a candidate's source; an empty list means it passes."""
     try:
-        tree = ast.parse(source, filename=filename)
+        with _PARSING:
+            tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return [Violation(e.lineno or 0, "syntax", str(e))]
     return _Checker(tree).run()

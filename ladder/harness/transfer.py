@@ -7,6 +7,10 @@ that description against the slot's bounds (`Outputs.take`), copies the bytes to
 slot's pages and tells the runner the slot is free again. Nothing the runner writes lands on disk, so no output
 can fill it, be a FIFO or a link, or outlive the run; a bounded number of slots bounds the memory outputs hold.
 
+On a GPU both ends register the mapping with CUDA (page-locked, `cudaHostRegister`), so the copies to and from the
+device run at DMA speed rather than through CUDA's staging buffers (about ten times faster for gigabyte outputs);
+registered pages stay allocated until the evaluation ends instead of being given back per slot.
+
 The description is the runner's claim and checked like one: a dtype from a fixed list, a shape whose bytes are
 exactly what it says, every tensor inside the slot. A torn or inconsistent output is judged as it reads (wrong),
 or refused; it can never make the parent read outside the region.
@@ -72,11 +76,14 @@ class Outputs:
         os.ftruncate(self.fd, self.layout.size)
         fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
         self._map = mmap.mmap(self.fd, self.layout.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self._pinned: int | None = None  # the registered address, once a take onto a GPU has pinned the mapping
 
     def region(self) -> dict:
         return {"slots": self.layout.slots, "slot_bytes": self.layout.slot_bytes}
 
     def close(self) -> None:
+        if self._pinned:
+            _unpin(self._pinned)
         self._map.close()
         os.close(self.fd)
 
@@ -100,6 +107,8 @@ class Outputs:
         if not isinstance(entries, list) or not 0 < len(entries) <= MAX_TENSORS:
             raise OutputError(f"an output is 1 to {MAX_TENSORS} tensors")
         base = slot * self.layout.slot_bytes
+        if device.startswith("cuda") and self._pinned is None:
+            self._pinned = _pin(self._map) or 0  # 0: pinning failed, the copies go through CUDA's staging
         out = []
         try:
             for entry in entries:
@@ -114,9 +123,10 @@ class Outputs:
         return out[0] if description.get("single", True) and len(out) == 1 else tuple(out)
 
     def free(self, slot: int) -> None:
-        """Give the slot's pages back (the memory file keeps its size; the pages read as zeros after this)."""
-        start = slot * self.layout.slot_bytes
-        self._map.madvise(mmap.MADV_REMOVE, start, self.layout.slot_bytes)
+        """Give the slot's pages back (the memory file keeps its size; the pages read as zeros after this), unless
+        the mapping is registered with CUDA: the device would go on using the pages given back."""
+        if not self._pinned:
+            self._map.madvise(mmap.MADV_REMOVE, slot * self.layout.slot_bytes, self.layout.slot_bytes)
 
 
 def _checked(entry: Any, slot_bytes: int) -> tuple[Any, tuple[int, ...], int]:
@@ -140,9 +150,11 @@ def _checked(entry: Any, slot_bytes: int) -> tuple[Any, tuple[int, ...], int]:
 class SlotWriter:
     """The runner's end: `put(slot, out)` copies a run's outputs into the slot and returns their description."""
 
-    def __init__(self, fd: int, region: dict):
+    def __init__(self, fd: int, region: dict, pin: bool = False):
         self.layout = Region(int(region["slots"]), int(region["slot_bytes"]))
         self._map = mmap.mmap(fd, self.layout.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        # the runner's process lives as long as the region: no unregistering needed
+        self.pinned = bool(_pin(self._map)) if pin else False
 
     def put(self, slot: int, out: Any) -> dict:
         """Raises OutputError when `out` is not tensors, or does not fit one slot."""
@@ -170,6 +182,27 @@ class SlotWriter:
             entries.append({"dtype": dtype, "shape": list(t.shape), "offset": offset})
             offset = _aligned(offset + nbytes)
         return {"slot": slot, "tensors": entries, "single": single}
+
+
+def _pin(region: mmap.mmap) -> int | None:
+    """Register the mapping with CUDA as page-locked memory; its address (for _unpin), or None where CUDA refuses
+    (then copies still work, only slower)."""
+    import ctypes
+
+    import torch
+
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    try:
+        err = torch.cuda.cudart().cudaHostRegister(address, len(region), 0)
+    except Exception:
+        return None
+    return address if int(err) == 0 else None
+
+
+def _unpin(address: int) -> None:
+    import torch
+
+    torch.cuda.cudart().cudaHostUnregister(address)
 
 
 def _aligned(n: int) -> int:
