@@ -31,7 +31,6 @@ MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (
 STAGES = ("baseline", "diagnose", "rewrite", "validate")
 HARNESS = (
     "start",
-    "precompile",
     "wait_shared",
     "wait_alone",
     "validate",

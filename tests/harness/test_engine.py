@@ -238,23 +238,3 @@ def test_status_lines_say_what_each_job_waits_for():
         and "for the GPU (alone); held by: gemv round 1" in line
         for line in lines
     ), lines
-
-
-def test_a_dry_run_compile_is_cached_and_leaves_no_kernel_that_launches_nothing(tmp_path, monkeypatch):
-    """The runner's precompile (outside any hold of the GPU) compiles through the dry-run driver; the compiled
-    files stay in Triton's cache, and the kernels that launch nothing are dropped from memory afterwards."""
-    from irscope.capture import dry_run_driver
-    from irscope.capture.loader import load_module
-    from ladder.harness.worker import _forget_dry_run, _stand_in_inputs
-
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
-    module = load_module(HONEST, "dry_run_candidate")
-    op = get_operator("new_gelu")
-    inputs = _stand_in_inputs(op, op.small_cases[0], "cpu")
-    assert inputs[0].shape == op.make_inputs(op.small_cases[0], 0, "cpu", "random")[0].shape
-    with dry_run_driver("cuda:90"):
-        module.forward(*inputs)
-    assert any(d for cache in module.gelu_kernel.device_caches.values() for d in cache[:1])
-    _forget_dry_run()
-    assert not module.gelu_kernel.device_caches
-    assert list(tmp_path.rglob("*.cubin"))
