@@ -68,6 +68,9 @@ def cmd_import(a: argparse.Namespace) -> int:
             console.print(f"  {k.command()}", soft_wrap=True, markup=False)
         if len(offers) > 3:
             console.print(f"  … {len(offers) - 3} more in {a.out}/import.json")
+        console.print(
+            f"and the diagnosis ladder on it:\n  {offers[0].diagnose_command()}", soft_wrap=True, markup=False
+        )
     for n in r.notes:
         _note(n)
     return 0

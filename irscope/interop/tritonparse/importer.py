@@ -67,10 +67,13 @@ class Imported:
     why_not: str | None = None  # why there are none
     recaptured: Path | None = None
     recapture_note: str = ""
-    restated: Restated | None = field(default=None, repr=False)
 
     def command(self) -> str | None:
         return shlex.join(["irscope", *self.recapture]) if self.recapture else None
+
+    def diagnose_command(self) -> str | None:
+        """The ladder on the same kernel and specialization (`ladder diagnose` takes `irscope dump`'s arguments)."""
+        return shlex.join(["ladder", "diagnose", *self.recapture[1:-2]]) if self.recapture else None
 
 
 @dataclass
@@ -175,12 +178,13 @@ def import_trace(
             continue
         hashes[meta["hash"]] = rec.line
         say(f"[{len(hashes)}/{scan.compilations}] line {rec.line}: {meta['name']}")
-        imported = _import_record(trace, rec, out, len(result.kernels), result.notes)
-        if imported is None:
+        done = _import_record(trace, rec, out, len(result.kernels), result.notes)
+        if done is None:
             continue
+        imported, restated = done
         result.kernels.append(imported)
         if recapture and imported.recapture:
-            _recapture(imported, rec, say)
+            _recapture(imported, restated, rec, say)
     _finish(result, previous)
     return result
 
@@ -223,6 +227,7 @@ def _finish(result: ImportResult, previous: list[str]) -> None:
                 "stages": k.stages,
                 "per_pass": k.per_pass,
                 "recapture": k.command(),
+                "diagnose": k.diagnose_command(),
                 "why_not": k.why_not,
                 "recaptured": k.recaptured.name if k.recaptured else None,
                 "recapture_note": k.recapture_note,
@@ -234,7 +239,9 @@ def _finish(result: ImportResult, previous: list[str]) -> None:
     (result.out / MANIFEST).write_text(json.dumps(doc, indent=1) + "\n")
 
 
-def _import_record(trace: Path, rec: Record, out: Path, ordinal: int, notes: list[str]) -> Imported | None:
+def _import_record(
+    trace: Path, rec: Record, out: Path, ordinal: int, notes: list[str]
+) -> tuple[Imported, Restated] | None:
     payload = rec.data["payload"]
     meta = payload["metadata"]
     name = meta["name"]
@@ -275,10 +282,10 @@ def _import_record(trace: Path, rec: Record, out: Path, ordinal: int, notes: lis
         traj = _stage_level(trace, rec, target, stages, restated)
     save(traj, directory)
     per_pass = any(s.pass_arg != STAGE_PASS for s in traj.snapshots)
-    imported = Imported(rec.line, name, directory, [s.name for s in stages], per_pass, restated=restated)
+    imported = Imported(rec.line, name, directory, [s.name for s in stages], per_pass)
     if not per_pass:
         _offer_recapture(imported, restated, src, out)
-    return imported
+    return imported, restated
 
 
 def _stage_level(trace: Path, rec: Record, target: Target, stages: list[Stage], restated: Restated) -> Trajectory:
@@ -447,14 +454,14 @@ def _kernel_file(src: dict[str, Any], out: Path, imported: Imported) -> Path | N
     return path
 
 
-def _recapture(imported: Imported, rec: Record, say: Callable[[str], None]) -> None:
+def _recapture(imported: Imported, restated: Restated, rec: Record, say: Callable[[str], None]) -> None:
     """Run the stated `irscope dump`; say whether its stage outputs are the trace's."""
-    assert imported.recapture is not None and imported.restated is not None
+    assert imported.recapture is not None
     ref, out = imported.recapture[1], Path(imported.recapture[-1])
-    args, options = imported.restated.values()
+    args, options = restated.values()
     say(f"  capturing {imported.kernel} per pass → {out}")
     try:
-        traj = capture_request(build_request(load_kernel(ref), args, options, imported.restated.target), out_dir=out)
+        traj = capture_request(build_request(load_kernel(ref), args, options, restated.target), out_dir=out)
     except (KernelLoadError, SpecError, TargetError, OutputDirError) as e:
         imported.recapture_note = f"not captured: {e}"
         return
