@@ -29,6 +29,7 @@ from irscope.capture.api import kernel_info
 from irscope.cli import main as cli_main
 from irscope.examples import EXAMPLES
 from irscope.interop.tritonparse import TraceError, export, import_trace
+from irscope.interop.tritonparse.exporter import compilation_record
 from irscope.interop.tritonparse.importer import MANIFEST, STAGE_PASS
 from irscope.store import OutputDirError, validate
 from ladder.cli import main as ladder_main
@@ -36,6 +37,7 @@ from mcp_server.store import Loaded
 from mcp_server.trajectories import query as mcp_query
 from mcp_server.trajectories import summary as mcp_summary
 from tests.irscope.conftest import capture_example
+from tests.irscope.test_capture_failures import FAILING
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "docs" / "examples" / "tritonparse" / "trace_kernels.py"
@@ -298,6 +300,19 @@ def test_export_cli(argmax_dump, tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
     assert cli_main(["export", str(tmp_path / "nothing"), "-o", str(tmp_path / "u.ndjson")]) == 2
     assert "no such directory" in capsys.readouterr().err and not (tmp_path / "u.ndjson").exists()
+
+
+def test_export_of_a_failed_compile_keeps_its_finished_stages(tmp_path):
+    source = tmp_path / "bad.py"
+    source.write_text(FAILING)
+    args = ["--arg", "x_ptr=*fp32", "--constexpr", "BLOCK=128"]
+    assert cli_main(["dump", f"{source}:bad_asm", *args, "--out", str(tmp_path / "asm")]) == 1  # ptxas fails
+    failed = irscope.load(tmp_path / "asm")
+    record, info = compilation_record(failed)
+    assert info.stages == ["ttir", "ttgir", "llir", "ptx"] and "bad_asm.cubin" not in record["payload"]["file_path"]
+    assert cli_main(["dump", f"{source}:bad_frontend", *args, "--out", str(tmp_path / "front")]) == 1
+    with pytest.raises(ValueError, match="no stage finished"):
+        compilation_record(irscope.load(tmp_path / "front"))
 
 
 # -- bad input --------------------------------------------------------------------------------------------------------

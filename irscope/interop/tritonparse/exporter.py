@@ -28,7 +28,7 @@ from irscope.interop.tritonparse.format import BINARIES, COMPILATION, SASS, STAG
 from irscope.interop.tritonparse.sourcemap import source_mappings
 from irscope.report.irlines import SASS as SASS_KIND
 from irscope.trajectory import FORMAT_VERSION, Trajectory
-from irscope.views import finished
+from irscope.views import finished, partial_note
 
 # The `irscope` payload field's own version: what `irscope import` restores from it.
 EXTRA_VERSION = 1
@@ -63,6 +63,10 @@ def compilation_record(traj: Trajectory, stages_only: bool = False) -> tuple[dic
         paths[key] = str((traj.root / snap.ir_file).absolute())
         mapped[stage.name] = (snap.kind, snap.text)
         info.stages.append(stage.name)
+    if not info.stages:
+        raise ValueError(
+            f"{traj.root}: no stage finished ({partial_note(traj, traj.kernel.name)}): nothing a trace could show"
+        )
     for art_name, ext in BINARIES.items():
         if art_name in traj.artifacts:
             paths[f"{name}{ext}"] = str((traj.root / traj.artifacts[art_name].file).absolute())

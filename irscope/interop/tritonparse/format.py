@@ -91,7 +91,6 @@ STAGES = (
     Stage(".amdgcn", "amdgcn", "amdgcn", AMDGCN),
 )
 BY_EXTENSION = {s.extension: s for s in STAGES}
-BY_STAGE = {s.stage: s for s in STAGES}
 SASS = ".sass"  # an irscope artifact, a tritonparse stage (disassembled by tritonparse when asked to)
 BINARIES = {"cubin": ".cubin", "hsaco": ".hsaco"}  # named in file_path only: file_content holds text
 
