@@ -24,9 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscope.capture import CompileError, SpecError, capture_request
-from irscope.capture.loader import KernelLoadError, load_kernel
-from irscope.capture.specialize import build_request
 from irscope.interop.tritonparse.format import (
     BY_EXTENSION,
     COMPILATION,
@@ -42,8 +39,8 @@ from irscope.interop.tritonparse.format import (
     is_placeholder,
 )
 from irscope.interop.tritonparse.reader import Record, TraceError, records
+from irscope.interop.tritonparse.recapture import capture_again, dump_arguments, passes_directory
 from irscope.interop.tritonparse.restate import Restated, restate
-from irscope.report.irlines import debug_mask
 from irscope.store import OutputDirError, TrajectoryFormatError, from_json, save, validate
 from irscope.targets import Target, TargetError, parse_target
 from irscope.trajectory import FORMAT_VERSION, Artifact, KernelInfo, Snapshot, Trajectory, sha1
@@ -53,7 +50,7 @@ MANIFEST = "import.json"  # in DIR: what the import wrote, so that importing aga
 STAGE_PASS = "<all-passes>"  # the pass of a stage-level snapshot: every pass of the stage at once
 STAGE_PASS_NAME = "the stage's passes (the trace holds its output only)"
 _UNSAFE = re.compile(r"[^\w.-]")  # in a kernel's name, for its directory's
-SOURCES = "sources"  # DIR/sources/: runnable kernel files for the per-pass capture, when the original is not here
+SOURCES = "sources"  # DIR/sources/NNN-<kernel>/: a runnable kernel file for the per-pass capture (original absent)
 
 
 @dataclass
@@ -184,7 +181,8 @@ def import_trace(
         imported, restated = done
         result.kernels.append(imported)
         if recapture and imported.recapture:
-            _recapture(imported, restated, rec, say)
+            say(f"  capturing {imported.kernel} per pass → {passes_directory(imported.directory)}")
+            imported.recaptured, imported.recapture_note = capture_again(imported.recapture, restated, rec.data)
     _finish(result, previous)
     return result
 
@@ -283,8 +281,9 @@ def _import_record(
     save(traj, directory)
     per_pass = any(s.pass_arg != STAGE_PASS for s in traj.snapshots)
     imported = Imported(rec.line, name, directory, [s.name for s in stages], per_pass)
-    if not per_pass:
-        _offer_recapture(imported, restated, src, out)
+    if not per_pass:  # restored from irscope's field, it is per pass already
+        sources = out / SOURCES / directory.name
+        imported.recapture, imported.why_not = dump_arguments(restated, src, sources, passes_directory(directory))
     return imported, restated
 
 
@@ -413,97 +412,6 @@ def _restore(
     traj.kernel.source = extra.get("source", "")
     traj.root = None
     return traj, None
-
-
-# -- per pass, from the trace's own arguments ---------------------------------------------------------------------
-def _offer_recapture(imported: Imported, restated: Restated, src: dict[str, Any] | None, out: Path) -> None:
-    if restated.why_not or not src:
-        imported.why_not = restated.why_not or "the trace holds no Python source for it"
-        return
-    kernel_file = _kernel_file(src, out, imported)
-    if kernel_file is None:
-        return
-    passes = imported.directory.with_name(f"{imported.directory.name}.passes")
-    imported.recapture = ["dump", f"{kernel_file}:{restated.kernel}", *restated.arguments(), "--out", str(passes)]
-
-
-def _kernel_file(src: dict[str, Any], out: Path, imported: Imported) -> Path | None:
-    """The kernel's own file where it is on this machine unchanged; else one written from the trace's source."""
-    code: str = src["code"]
-    start = src.get("start_line", 1)
-    original = Path(str(src.get("file_path", "")))
-    try:
-        here = original.read_text() if original.is_file() else None
-    except (OSError, UnicodeDecodeError):
-        here = None
-    if here is not None:
-        end = src.get("end_line", start + code.count("\n"))
-        if here == code or "".join(here.splitlines(keepends=True)[start - 1 : end]) == code:
-            return original
-    if start == 1 and "function_start_line" in src:
-        text = code
-    elif start >= 2:  # the function only: Triton's names on the first of the lines before it, so lines stay put
-        text = "import triton; import triton.language as tl\n" + "\n" * (start - 2) + code
-    else:
-        imported.why_not = "the trace holds the function only, from line 1: no room for its imports"
-        return None
-    # under the original's name, in a folder of its own: then only the folder differs in the compiled code's paths
-    path = out / SOURCES / imported.directory.name / (original.name or "kernel.py")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def _recapture(imported: Imported, restated: Restated, rec: Record, say: Callable[[str], None]) -> None:
-    """Run the stated `irscope dump`; say whether its stage outputs are the trace's."""
-    assert imported.recapture is not None
-    ref, out = imported.recapture[1], Path(imported.recapture[-1])
-    args, options = restated.values()
-    say(f"  capturing {imported.kernel} per pass → {out}")
-    try:
-        traj = capture_request(build_request(load_kernel(ref), args, options, restated.target), out_dir=out)
-    except (KernelLoadError, SpecError, TargetError, OutputDirError) as e:
-        imported.recapture_note = f"not captured: {e}"
-        return
-    except CompileError as e:
-        imported.recaptured = out
-        imported.recapture_note = f"the compile failed here: {str(e).splitlines()[0]}"
-        return
-    imported.recaptured = out
-    contents = rec.data["payload"]["file_content"]
-    original = str(rec.data["payload"].get("python_source", {}).get("file_path", ""))
-    same, moved, differ = [], [], []
-    for s in STAGES:
-        theirs = contents.get(f"{imported.kernel}{s.extension}")
-        if theirs is None or is_placeholder(theirs) or s.stage not in traj.stages:
-            continue
-        ours = traj.stage_output(s.stage).text
-        if ours == theirs:
-            same.append(s.name)
-        elif original and _code(s.kind, ours, traj.kernel.source_file, original) == _code(s.kind, theirs, "", ""):
-            moved.append(s.name)
-        else:
-            differ.append(s.name)
-    parts = []
-    if same:
-        parts.append(f"identical to the trace's: {', '.join(same)}")
-    if moved:
-        parts.append(f"identical but for the kernel file's path (in locations, debug info): {', '.join(moved)}")
-    if differ:
-        parts.append(
-            f"different from the trace's: {', '.join(differ)} (another Triton, source or option than the traced "
-            "compile: the per-pass capture describes this machine's compile)"
-        )
-    imported.recapture_note = "; ".join(parts)
-
-
-def _code(kind: str, text: str, ours: str, theirs: str) -> list[str]:
-    """The code lines of `text` (debug information left out: PTX's DWARF spells the file's path out in bytes) with
-    kernel file `ours`'s folder named as `theirs`'s."""
-    if ours:
-        text = text.replace(str(Path(ours).parent), str(Path(theirs).parent))
-    lines = text.split("\n")
-    return [line for line, debug in zip(lines, debug_mask(kind, lines)) if not debug]
 
 
 __all__ = ["MANIFEST", "STAGE_PASS", "ImportResult", "Imported", "TraceError", "import_trace"]
