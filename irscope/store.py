@@ -321,6 +321,7 @@ def from_json(doc: dict, root: Path) -> Trajectory:
         created=doc.get("created", ""),
         complete=doc.get("complete", True),
         derivation=doc.get("derivation"),
+        origin=doc.get("origin"),
         root=root,
     )
 
