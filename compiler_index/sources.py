@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler_index.extract import PIPELINE, SOURCE, extractor_for
+from irscope.backends import ADAPTERS
 
-TRITON_SUBDIRS = ("lib", "include", "third_party/nvidia", "third_party/amd", "python/src")
-# vendored HIP/HSA headers; the AOT-compile code templates under tools/ (C with `{placeholders}`)
-TRITON_EXCLUDES = ("third_party/amd/backend/include", "third_party/nvidia/tools", "third_party/amd/tools")
+# Triton's own code, and each backend's folders as its adapter names them (irscope.backends)
+TRITON_SUBDIRS = ("lib", "include", *(d for a in ADAPTERS.values() for d in a.source_dirs), "python/src")
+TRITON_EXCLUDES = tuple(d for a in ADAPTERS.values() for d in a.source_excludes)
 EXCLUDED_DIR_NAMES = frozenset({"test", "unittest", "__pycache__"})
 
 

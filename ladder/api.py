@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope.capture.specialize import unwrap_kernel
+from irscope.targets import DEFAULT_TARGET
 from ladder.context import Context, quiet
 from ladder.evidence import LEVELS, Finding, LevelResult
 from ladder.kernel_spec import KernelSpec
@@ -87,7 +88,7 @@ def run(
 def diagnose(
     kernel: Any,
     *args: Any,
-    target: str = "cuda:90",
+    target: str = DEFAULT_TARGET,
     through: str = "L4",
     index: str | Path | None = None,
     workdir: str | Path | None = None,

@@ -15,7 +15,7 @@ from typing import Any
 
 from irscope.capture.loader import load_kernel
 from irscope.capture.specialize import build_request, unwrap_kernel
-from irscope.targets import parse_target
+from irscope.targets import DEFAULT_TARGET, parse_target
 
 CASE = "spec"  # the one "case" of a kernel spec: its specialization
 
@@ -26,7 +26,7 @@ class KernelSpec:
     path: Path  # its source file
     args: Mapping[str, Any] = field(default_factory=dict)  # runtime arguments: spec strings, ints, tensors
     options: Mapping[str, Any] = field(default_factory=dict)  # constexprs and num_warps/num_stages/…
-    target: str = "cuda:90"
+    target: str = DEFAULT_TARGET
 
     @property
     def name(self) -> str:
@@ -44,7 +44,7 @@ class KernelSpec:
 
     @classmethod
     def from_ref(
-        cls, ref: str, args: Mapping[str, Any], options: Mapping[str, Any], target: str = "cuda:90"
+        cls, ref: str, args: Mapping[str, Any], options: Mapping[str, Any], target: str = DEFAULT_TARGET
     ) -> KernelSpec:
         """`FILE.py:KERNEL` as `irscope dump` takes it (KernelLoadError on a bad reference)."""
         parse_target(target)  # TargetError on a bad target, before anything is imported

@@ -22,6 +22,7 @@ import irscope
 from irscope import hazards, signatures
 from irscope.capture import CompileError, SpecError, capture_request
 from irscope.hazards import Findings
+from irscope.targets import DEFAULT_TARGET
 from irscope.trajectory import Trajectory
 from ladder.context import Context
 from ladder.evidence import (
@@ -110,7 +111,7 @@ class IRLevel(Level):
     name = "L3"
 
     def gather(self, ctx: Context) -> LevelResult:
-        target = ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90")
+        target = ctx.spec.target if ctx.spec is not None else ctx.option("target", DEFAULT_TARGET)
         started = time.monotonic()
         if ctx.spec is not None:
             dirs, what = self._capture_spec(ctx), f"as specialized: {ctx.spec.describe()}"

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from irscope.targets import parse_target
+from irscope.targets import DEFAULT_TARGET, parse_target
 from ladder.context import Context, digest
 from ladder.evidence import ARTIFACT, RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.facts import validation_facts
@@ -52,7 +52,7 @@ class PatternLevel(Level):
     def gather(self, ctx: Context) -> LevelResult:
         kernel = Path(ctx.kernel_path)
         source = kernel.read_text()
-        target = parse_target(ctx.spec.target if ctx.spec else ctx.option("target", "cuda:90"))
+        target = parse_target(ctx.spec.target if ctx.spec else ctx.option("target", DEFAULT_TARGET))
         spec = ctx.spec
         if spec is not None:  # the named kernel and its helpers only; its constexprs as specialized
             constexprs = {k: v for k, v in spec.options.items() if isinstance(v, int) and not isinstance(v, bool)}

@@ -26,7 +26,8 @@ from compiler_index import queries as q
 from compiler_index.build import build, resolve_roots
 from compiler_index.explain import trace_diagnostics
 from compiler_index.store import IndexDbError, open_index
-from compiler_index.target import Target, file_applies, for_target
+from compiler_index.target import file_applies, for_target
+from irscope.targets import DEFAULT_TARGET, Target
 from ladder import counterfactual
 from ladder.context import Context
 from ladder.evidence import (
@@ -240,7 +241,7 @@ class SourceLevel(Level):
         if db is None:
             return LevelResult(self.name, UNAVAILABLE, why)
         inv_path, invariants = load_invariants(ctx.option("invariants"))
-        target = Target.parse(ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90"))
+        target = Target.parse(ctx.spec.target if ctx.spec is not None else ctx.option("target", DEFAULT_TARGET))
         evidence: list[Evidence] = []
         hypotheses: list[Hypothesis] = []
         families: dict[str, RewriteFamily] = {}

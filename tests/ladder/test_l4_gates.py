@@ -4,7 +4,7 @@ invariant's deciding terms and the hazard's cause, dropping gates under guards t
 from __future__ import annotations
 
 from compiler_index.queries import GateInfo, Loc
-from compiler_index.target import Target
+from irscope.targets import Target
 from ladder.invariants import load
 from ladder.levels.source import _decision, ranked_gates
 
