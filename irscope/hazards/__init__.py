@@ -4,10 +4,11 @@
     for h in found.hazards:             # costliest first; each on kernel lines, with its pass
         print(h.symptom, h.lines, h.claim, h.pass_ref)
 
-Each symptom is one detector (irscope/hazards/detectors.py) stating a general mechanism; costs come from the
-machine code (irscope/hazards/cost.py). A hazard whose cost is below MIN_SHARE of the kernel's whole cost is
-kept apart as minor: it exists, but it is not what limits the kernel. Symptom names are a contract
-(docs/hazards.md): the ladder's invariants and the pattern cards refer to them.
+Each symptom is one record in one table (irscope/hazards/detectors: `SYMPTOMS`, a module each) whose detector
+states a general mechanism; costs come from the machine code (irscope/hazards/cost.py). A hazard whose cost is
+below MIN_SHARE of the kernel's whole cost is kept apart as minor: it exists, but it is not what limits the
+kernel. Symptom names are a contract (docs/hazards.md): the ladder's invariants and the pattern cards refer to
+them.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from irscope.hazards import cost
-from irscope.hazards.detectors import DETECTORS, Detector
-from irscope.hazards.model import Hazard, PassRef
+from irscope.hazards.detectors import SYMPTOMS
+from irscope.hazards.model import Hazard, PassRef, Symptom
 from irscope.hazards.view import KernelView
 from irscope.trajectory import Trajectory
 
@@ -46,11 +47,9 @@ def find(traj: Trajectory) -> Findings:
     view = KernelView(traj)
     total = kernel_cost(view)
     found: list[Hazard] = []
-    for d in DETECTORS.values():
-        for h in d.detect(view):
-            if h.symptom == "occupancy-limit":  # a lone CTA's prologue, epilogue and barriers go unoverlapped
-                h = replace(h, cost=total * cost.ONE_CTA_IDLE)
-            found.append(h)
+    for s in SYMPTOMS.values():
+        for h in s.detect(view):
+            found.append(h if s.kernel_share is None else replace(h, cost=total * s.kernel_share))
     found.sort(key=lambda h: -h.cost)
     major = tuple(h for h in found if not total or h.cost >= MIN_SHARE * total)
     return Findings(traj.kernel.name, major, tuple(h for h in found if h not in major), total)
@@ -58,7 +57,7 @@ def find(traj: Trajectory) -> Findings:
 
 def symptoms() -> dict[str, str]:
     """Every symptom a detector can report, with its mechanism in one sentence."""
-    return {name: d.description for name, d in DETECTORS.items()}
+    return {name: s.description for name, s in SYMPTOMS.items()}
 
 
-__all__ = ["DETECTORS", "Detector", "Findings", "Hazard", "KernelView", "PassRef", "find", "symptoms"]
+__all__ = ["SYMPTOMS", "Findings", "Hazard", "KernelView", "PassRef", "Symptom", "find", "symptoms"]
