@@ -238,3 +238,36 @@ def test_status_lines_say_what_each_job_waits_for():
         and "for the GPU (alone); held by: gemv round 1" in line
         for line in lines
     ), lines
+
+
+FIFO_CANDIDATE = '''import json, os, sys
+import torch
+
+
+def forward(x):
+    """Makes FIFOs where a runner's output files once lay and reports runs that name them."""
+    payload = json.load(open(sys.argv[3]))
+    for n in range(4):
+        os.mkfifo(f"out-{n}.pt")
+    for seed in payload["seeds"]:
+        msg = {"case": "s1", "kind": "random", "seed": seed, "file": "out-0.pt"}
+        for fd in range(3, 64):
+            try:
+                os.write(fd, (json.dumps(msg) + "\\\\n").encode())
+            except OSError:
+                pass
+    return x
+'''
+
+
+def test_a_runner_that_names_a_fifo_as_its_output_cannot_block_the_parent(tmp_path):
+    """The parent once opened the output file a run message named, blocking: a FIFO there hung it for good (its
+    supervision loop with it, so no timeout could fire). Outputs now come only through shared memory."""
+    from ladder.validators.interpret import InterpretValidator
+
+    path = tmp_path / "candidate.py"
+    path.write_text(FIFO_CANDIDATE)
+    with ThreadPoolExecutor(1) as pool:
+        job = pool.submit(InterpretValidator(seeds=1, timeout_s=60).validate, get_operator("new_gelu"), path, tmp_path)
+        v = job.result(timeout=120)
+    assert not v.correct and "makes no sense" in v.detail, v.detail
