@@ -197,6 +197,7 @@ PTX_RULES: list[InstrRule] = [
     InstrRule("compute.mma_wgmma", "ptx", rx(r"^wgmma\.mma_async")),
     InstrRule("compute.mma_sync", "ptx", rx(r"^mma\.sync")),
     InstrRule("compute.atomic", "ptx", rx(r"^(?:atom|red)\.")),
+    InstrRule("compute.int64_div", "ptx", rx(r"^(?:div|rem)\.[su]64\b")),  # no such instruction: a called routine
     InstrRule("compute.special", "ptx", rx(r"^(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx")),
     InstrRule(
         "compute.fp_ops",

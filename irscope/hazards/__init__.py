@@ -5,9 +5,13 @@
         print(h.symptom, h.lines, h.claim, h.pass_ref)
 
 Each symptom is one detector (irscope/hazards/detectors.py) stating a general mechanism; costs come from the
-machine code (irscope/hazards/cost.py). A hazard whose cost is below MIN_SHARE of the kernel's whole cost is
-kept apart as minor: it exists, but it is not what limits the kernel. Symptom names are a contract
-(docs/hazards.md): the ladder's invariants and the pattern cards refer to them.
+machine code (irscope/hazards/cost.py). Shares are fractions of one cost model: the kernel's cost is the weighted
+latency of all its instructions plus what each hazard adds (exposed load latency, serialized atomics, …), so the
+shares of its hazards sum to less than 100 % and the rest is named: what no hazard explains. One cause is one
+finding: two detectors that price the same instructions on the same lines (a cross-warp reduction and the layout
+conversion it implies) give one hazard under the first detector's name, the other kept as an alias. A hazard below
+MIN_SHARE of the kernel's cost is kept apart as minor: it exists, but it is not what limits the kernel. Symptom
+names are a contract (docs/hazards.md): the ladder's invariants and the pattern cards refer to them.
 """
 
 from __future__ import annotations
@@ -28,10 +32,15 @@ class Findings:
     kernel: str
     hazards: tuple[Hazard, ...]  # costliest first
     minor: tuple[Hazard, ...]  # below MIN_SHARE of the kernel's cost
-    kernel_cost: float
+    kernel_cost: float  # the instructions' weighted cost plus every hazard's (hazards.find)
 
     def share(self, h: Hazard) -> float:
         return h.cost / self.kernel_cost if self.kernel_cost else 0.0
+
+    @property
+    def unexplained(self) -> float:
+        """The share of the kernel's cost no (major) hazard explains: its ordinary work and the minor ones."""
+        return 1.0 - sum(self.share(h) for h in self.hazards) if self.kernel_cost else 1.0
 
 
 def kernel_cost(view: KernelView) -> float:
@@ -44,16 +53,41 @@ def kernel_cost(view: KernelView) -> float:
 
 def find(traj: Trajectory) -> Findings:
     view = KernelView(traj)
-    total = kernel_cost(view)
+    instructions = kernel_cost(view)
     found: list[Hazard] = []
     for d in DETECTORS.values():
         for h in d.detect(view):
             if h.symptom == "occupancy-limit":  # a lone CTA's prologue, epilogue and barriers go unoverlapped
-                h = replace(h, cost=total * cost.ONE_CTA_IDLE)
+                h = replace(h, cost=instructions * cost.ONE_CTA_IDLE)
             found.append(h)
+    found = one_cause_once(found)
+    total = instructions + sum(h.cost for h in found)
     found.sort(key=lambda h: -h.cost)
     major = tuple(h for h in found if not total or h.cost >= MIN_SHARE * total)
     return Findings(traj.kernel.name, major, tuple(h for h in found if h not in major), total)
+
+
+SAME_COST = 0.01  # two hazards on the same lines within 1 % of each other's cost price the same instructions
+
+
+def one_cause_once(found: list[Hazard]) -> list[Hazard]:
+    """Hazards that price the same instructions on the same lines as one, under the first detector's name (the
+    detectors are registered cause before consequence), the others' names kept as aliases."""
+    out: list[Hazard] = []
+    for h in found:
+        same = next(
+            (
+                i
+                for i, k in enumerate(out)
+                if h.lines and k.lines == h.lines and abs(k.cost - h.cost) <= SAME_COST * max(k.cost, h.cost)
+            ),
+            None,
+        )
+        if same is None:
+            out.append(h)
+        else:
+            out[same] = replace(out[same], aliases=(*out[same].aliases, h.symptom))
+    return out
 
 
 def symptoms() -> dict[str, str]:

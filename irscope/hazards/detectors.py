@@ -8,13 +8,13 @@ introduced it (or declined to remove it) and a cost from irscope/hazards/cost.py
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from irscope.access import Access
 from irscope.hazards import cost
 from irscope.hazards.model import Hazard, PassRef
-from irscope.hazards.view import KernelView, Reached
+from irscope.hazards.view import LOOP_OPS, KernelView, Reached
 from irscope.parse.layouts import blocked, tensor_encodings
 
 Detect = Callable[[KernelView], list[Hazard]]
@@ -222,6 +222,9 @@ def register_spills(view: KernelView) -> list[Hazard]:
 
 ASYNC_LOADS = ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local", "tt.descriptor_load")
 DOTS = ("tt.dot", "ttng.warp_group_dot")
+MEMDESC_VIEWS = ("ttg.memdesc_trans", "ttg.memdesc_reshape", "ttg.memdesc_subslice", "ttg.convert_layout")
+RELAYOUT_WARNING = "pipelined load for this operand will be disabled"
+LAYOUT_ONLY = ("ttg.convert_layout", "tt.trans", "tt.reshape", "tt.expand_dims", "tt.broadcast")
 
 
 @dataclass(frozen=True)
@@ -234,19 +237,34 @@ class SyncLoop:
 
 def _sync_loops(ops: list[Reached], num_stages: int) -> list[SyncLoop]:
     """Loops whose body issues global loads that stayed synchronous (no cp.async, TMA or descriptor load), and
-    why, by the pipeliner's rules: it takes innermost loops (preCondition), num_stages > 1 (assignLatencies),
-    loads that feed a dot — or every load when the loop carries tl.range's num_stages (loadOpsToIndirectionLevel)
-    — of at least 4 contiguous bytes per thread (canBeConvertedToAsyncLoad)."""
+    why, by the pipeliner's rules: it walks scf.for loops only (assignLatencies: a `while` loop is never
+    scheduled), innermost ones (preCondition), num_stages > 1 (assignLatencies), loads that feed a dot — or every
+    load when the loop carries tl.range's num_stages (loadOpsToIndirectionLevel) — of at least 4 contiguous bytes
+    per thread (canBeConvertedToAsyncLoad). Load by load: in a loop the pipeliner did take, a load it left
+    synchronous although it feeds a dot is one too (lowerLoads: a copy of under 4 bytes per thread stays a load),
+    unless the operand it feeds is re-laid out through shared memory, which is operand-relayout-in-loop's."""
+    defs = _defs(ops)
     out = []
-    for loop in (r for r in ops if r.op.name == "scf.for"):
+    for loop in (r for r in ops if r.op.name in LOOP_OPS):
         inside = [r for r in ops if _within(r.op, loop.op)]
         names = {r.op.name for r in inside}
-        loads = [r for r in inside if r.op.name == "tt.load" and r.op.parent is loop.op]
-        if not loads or names & set(ASYNC_LOADS):
+        loads = [r for r in inside if r.op.name == "tt.load" and _loop_of(r.op) is loop.op]
+        if not loads:
             continue
         has_dot = bool(names & set(DOTS))
+        if loop.op.name == "scf.while":
+            out.append(SyncLoop(loop, loads, has_dot, "while-loop"))
+            continue
+        if names & set(ASYNC_LOADS):
+            relaid = {id(r.op) for r in _relaid_loads(defs, inside, loop.op)}
+            dots = [r for r in inside if r.op.name in DOTS and _loop_of(r.op) is loop.op]
+            feeding = {id(x.op) for d in dots for x in _backward(defs, _dot_operands(d), loop.op)}
+            left = [r for r in loads if id(r.op) in feeding and id(r.op) not in relaid]
+            if left:
+                out.append(SyncLoop(loop, left, True, "partial"))
+            continue
         explicit = "tt.num_stages" in (loop.op.tail or "") or "tt.num_stages" in loop.op.text
-        if "scf.for" in {r.op.name for r in inside}:
+        if names & set(LOOP_OPS):
             cause = "outer-loop"
         elif (int(_stages(loop)) if explicit else num_stages) <= 1:
             cause = "num_stages"
@@ -255,6 +273,21 @@ def _sync_loops(ops: list[Reached], num_stages: int) -> list[SyncLoop]:
         else:
             cause = "width"
         out.append(SyncLoop(loop, loads, has_dot, cause))
+    return out
+
+
+def _relaid_loads(defs: dict[str, Reached], inside: list[Reached], loop) -> list[Reached]:
+    """Loads whose tile, unchanged but for its layout, is written into an MMA's shared-memory operand inside the
+    loop: a loaded operand re-laid out through shared memory every iteration."""
+    out = []
+    for d in (r for r in inside if r.op.name in DOTS and _loop_of(r.op) is loop):
+        for operand in _dot_operands(d):
+            alloc = _stored_from_registers(defs, operand, loop)
+            src = defs.get(_value(alloc.op.operands[0])) if alloc is not None else None
+            while src is not None and src.op.name in LAYOUT_ONLY and src.op.operands:
+                src = defs.get(_value(src.op.operands[0]))
+            if src is not None and src.op.name == "tt.load" and _within(src.op, loop):
+                out.append(src)
     return out
 
 
@@ -272,7 +305,64 @@ def _within(op, ancestor) -> bool:
     return False
 
 
+def _loop_of(op) -> object | None:
+    """The innermost loop (scf.for or scf.while) whose region holds `op`."""
+    parent = op.parent
+    while parent is not None and parent.name not in LOOP_OPS:
+        parent = parent.parent
+    return parent
+
+
+def _value(name: str) -> str:
+    """`%acc_147#0` (one result of several) and `%acc_147:3` (their definition) as the value `%acc_147`."""
+    return re.split(r"[#:]", name, maxsplit=1)[0]
+
+
+def _defs(ops: list[Reached]) -> dict[str, Reached]:
+    """The final TTGIR's values and the op that defines each (block arguments, loop-carried ones too, have none)."""
+    return {_value(v): r for r in ops for v in r.op.results}
+
+
+def _backward(defs: dict[str, Reached], values: Iterable[str], loop) -> list[Reached]:
+    """The ops inside `loop` (anywhere when None) that the values are computed from, following operands back to
+    where they come from outside it (or from the loop's own carried values)."""
+    seen: set[str] = set()
+    out: list[Reached] = []
+    todo = [_value(v) for v in values]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        r = defs.get(v)
+        if r is None or (loop is not None and not _within(r.op, loop)):
+            continue
+        out.append(r)
+        todo += [_value(o) for o in r.op.operands]
+    return out
+
+
+def _dot_operands(r: Reached) -> tuple[str, ...]:
+    """A dot's A and B operands (the accumulator, its third, is not one)."""
+    return r.op.operands[:2]
+
+
+def _stored_from_registers(defs: dict[str, Reached], operand: str, loop) -> Reached | None:
+    """The ttg.local_alloc that writes a register tensor into the shared-memory operand `operand` inside `loop`
+    (through the views an MMA operand may pass: transpose, reshape, subslice), if one does: then the operand is
+    not a multi-buffered copy the pipeliner made, and it is rewritten every iteration."""
+    r = defs.get(_value(operand))
+    while r is not None and r.op.name in MEMDESC_VIEWS and r.op.operands:
+        r = defs.get(_value(r.op.operands[0]))
+    if r is not None and r.op.name == "ttg.local_alloc" and r.op.operands and _within(r.op, loop):
+        return r
+    return None
+
+
 WHY_SYNC = {
+    "while-loop": "the pipeliner walks scf.for loops only: a `while` loop is never pipelined",
+    "partial": "the pipeliner made the loop's other loads asynchronous but left these, which feed the dot, "
+    "synchronous: under 4 contiguous bytes per thread reach shared memory (lowerLoads)",
     "num_stages": "num_stages ≤ 1 turns the pipeliner off",
     "no-dot": "the pipeliner takes loops without a dot only under tl.range(…, num_stages=N)",
     "outer-loop": "the pipeliner takes innermost loops only",
@@ -310,6 +400,107 @@ def not_pipelined(view: KernelView) -> list[Hazard]:
                 cause=s.cause,
             )
         )
+    return found
+
+
+def _first_with(view: KernelView, test: Callable[[list[Reached]], bool], stage: str = "ttgir") -> PassRef | None:
+    """The pass whose output first shows what `test` looks for in the ops (its input did not)."""
+    for snap in view.traj.passes():
+        if snap.stage == stage and test(view.ops_in(snap)) and not test(view.ops_in(view.before(snap))):
+            return PassRef(snap.index, snap.stage, snap.pass_arg)
+    return None
+
+
+def _waited_dots(ops: list[Reached]) -> list[tuple[Reached, Reached, object]]:
+    """(wgmma, its wait, their loop) for every warp-group MMA in a loop that the same iteration waits for to
+    finish (warp_group_dot_wait {pendings = 0} on its result)."""
+    defs = _defs(ops)
+    out = []
+    for w in ops:
+        if w.op.name != "ttng.warp_group_dot_wait" or not re.search(r"pendings = 0\b", w.op.text):
+            continue
+        loop = _loop_of(w.op)
+        for v in w.op.operands:
+            d = defs.get(_value(v))
+            if loop is not None and d is not None and d.op.name == "ttng.warp_group_dot" and _loop_of(d.op) is loop:
+                out.append((d, w, loop))
+                break
+    return out
+
+
+@detector(
+    "synchronous-wgmma",
+    "a warp-group MMA (wgmma) in a loop that the same iteration waits for to complete (warp_group_dot_wait with "
+    "pendings = 0): the tensor cores' latency is exposed every iteration instead of overlapping the next "
+    "iteration's loads and math, because an operand is rewritten in the loop or the result is used in it",
+)
+def synchronous_wgmma(view: KernelView) -> list[Hazard]:
+    ops = view.ttgir_ops
+    defs = _defs(ops)
+    found = []
+    for dot, _, loop in _waited_dots(ops):
+        rewritten = [_stored_from_registers(defs, o, loop) for o in _dot_operands(dot)]
+        cause = "operand" if any(rewritten) else "result-used"
+        why = (
+            "an operand is written into shared memory in the loop (not a multi-buffered copy)"
+            if cause == "operand"
+            else "its result is used in the loop, not only carried to the next iteration"
+        )
+        line = dot.line
+        introduced = _first_with(view, lambda o: bool(_waited_dots(o)))
+        found.append(
+            Hazard(
+                "synchronous-wgmma",
+                view.kernel,
+                (line,) if line else (),
+                f"line {line}: the wgmma in the loop is waited on to completion in every iteration "
+                f"(warp_group_dot_wait pendings = 0): {why}",
+                cost.WGMMA_WAIT_LATENCY * cost.loop_factor(dot.loop_depth),
+                {"waits_in_loop": 1},
+                introduced_by=introduced,
+                remarks=_remarks(view, introduced),
+                cause=cause,
+            )
+        )
+    return found
+
+
+@detector(
+    "operand-relayout-in-loop",
+    "an MMA operand loaded into registers and written into shared memory (ttg.local_alloc) in every iteration "
+    "of a loop whose other loads are asynchronous: its order in global memory is not one the asynchronous copy "
+    "can hand to the MMA, so it takes a synchronous load and a shared-memory round trip per iteration",
+)
+def operand_relayout(view: KernelView) -> list[Hazard]:
+    ops = view.ttgir_ops
+    defs = _defs(ops)
+    found = []
+    for loop in (r for r in ops if r.op.name in LOOP_OPS):
+        inside = [r for r in ops if _within(r.op, loop.op)]
+        if not {r.op.name for r in inside} & set(ASYNC_LOADS):
+            continue  # no loop of the pipeliner's: every operand goes through registers, and not-pipelined says so
+        for load in _relaid_loads(defs, inside, loop.op):
+            n = load.line
+            counts = _machine(view, [n]) if n else {}
+            warning = next(iter(view.remarks(RELAYOUT_WARNING)), None)
+            warned = _remarks(view, None, RELAYOUT_WARNING)
+            found.append(
+                Hazard(
+                    "operand-relayout-in-loop",
+                    view.kernel,
+                    (n,) if n else (),
+                    f"line {n}: the tile loaded here is written into the MMA's shared-memory operand every iteration "
+                    f"({counts.get('mem.shared_store', 0):g} shared stores, {counts.get('sync.barrier', 0):g} "
+                    "barriers, weighted by its loop) instead of being copied there asynchronously",
+                    cost.EXPOSED_LOAD_LATENCY * cost.loop_factor(load.loop_depth)
+                    + cost.weighted(counts, ("sync.barrier", "mem.shared_store", "mem.shared_load")),
+                    {k: counts.get(k, 0) for k in ("mem.shared_store", "sync.barrier")},
+                    # the pass that chose the operand's shared-memory order says so (AccelerateMatmul's warning)
+                    introduced_by=PassRef(warning.snapshot, warning.stage, warning.pass_arg) if warning else None,
+                    remarks=warned,
+                    cause="order",
+                )
+            )
     return found
 
 
@@ -466,6 +657,77 @@ def global_atomics(view: KernelView) -> list[Hazard]:
 
 
 @detector(
+    "int64-index-division",
+    "64-bit integer division or remainder per element (div.s64, rem.s64 in the PTX), usually index arithmetic "
+    "in int64: no instruction does it, ptxas calls a routine of about forty instructions for each one",
+)
+def int64_division(view: KernelView) -> list[Hazard]:
+    if not view.nvidia:
+        return []
+    lines = _lines_where(view, "ptx", lambda c: c.get("compute.int64_div", 0) > 0)
+    if not lines:
+        return []
+    counts = _machine(view, lines, "ptx")
+    n = view.on_lines("ptx", lines, "compute.int64_div")
+    return [
+        Hazard(
+            "int64-index-division",
+            view.kernel,
+            tuple(lines),
+            f"{_fmt(lines)}: {n} 64-bit divisions or remainders per thread (div/rem.s64, each a called routine)",
+            cost.INT64_DIVISION * counts.get("compute.int64_div", 0),
+            {"compute.int64_div": n},
+            introduced_by=view.introducing("compute.int64_div", lines),
+            cause="int64",
+        )
+    ]
+
+
+def _data_masked_stores(view: KernelView) -> dict[int, Reached]:
+    """Line → a tt.store whose mask is computed from loaded values (not only from indices and bounds): it differs
+    from element to element, so the store cannot be issued as one vector."""
+    ops = view.ttgir_ops
+    defs = _defs(ops)
+    out = {}
+    for r in ops:
+        if r.op.name != "tt.store" or len(r.op.operands) < 3 or not r.line:
+            continue
+        if any(x.op.name == "tt.load" for x in _backward(defs, [r.op.operands[2]], None)):
+            out[r.line] = r
+    return out
+
+
+@detector(
+    "data-dependent-store-mask",
+    "a store whose mask is computed from loaded data: the mask differs from element to element, so the store "
+    "that would be one 128-bit vector per thread is issued as one predicated scalar store per element",
+)
+def data_dependent_store_mask(view: KernelView) -> list[Hazard]:
+    masked = _data_masked_stores(view)
+    found = []
+    for n, accs in sorted(_accesses_by_line(view, "narrow").items()):
+        stores = [a for a in accs if a.kind == "store"]
+        if n not in masked or not stores:
+            continue
+        a = min(stores, key=lambda x: x.vector_bits or 0)
+        width = a.vector_bits or a.element_bits
+        found.append(
+            Hazard(
+                "data-dependent-store-mask",
+                view.kernel,
+                (n,),
+                f"line {n}: the store's mask depends on loaded values, so its contiguous elements go out {width} bits "
+                "at a time, one predicated store each (128 possible)",
+                _access_cost(view, n, 1 - width / cost.MAX_VECTOR_BITS),
+                {"vector_bits": width, "mask_alignment": a.mask_alignment or 0},
+                introduced_by=view.introducing("mem.store", [n]),
+                cause="mask",
+            )
+        )
+    return found
+
+
+@detector(
     "occupancy-limit",
     "registers or shared memory per CTA leave room for a single CTA per SM: nothing overlaps its prologue, "
     "epilogue and barriers with another CTA's work",
@@ -551,7 +813,12 @@ def uncoalesced_access(view: KernelView) -> list[Hazard]:
 )
 def narrow_access(view: KernelView) -> list[Hazard]:
     found = []
+    masked = _data_masked_stores(view)
     for n, accs in sorted(_accesses_by_line(view, "narrow").items()):
+        if n in masked:  # data-dependent-store-mask's: the same store, for a reason no hint removes
+            accs = [x for x in accs if x.kind != "store"]
+            if not accs:
+                continue
         a = min(accs, key=lambda x: x.vector_bits or 0)
         width = a.vector_bits or a.element_bits
         found.append(
