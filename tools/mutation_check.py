@@ -187,6 +187,31 @@ MUTATIONS: list[Mutation] = [
         'rx(r"^(?:ATOM|ATOMG|ATOMS|RED)\\b")',
         (f"{FORMS}[sass-compute.atomic-REDG]",),
     ),
+    # issue #25's surviving kinds, each with the test written to catch it
+    Mutation(
+        "sass-shared-load-counted-as-store",
+        "irscope/backends/nvidia_counters.py",
+        'InstrRule("mem.shared_load", "sass", rx(r"^(?:LDS|LDSM)\\b")),',
+        'InstrRule("mem.shared_load", "sass", rx(r"^(?:STS|STSM)\\b")),',
+        (f"{FORMS}[sass-mem.shared_load-LDS]", f"{FORMS}[sass-mem.shared_load-LDSM]"),
+    ),
+    Mutation(
+        "workspace-confined-by-string-prefix",
+        "mcp_server/workspace.py",
+        "if not resolved.is_relative_to(self.root):",
+        "if not str(resolved).startswith(str(self.root)):",
+        ("tests/mcp/test_workspace.py::test_a_sibling_that_shares_the_roots_name_as_a_prefix_is_outside",),
+    ),
+    Mutation(
+        "triton-frames-by-string-prefix",
+        "irscope/parse/locations.py",
+        'self.file.startswith(TRITON_DIR + "/")',
+        "self.file.startswith(TRITON_DIR)",
+        (
+            "tests/irscope/test_parse_inline.py::"
+            "test_a_package_beside_triton_whose_name_starts_with_triton_is_not_triton",
+        ),
+    ),
 ]
 
 
