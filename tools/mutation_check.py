@@ -196,6 +196,26 @@ MUTATIONS: list[Mutation] = [
         (f"{FORMS}[sass-mem.shared_load-LDS]", f"{FORMS}[sass-mem.shared_load-LDSM]"),
     ),
     Mutation(
+        "call-paths-by-length-only",
+        "compiler_index/queries/ops.py",
+        "ranked = sorted(unique.values(), key=lambda co: (not co[1], len(co[0])))",
+        "ranked = sorted(unique.values(), key=lambda co: len(co[0]))",
+        (
+            "tests/compiler_index/test_triton_integration.py::"
+            "test_call_paths_that_reach_a_pass_rank_before_shorter_ones_that_reach_none",
+        ),
+    ),
+    Mutation(
+        "gates-ranked-without-applies",
+        "compiler_index/explain.py",
+        'return (kind, g.applies not in ("", YES), g.loc.file, g.loc.line)',
+        "return (kind, g.loc.file, g.loc.line)",
+        (
+            "tests/compiler_index/test_triton_integration.py::"
+            "test_gates_a_compile_for_the_target_surely_reaches_rank_before_those_it_may",
+        ),
+    ),
+    Mutation(
         "workspace-confined-by-string-prefix",
         "mcp_server/workspace.py",
         "if not resolved.is_relative_to(self.root):",
