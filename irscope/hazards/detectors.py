@@ -1,8 +1,8 @@
 """The hazard detectors: one per symptom, each a general mechanism read from the signatures (docs/hazards.md).
 
 A detector receives a KernelView and returns the hazards it sees, each on kernel lines, with the pass that
-introduced it (or declined to remove it) and a cost from irscope/hazards/cost.py. Register one with
-`@detector(name, description)`; `DETECTORS` lists them in registration order.
+introduced it (or declined to remove it) and a cost from irscope/hazards/cost.py. Register one in `DETECTORS`,
+at the end of this file: the order there is the order `find` runs them.
 """
 
 from __future__ import annotations
@@ -27,17 +27,13 @@ class Detector:
     detect: Detect
 
 
-DETECTORS: dict[str, Detector] = {}
-
-
-def detector(name: str, description: str) -> Callable[[Detect], Detect]:
-    def register(fn: Detect) -> Detect:
-        if name in DETECTORS:
-            raise ValueError(f"two detectors for symptom {name!r}")
-        DETECTORS[name] = Detector(name, description, fn)
-        return fn
-
-    return register
+def _registry(*detectors: Detector) -> dict[str, Detector]:
+    out: dict[str, Detector] = {}
+    for d in detectors:
+        if d.name in out:
+            raise ValueError(f"two detectors for symptom {d.name!r}")
+        out[d.name] = d
+    return out
 
 
 def _lines_where(view: KernelView, stage: str, test: Callable[[dict[str, int]], bool]) -> list[int]:
@@ -67,11 +63,6 @@ def _remarks(view: KernelView, at: PassRef | None, needle: str = "") -> tuple[st
     )
 
 
-@detector(
-    "cross-warp-reduction",
-    "a reduction whose reduced axis spans several warps: partial results go through shared memory with a "
-    "barrier before and after (ReduceOpConversion), instead of staying in one warp's registers and shuffles",
-)
 def cross_warp_reduction(view: KernelView) -> list[Hazard]:
     own, dependent = _index_reductions(view)
     index_lines = {*own, *dependent}
@@ -154,12 +145,6 @@ def _index_reductions(view: KernelView) -> tuple[list[int], list[int]]:
     return lines, sorted(n for n in dependent if n and n not in lines)
 
 
-@detector(
-    "index-reduction-sync",
-    "an index-producing reduction (argmax/argmin): value and index travel together through every shuffle "
-    "step, and across warps through shared memory; reductions that consume the index (masking the winner "
-    "out) are part of it",
-)
 def index_reduction(view: KernelView) -> list[Hazard]:
     own, dependent = _index_reductions(view)
     if not own:
@@ -188,11 +173,6 @@ def index_reduction(view: KernelView) -> list[Hazard]:
     ]
 
 
-@detector(
-    "register-spills",
-    "ptxas ran out of registers under the per-thread cap that num_warps implies and spilled to local memory "
-    "(SASS local loads/stores; PTX has none)",
-)
 def register_spills(view: KernelView) -> list[Hazard]:
     spilled = view.resources.get("res.spill_bytes", 0)
     sass = view.lines("sass")
@@ -280,11 +260,6 @@ WHY_SYNC = {
 }
 
 
-@detector(
-    "not-pipelined",
-    "a loop whose global loads the software pipeliner left synchronous: every iteration waits for its loads "
-    "instead of overlapping them with the previous iteration's work (cp.async / TMA)",
-)
 def not_pipelined(view: KernelView) -> list[Hazard]:
     found = []
     stages = int(view.traj.specialization.options.get("num_stages", 3) or 3)
@@ -313,11 +288,6 @@ def not_pipelined(view: KernelView) -> list[Hazard]:
     return found
 
 
-@detector(
-    "dot-on-fma",
-    "tl.dot left on the FMA path: AccelerateMatmul found no MMA instruction for the operand types, input "
-    "precision or tile shape, so the product runs as scalar fused multiply-adds",
-)
 def dot_on_fma(view: KernelView) -> list[Hazard]:
     lines = _lines_where(view, "ttgir", lambda c: c.get("compute.dot_fma", 0) > 0)
     if not lines:
@@ -349,11 +319,6 @@ def _fp32_dot(view: KernelView, lines: list[int]) -> bool:
     )
 
 
-@detector(
-    "mma-downgrade",
-    "on Hopper, tl.dot lowered to mma.sync (MMA v2) although the target has wgmma (MMA v3): the shape, warp "
-    "count or operand layout did not meet wgmma's conditions",
-)
 def mma_downgrade(view: KernelView) -> list[Hazard]:
     if not view.nvidia or view.capability < 90:
         return []
@@ -385,11 +350,6 @@ def _rank3_dot(view: KernelView, lines: list[int]) -> bool:
     )
 
 
-@detector(
-    "layout-conversion",
-    "a ttg.convert_layout that survived tritongpu-remove-layout-conversions and lowers through shared memory "
-    "(stores, a barrier, loads) because producer and consumer want different layouts",
-)
 def layout_conversion(view: KernelView) -> list[Hazard]:
     stage = view.machine_stage
     found = []
@@ -433,11 +393,6 @@ def _epilogue(r: Reached) -> bool:
     return r.loop_depth == 0 and re.search(r"#mma\d*\b", source_type) is not None
 
 
-@detector(
-    "global-atomics",
-    "an atomic read-modify-write per element to global memory: every thread's update serializes at L2 "
-    "instead of being combined in registers first",
-)
 def global_atomics(view: KernelView) -> list[Hazard]:
     per_element = sorted(
         {
@@ -465,11 +420,6 @@ def global_atomics(view: KernelView) -> list[Hazard]:
     ]
 
 
-@detector(
-    "occupancy-limit",
-    "registers or shared memory per CTA leave room for a single CTA per SM: nothing overlaps its prologue, "
-    "epilogue and barriers with another CTA's work",
-)
 def occupancy_limit(view: KernelView) -> list[Hazard]:
     if not view.nvidia:
         return []
@@ -515,11 +465,6 @@ def _access_cost(view: KernelView, line: int, factor: float) -> float:
     return issued * factor
 
 
-@detector(
-    "uncoalesced-access",
-    "neighbouring threads access addresses a stride apart (the index of the thread-fast axis is multiplied by a "
-    "stride), so every thread issues its own scalar transaction instead of a warp sharing 128-byte lines",
-)
 def uncoalesced_access(view: KernelView) -> list[Hazard]:
     found = []
     for n, accs in sorted(_accesses_by_line(view, "uncoalesced").items()):
@@ -544,11 +489,6 @@ def uncoalesced_access(view: KernelView) -> list[Hazard]:
     return found
 
 
-@detector(
-    "narrow-memory-access",
-    "global accesses whose addresses are contiguous but issued narrower than 128 bits: the compiler could not "
-    "prove the alignment (divisibility) or the mask's constancy that wider vectors need",
-)
 def narrow_access(view: KernelView) -> list[Hazard]:
     found = []
     for n, accs in sorted(_accesses_by_line(view, "narrow").items()):
@@ -579,3 +519,76 @@ def _narrowed_by(a: Access) -> str:
     alignment, mask alignment)): the mask's constancy, the address's divisibility, or the contiguity."""
     limits = {"divisibility": a.divisibility, "mask": a.mask_alignment or 1 << 30, "contiguity": a.contiguity}
     return min(limits, key=lambda k: limits[k])
+
+
+# Every detector, in the order `find` runs them (a table, not a decorator: the functions stay plain ones, which
+# mutmut can mutate; docs/mutation.md).
+DETECTORS: dict[str, Detector] = _registry(
+    Detector(
+        "cross-warp-reduction",
+        "a reduction whose reduced axis spans several warps: partial results go through shared memory with a "
+        "barrier before and after (ReduceOpConversion), instead of staying in one warp's registers and shuffles",
+        cross_warp_reduction,
+    ),
+    Detector(
+        "index-reduction-sync",
+        "an index-producing reduction (argmax/argmin): value and index travel together through every shuffle "
+        "step, and across warps through shared memory; reductions that consume the index (masking the winner "
+        "out) are part of it",
+        index_reduction,
+    ),
+    Detector(
+        "register-spills",
+        "ptxas ran out of registers under the per-thread cap that num_warps implies and spilled to local memory "
+        "(SASS local loads/stores; PTX has none)",
+        register_spills,
+    ),
+    Detector(
+        "not-pipelined",
+        "a loop whose global loads the software pipeliner left synchronous: every iteration waits for its loads "
+        "instead of overlapping them with the previous iteration's work (cp.async / TMA)",
+        not_pipelined,
+    ),
+    Detector(
+        "dot-on-fma",
+        "tl.dot left on the FMA path: AccelerateMatmul found no MMA instruction for the operand types, input "
+        "precision or tile shape, so the product runs as scalar fused multiply-adds",
+        dot_on_fma,
+    ),
+    Detector(
+        "mma-downgrade",
+        "on Hopper, tl.dot lowered to mma.sync (MMA v2) although the target has wgmma (MMA v3): the shape, warp "
+        "count or operand layout did not meet wgmma's conditions",
+        mma_downgrade,
+    ),
+    Detector(
+        "layout-conversion",
+        "a ttg.convert_layout that survived tritongpu-remove-layout-conversions and lowers through shared memory "
+        "(stores, a barrier, loads) because producer and consumer want different layouts",
+        layout_conversion,
+    ),
+    Detector(
+        "global-atomics",
+        "an atomic read-modify-write per element to global memory: every thread's update serializes at L2 "
+        "instead of being combined in registers first",
+        global_atomics,
+    ),
+    Detector(
+        "occupancy-limit",
+        "registers or shared memory per CTA leave room for a single CTA per SM: nothing overlaps its prologue, "
+        "epilogue and barriers with another CTA's work",
+        occupancy_limit,
+    ),
+    Detector(
+        "uncoalesced-access",
+        "neighbouring threads access addresses a stride apart (the index of the thread-fast axis is multiplied by a "
+        "stride), so every thread issues its own scalar transaction instead of a warp sharing 128-byte lines",
+        uncoalesced_access,
+    ),
+    Detector(
+        "narrow-memory-access",
+        "global accesses whose addresses are contiguous but issued narrower than 128 bits: the compiler could not "
+        "prove the alignment (divisibility) or the mask's constancy that wider vectors need",
+        narrow_access,
+    ),
+)

@@ -35,12 +35,19 @@ CASES = {
 }
 
 
+class Found(dict[str, hazards.Findings]):
+    """Each case's findings, captured the first time a test reads them: a test compiles only the cases it reads
+    (and a mutation run attributes each detector to the tests that exercise it)."""
+
+    def __missing__(self, name: str) -> hazards.Findings:
+        kernel, args, options = CASES[name]
+        self[name] = hazards.find(irscope.capture(kernel, target="cuda:90", kernel_kwargs=args, **options))
+        return self[name]
+
+
 @pytest.fixture(scope="module")
-def found() -> dict[str, hazards.Findings]:
-    out = {}
-    for name, (kernel, args, options) in CASES.items():
-        out[name] = hazards.find(irscope.capture(kernel, target="cuda:90", kernel_kwargs=args, **options))
-    return out
+def found() -> Found:
+    return Found()
 
 
 def symptoms(f: hazards.Findings) -> list[str]:
@@ -114,7 +121,7 @@ def test_strided_reads_are_uncoalesced_and_unaligned_rows_are_narrow(found):
 
 
 def test_hazards_are_ranked_by_cost_and_minor_ones_kept_apart(found):
-    for f in found.values():
+    for f in (found[name] for name in CASES):
         costs = [h.cost for h in f.hazards]
         assert costs == sorted(costs, reverse=True)
         assert all(h.cost < hazards.MIN_SHARE * f.kernel_cost for h in f.minor)
@@ -144,3 +151,11 @@ def test_every_symptom_states_its_mechanism():
         "narrow-memory-access",
     }
     assert all(len(text) > 60 for text in hazards.symptoms().values())
+
+
+def test_two_detectors_for_one_symptom_are_refused():
+    from irscope.hazards import detectors
+
+    atomics = detectors.DETECTORS["global-atomics"]
+    with pytest.raises(ValueError, match="two detectors for symptom 'global-atomics'"):
+        detectors._registry(atomics, detectors.DETECTORS["cross-warp-reduction"], atomics)
