@@ -216,6 +216,13 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
     Mutation(
+        "unknown-precondition-blocks",
+        "patterns/matcher.py",
+        "return any(r.outcome is False for r in self.preconditions)",
+        "return any(r.outcome is not True for r in self.preconditions)",
+        ("tests/patterns/test_matcher.py::test_a_precondition_whose_fact_is_unknown_does_not_block_the_card",),
+    ),
+    Mutation(
         "workspace-confined-by-string-prefix",
         "mcp_server/workspace.py",
         "if not resolved.is_relative_to(self.root):",

@@ -81,6 +81,16 @@ def test_a_false_precondition_blocks_the_card(index):
     assert blocked and blocked[0].blocked
 
 
+def test_a_precondition_whose_fact_is_unknown_does_not_block_the_card(index):
+    """The matcher's rule: unknown evidence counts neither for nor against a card. IR counters alone say nothing
+    about the source, so `not src.stores_index` is unknown: the card still matches, unblocked, and shows it."""
+    ev = KernelFacts(counters={"ttir.compute.reduce_index": 1})
+    assert ev.get("src.stores_index") is None
+    (top,) = [m for m in match(ev, index) if m.card.id == "index-free-top2"]
+    assert [(r.predicate, r.outcome) for r in top.preconditions] == [("not src.stores_index", None)]
+    assert not top.blocked and top.is_match and top.score > 0
+
+
 def test_profile_facts_drive_l2_cards(tmp_path, index):
     src = REPO / "tests" / "patterns" / "data" / "kernels" / "softmax_3pass.py"
     prof = tmp_path / "profile.json"
