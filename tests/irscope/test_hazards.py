@@ -3,12 +3,19 @@ it, and stays silent on the healthy twin (tests/irscope/hazard_kernels.py)."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 
 import irscope
 from irscope import hazards
 from irscope.hazards import cost
+from irscope.hazards.model import Hazard
 from tests.irscope import hazard_kernels as K
+
+RECORD = Path(__file__).with_name("hazards_recorded.json")
 
 MM = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*bf16", M=4096, N=4096, K=4096)
 CASES = {
@@ -48,6 +55,17 @@ class Found(dict[str, hazards.Findings]):
 @pytest.fixture(scope="module")
 def found() -> Found:
     return Found()
+
+
+def recorded_form(f: hazards.Findings) -> dict:
+    """Everything the detectors said about one kernel, as JSON: each hazard whole (claim, cost, counters, cause,
+    passes, remarks), minor ones too, and the kernel's cost with each hazard's share of it."""
+    return {
+        "kernel_cost": round(f.kernel_cost, 2),
+        "hazards": [h.to_json() for h in f.hazards],
+        "shares": [round(f.share(h), 4) for h in f.hazards],
+        "minor": [h.to_json() for h in f.minor],
+    }
 
 
 def symptoms(f: hazards.Findings) -> list[str]:
@@ -156,6 +174,24 @@ def test_every_symptom_states_its_mechanism():
 def test_two_detectors_for_one_symptom_are_refused():
     from irscope.hazards import detectors
 
-    atomics = detectors.DETECTORS["global-atomics"]
+    atomics, reduction = detectors.DETECTORS["global-atomics"], detectors.DETECTORS["cross-warp-reduction"]
+    assert detectors._registry(atomics, reduction) == {"global-atomics": atomics, "cross-warp-reduction": reduction}
     with pytest.raises(ValueError, match="two detectors for symptom 'global-atomics'"):
-        detectors._registry(atomics, detectors.DETECTORS["cross-warp-reduction"], atomics)
+        detectors._registry(atomics, reduction, atomics)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_findings_equal_the_reviewed_record(found, name: str):
+    """Each case's findings equal tests/irscope/hazards_recorded.json, reviewed when it was written: a change to a
+    detector, the cost model or the kernel view shows as a difference to review, never silently. When a change is
+    intended, rewrite the record (`python -m tests.irscope.test_hazards --record`) and review its diff."""
+    f = found[name]
+    assert recorded_form(f) == json.loads(RECORD.read_text())[name]
+    assert [Hazard.from_json(h.to_json()).to_json() for h in (*f.hazards, *f.minor)] == [
+        h.to_json() for h in (*f.hazards, *f.minor)
+    ]
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
+    every = Found()
+    RECORD.write_text(json.dumps({name: recorded_form(every[name]) for name in CASES}, indent=1) + "\n")
