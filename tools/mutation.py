@@ -8,7 +8,7 @@ project's plus a `[tool.mutmut]` table for that group, links to the packages and
 copy beside them. So a group's run collects coverage over its own tests only, and mutmut then runs, for each
 mutant, only the tests that reached the mutated function: each group is feasible on two cores. Prints the score of
 each file (killed / mutants; a mutant with no test reaching it counts as surviving), lists the survivors with
-`mutmut show` names, writes out/mutation/scores.json, and exits 1 when any mutant survives.
+`mutmut show` names, writes out/mutation/GROUP/scores.json, and exits 1 when any mutant survives.
 
 An equivalent mutant (one no test can tell apart, because the program behaves the same) is marked where mutmut
 reads it: `# pragma: no mutate` on its line, with the reason in the same comment. mutmut 3 mutates code inside
@@ -160,7 +160,9 @@ def run_group(group: Group, keep: bool, children: int) -> dict:
             "statuses": dict(counts),
             "survivors": sorted(m for m, s in by_mutant.items() if s not in (*KILLED, "skipped")),
         }
-    return {"group": group.name, "returncode": done.returncode, "wall_s": round(wall), "files": files}
+    result = {"group": group.name, "returncode": done.returncode, "wall_s": round(wall), "files": files}
+    (work / "scores.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
 
 
 def table(results: list[dict]) -> str:
@@ -193,8 +195,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{g.name}: mutates {' '.join(g.modules)}; tests {' '.join(g.tests)}")
         return 0
     results = [run_group(g, args.keep, args.children) for g in chosen]
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "scores.json").write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))
     survivors = [m for r in results for f in r["files"].values() for m in f["survivors"]]
     for name in survivors:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import irscope
 from irscope import hazards
 from irscope.hazards import cost
 from irscope.hazards.model import Hazard
+from tests import trajectory_cache
 from tests.irscope import hazard_kernels as K
 
 RECORD = Path(__file__).with_name("hazards_recorded.json")
@@ -48,7 +48,7 @@ class Found(dict[str, hazards.Findings]):
 
     def __missing__(self, name: str) -> hazards.Findings:
         kernel, args, options = CASES[name]
-        self[name] = hazards.find(irscope.capture(kernel, target="cuda:90", kernel_kwargs=args, **options))
+        self[name] = hazards.find(trajectory_cache.capture(kernel, target="cuda:90", kernel_kwargs=args, **options))
         return self[name]
 
 
