@@ -7,6 +7,7 @@ variable (CI, a developer's run) every capture is a fresh compile."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import os
@@ -32,9 +33,7 @@ def capture(kernel: Any, **options: Any) -> Trajectory:
         Path(root).mkdir(parents=True, exist_ok=True)
         fresh = Path(tempfile.mkdtemp(dir=root, prefix=".capture-"))
         irscope.capture(kernel, out_dir=fresh / "t", **options)
-        try:
-            (fresh / "t").rename(kept)  # whole or not at all; a concurrent worker may have kept it first
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):  # whole or not at all; a concurrent worker may have kept it first
+            (fresh / "t").rename(kept)
         shutil.rmtree(fresh, ignore_errors=True)
     return irscope.load(kept)

@@ -42,6 +42,8 @@ class Group:
     name: str
     modules: tuple[str, ...]  # files mutmut mutates (fnmatch patterns, relative to the root)
     tests: tuple[str, ...]  # pytest arguments selecting the tests that exist to catch mistakes there
+    # the modules only read trajectories: the tests' captures are kept across mutants (tests/trajectory_cache.py)
+    keep_captures: bool = False
 
 
 GROUPS: list[Group] = [
@@ -49,6 +51,7 @@ GROUPS: list[Group] = [
         "hazards",
         ("irscope/hazards/*.py",),
         ("tests/irscope/test_hazards.py",),
+        keep_captures=True,
     ),
     Group(
         "signatures",
@@ -140,6 +143,8 @@ def statuses(work: Path, group: Group) -> dict[str, dict[str, str]]:
 def run_group(group: Group, keep: bool, children: int) -> dict:
     work = prepare(group, keep)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if group.keep_captures:
+        env["IRSCOPE_TEST_TRAJECTORY_CACHE"] = str(OUT / "captures")
     mutmut = [sys.executable, "-m", "mutmut"]
     t0 = time.perf_counter()
     print(f"{group.name}: mutmut run in {work.relative_to(REPO)} (its output: mutmut.log there)", flush=True)
