@@ -11,7 +11,8 @@ import pytest
 
 from irscope import hazards
 from irscope.hazards import cost
-from irscope.hazards.model import Hazard
+from irscope.hazards.model import Hazard, PassRef
+from irscope.trajectory import Trajectory
 from tests import trajectory_cache
 from tests.irscope import hazard_kernels as K
 
@@ -42,19 +43,36 @@ CASES = {
 }
 
 
+class Captured(dict[str, Trajectory]):
+    """Each case's capture, made the first time a test reads it: a test compiles only the cases it reads."""
+
+    def __missing__(self, name: str) -> Trajectory:
+        kernel, args, options = CASES[name]
+        self[name] = trajectory_cache.capture(kernel, target="cuda:90", kernel_kwargs=args, **options)
+        return self[name]
+
+
 class Found(dict[str, hazards.Findings]):
-    """Each case's findings, captured the first time a test reads them: a test compiles only the cases it reads
-    (and a mutation run attributes each detector to the tests that exercise it)."""
+    """Each case's findings, found afresh in every test from the module's captures: each test runs the detectors
+    whose output it reads (and a mutation run attributes each detector to those tests)."""
+
+    def __init__(self, captured: Captured):
+        super().__init__()
+        self.captured = captured
 
     def __missing__(self, name: str) -> hazards.Findings:
-        kernel, args, options = CASES[name]
-        self[name] = hazards.find(trajectory_cache.capture(kernel, target="cuda:90", kernel_kwargs=args, **options))
+        self[name] = hazards.find(self.captured[name])
         return self[name]
 
 
 @pytest.fixture(scope="module")
-def found() -> Found:
-    return Found()
+def captured() -> Captured:
+    return Captured()
+
+
+@pytest.fixture
+def found(captured: Captured) -> Found:
+    return Found(captured)
 
 
 def recorded_form(f: hazards.Findings) -> dict:
@@ -192,6 +210,17 @@ def test_findings_equal_the_reviewed_record(found, name: str):
     ]
 
 
+def test_a_hazard_read_from_json_without_its_optional_fields_takes_their_defaults():
+    h = Hazard.from_json({"symptom": "global-atomics", "kernel": "k", "claim": "c", "cost": 3})
+    assert h == Hazard("global-atomics", "k", (), "c", 3.0)
+    assert (h.lines, h.counters, h.remarks, h.cause, h.introduced_by, h.declined_by) == ((), {}, (), "", None, None)
+    assert h.pass_ref is None
+    ref = PassRef(4, "ttgir", "tritongpu-coalesce")
+    assert Hazard("s", "k", (1,), "c", 1.0, introduced_by=ref).pass_ref == ref
+    declined = PassRef(9, "ttgir", "tritongpu-remove-layout-conversions")
+    assert Hazard("s", "k", (1,), "c", 1.0, introduced_by=ref, declined_by=declined).pass_ref == declined
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
-    every = Found()
+    every = Found(Captured())
     RECORD.write_text(json.dumps({name: recorded_form(every[name]) for name in CASES}, indent=1) + "\n")
