@@ -27,6 +27,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +45,18 @@ class Group:
     tests: tuple[str, ...]  # pytest arguments selecting the tests that exist to catch mistakes there
     # the modules only read trajectories: the tests' captures are kept across mutants (tests/trajectory_cache.py)
     keep_captures: bool = False
+    # only these functions' mutants (mutmut's names, fnmatch patterns): a module's part that the group is about
+    functions: tuple[str, ...] = ()
 
+    def selects(self, mutant: str) -> bool:
+        return not self.functions or any(fnmatch(mutant, f) for f in self.functions)
+
+
+# the tests of the index's ranking on Triton's own source (they need third_party/triton)
+RANKING_ON_TRITON = (
+    "test_call_paths_that_reach_a_pass_rank_before_shorter_ones_that_reach_none",
+    "test_gates_a_compile_for_the_target_surely_reaches_rank_before_those_it_may",
+)
 
 GROUPS: list[Group] = [
     Group(
@@ -74,13 +86,37 @@ GROUPS: list[Group] = [
             "tests/compiler_index/test_explain.py",
             "tests/compiler_index/test_queries.py",
             "tests/compiler_index/test_target.py",
-            "tests/compiler_index/test_triton_integration.py",
+            *(f"tests/compiler_index/test_triton_integration.py::{t}" for t in RANKING_ON_TRITON),
+        ),
+        functions=(
+            *(
+                f"compiler_index.explain.x_{f}__mutmut_*"
+                for f in ("_gate_rank", "_site_rank", "_restrict", "_add_gates")
+            ),
+            "compiler_index.queries.ops.x__caller_paths__mutmut_*",
+            "compiler_index.queries.gates.*",
+            *(f"compiler_index.target.x_{f}__mutmut_*" for f in ("for_target", "gate_applies", "file_applies")),
         ),
     ),
     Group(
         "index-gates",
         ("compiler_index/extract/cpp.py",),
         ("tests/compiler_index/test_extract_cpp.py", "tests/compiler_index/test_queries.py"),
+        functions=tuple(
+            f"compiler_index.extract.cpp.x*{f}__mutmut_*"
+            for f in (
+                "_gates",
+                "returns",
+                "_in_lambda",
+                "guards",
+                "guard_chain",
+                "_condition",
+                "_exits",
+                "_top_level_operator",
+                "_negate",
+                "_balanced",
+            )
+        ),
     ),
     Group(
         "workspace",
@@ -128,7 +164,7 @@ def prepare(group: Group, keep: bool) -> Path:
     return work
 
 
-def statuses(work: Path, group: Group) -> dict[str, dict[str, str]]:
+def statuses(work: Path) -> dict[str, dict[str, str]]:
     """mutant name → mutmut status, per mutated file (read from mutmut's .meta files)."""
     from mutmut.stats import status_by_exit_code  # the mutation extra: imported only where it is needed
 
@@ -154,7 +190,10 @@ def run_group(group: Group, keep: bool, children: int) -> dict:
         )
     wall = time.perf_counter() - t0
     files = {}
-    for path, by_mutant in statuses(work, group).items():
+    for path, every in statuses(work).items():
+        by_mutant = {m: status for m, status in every.items() if group.selects(m)}
+        if not by_mutant:
+            continue
         counts = Counter(by_mutant.values())
         total = sum(counts.values()) - counts["skipped"]
         killed = sum(counts[s] for s in KILLED)
