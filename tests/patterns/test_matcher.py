@@ -232,13 +232,14 @@ def test_candidates_filter_by_family_backend_and_status(base):
         card(base, "c", family="f1", targets=("hip",), symptoms=[("ptx.sync.shuffle > 0", 1.0)]),
         card(base, "d", family="f1", status="proposed", symptoms=[("ptx.sync.shuffle > 0", 1.0)]),
         card(base, "e", family="f2", symptoms=[("ptx.sync.barrier > 0", 1.0)]),
+        card(base, "g", family="f1", symptoms=[("ptx.sync.barrier > 0", 1.0)]),
     ]
     idx = CardIndex(cards)
-    assert idx.by_family == {"f1": ["a", "c", "d"], "f2": ["b", "e"]} and idx.families() == ["f1", "f2"]
+    assert idx.by_family == {"f1": ["a", "c", "d", "g"], "f2": ["b", "e"]} and idx.families() == ["f1", "f2"]
     cuda = KernelFacts(counters={"ptx.sync.shuffle": 1}, target={"backend": "cuda"})
     assert [c.id for c in idx.candidates(cuda)] == ["a", "b"]  # not c (hip), d (proposed), e (reads no known fact)
     assert [c.id for c in idx.candidates(cuda, include_proposed=True)] == ["a", "b", "d"]
-    assert [c.id for c in idx.candidates(cuda, family="f1")] == ["a"]
+    assert [c.id for c in idx.candidates(cuda, family="f1")] == ["a"]  # the family's, among those above (not g)
     anywhere = KernelFacts(counters={"ptx.sync.shuffle": 1})  # no backend known: every target's cards
     assert [c.id for c in idx.candidates(anywhere)] == ["a", "b", "c"]
     with pytest.raises(KeyError, match="no family 'f3'; families: f1, f2"):
@@ -260,6 +261,18 @@ def test_ranking_is_by_score_then_confidence_then_fewer_unknowns_then_id(base):
     ranked = rank(evaluate(c, ev) for c in (sure, unsure, vague, strong, twin))
     # score 2 first; then confidence 1.0 (fewer unknowns first: x-sure, z-sure by id, then b-vague), then 0.5
     assert [m.card.id for m in ranked] == ["y-strong", "x-sure", "z-sure", "b-vague", "a-unsure"]
+
+
+def test_a_matchs_json_rounds_its_numbers_to_four_places(base):
+    from dataclasses import replace
+
+    from patterns.matcher import evaluate
+
+    c = replace(
+        card(base, "r", symptoms=[("ptx.sync.shuffle > 0", 1.234567), ("ptx.sync.barrier > 0", 1.0)]), path=None
+    )
+    doc = evaluate(c, KernelFacts(counters={"ptx.sync.shuffle": 1, "ptx.sync.barrier": 0})).to_json()
+    assert (doc["score"], doc["confidence"], doc["path"]) == (1.2346, 0.5525, None)
 
 
 def test_the_default_index_holds_every_card_once():
