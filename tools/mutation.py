@@ -185,9 +185,8 @@ def run_group(group: Group, keep: bool, children: int) -> dict:
     t0 = time.perf_counter()
     print(f"{group.name}: mutmut run in {work.relative_to(REPO)} (its output: mutmut.log there)", flush=True)
     with open(work / "mutmut.log", "w") as log:
-        done = subprocess.run(
-            [*mutmut, "run", "--max-children", str(children)], cwd=work, env=env, stdout=log, stderr=log
-        )
+        argv = [*mutmut, "run", "--max-children", str(children), *group.functions]
+        done = subprocess.run(argv, cwd=work, env=env, stdout=log, stderr=log)
     wall = time.perf_counter() - t0
     files = {}
     for path, every in statuses(work).items():
