@@ -652,7 +652,7 @@ class _File:
 
 
 def _condition(if_node: Node) -> str:
-    """An `if`'s condition as written, without its parentheses (`if (auto x = …)`: the declaration's value)."""
+    """An `if`'s condition as written, without its parentheses (`if (auto x = …)`: the declaration)."""
     cond_node = if_node.child_by_field_name("condition")
     value = cond_node.child_by_field_name("value") if cond_node else None
     return _squeeze(_text(value) or _text(cond_node).strip("()"))

@@ -243,3 +243,66 @@ def test_a_deeply_nested_gate_is_conditioned_on_its_innermost_branch():
     )
     # an else-if branch: its own condition, the earlier branch negated, then the enclosing one
     assert pick[60] == ("warning", "bits == 32", ["bits == 32", "!(bits <= 16)", "numWarps >= 4"], "")
+
+
+# Gate extraction corner by corner, on C++ written here: a lambda's returns, an else branch's polarity, blocks
+# ending in a comment or a fatal call, a declaration as condition, early exits that are not branches.
+CORNERS = b"""\
+#include "x.h"
+bool corners(int a, int b, Op op) {
+  auto pick = [&](int v) {
+    if (v > 3)
+      return false;
+    return true;
+  };
+  if (a == 1) {
+    return false;
+    // a comment after the exit
+  }
+  if (b == 2) {
+    llvm_unreachable("no b == 2");
+  }
+  if (a > b) {
+    foo(a);
+  } else {
+    return true;
+  }
+  if (auto c = op.getDefiningOp()) {
+    return c.isValid();
+  }
+  if (a < 0) {
+    return false;
+  }
+  while (a) {
+    if (b)
+      continue;
+    return false;
+  }
+  return false;
+}
+
+bool plain(int a) {
+  if (a)
+    return a > 1;
+  return true;
+}
+"""
+
+
+def test_gate_extraction_corners():
+    f = extract("lib/Corners.cpp", CORNERS)
+    g = gates_of(f, "corners")
+    # nothing from the lambda (its returns answer the lambda, not the predicate)
+    assert not any(line in g for line in (5, 6))
+    assert g[9] == ("return-false", "a == 1", ["a == 1"], "")
+    # the early exits (a block ending in a comment, one ending in a fatal call) guard what follows, negated
+    assert g[13] == ("fatal", "b == 2", ["b == 2", "!(a == 1)"], "")
+    assert g[18] == ("return-true", "!(a > b)", ["!(a > b)", "!(b == 2)", "!(a == 1)"], "")
+    # a declaration as condition, as written
+    decl = "auto c = op.getDefiningOp()"
+    assert g[21] == ("return-expr", decl, [decl, "!(b == 2)", "!(a == 1)"], "c.isValid()")
+    assert g[24] == ("return-false", "a < 0", ["a < 0", f"!({decl})", "!(b == 2)", "!(a == 1)"], "")
+    # returns under early exits only (`continue` in the loop, the branches above) are no gate: no branch encloses
+    assert set(g) == {9, 13, 18, 21, 24}
+    # a bool function whose return is under a branch: `return a > 1` under `a`
+    assert gates_of(f, "plain") == {36: ("return-expr", "a", ["a"], "a > 1")}
