@@ -8,9 +8,10 @@
 * no network (`--unshare-net`: a namespace with a loopback that is down), its own IPC and UTS namespaces;
 * a file system built from an allowlist, read-only: the system directories (/usr, /etc, /lib*, /opt, /sys), the
   Python installation and every `sys.path` directory it needs (of a source checkout such as this repository only
-  its Python packages: never `out/`, a run directory, `history.sqlite` or `.git`), the operator's files; a
-  tmpfs on /tmp; one writable scratch directory (HOME, TMPDIR, Triton's cache), `/dev` minimal plus the NVIDIA
-  device nodes on a GPU machine;
+  its Python packages: never `out/`, a run directory, `history.sqlite` or `.git`), the operator's files; a small
+  tmpfs on /tmp; one writable scratch directory (HOME, TMPDIR, Triton's cache), itself a tmpfs bounded in size
+  (`Limits.scratch_bytes`: what the child writes there costs memory, never the host's disk, and ends with it; the
+  parent reads nothing from it), `/dev` minimal plus the NVIDIA device nodes on a GPU machine;
 * an environment from the allowlist of `irscope.childproc.child_env` only (`--clearenv`);
 * rlimits set by `enter()` in the child before it imports anything the payload names: address space that is
   actually used (RLIMIT_DATA: CUDA reserves terabytes of PROT_NONE address space, which RLIMIT_AS would
@@ -56,7 +57,9 @@ class Limits:
     memory_bytes: int = 16 * GiB  # RLIMIT_DATA
     cpu_s: int = 1800  # RLIMIT_CPU: ends a spinning child even where the wall-clock limit is generous
     processes: int = 2048  # RLIMIT_NPROC; torch's thread pools count, one per core
-    file_bytes: int = 8 * GiB  # RLIMIT_FSIZE: one output file of a large case fits
+    file_bytes: int = 8 * GiB  # RLIMIT_FSIZE
+    scratch_bytes: int = 2 * GiB  # the scratch tmpfs: Triton's and inductor's caches, compiler temporaries
+    tmp_bytes: int = 256 << 20  # /tmp's tmpfs (TMPDIR points into the scratch)
     # RLIMIT_AS, for sandboxes that never touch a GPU: RLIMIT_DATA does not count shared mappings (an anonymous
     # MAP_SHARED region of any size passes it); CUDA's reservations rule it out where a GPU is used.
     address_space_bytes: int | None = None
@@ -87,7 +90,8 @@ class Confinement:
         writable: Sequence[Path] = (),
         uid: int | None = None,
     ) -> list[str]:
-        """`argv` under bwrap; `scratch` is the child's only writable directory besides `writable` files.
+        """`argv` under bwrap; `scratch` (a fresh tmpfs at that path) is the child's only writable directory besides
+        `writable` files.
         uid: the id a root parent has the child drop to (scratch must belong to it); None when not root."""
         cmd = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         if os.geteuid() != 0:
@@ -102,14 +106,15 @@ class Confinement:
         binds = [p for p in map(Path, SYSTEM_DIRS) if p.exists()] + _python_dirs() + [Path(p) for p in read_only]
         binds = _outermost(b for b in binds if b.exists())
         # /tmp's tmpfs first: mounted after them, it would hide the folders and binds below made under /tmp
-        cmd += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        cmd += ["--dev", "/dev", "--proc", "/proc", "--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
         for d in _ancestors([*binds, scratch, *map(Path, writable)]):
             cmd += ["--perms", "0755", "--dir", str(d)]  # bwrap would create them 0700: unreadable after the drop
         for b in binds:
             cmd += ["--ro-bind", str(b), str(b)]
         for node in _gpu_nodes():
             cmd += ["--dev-bind", node, node]
-        cmd += ["--bind", str(scratch), str(scratch)]
+        # sticky and open to all: the child, once it has dropped to its own id, creates its files there
+        cmd += ["--perms", "01777", "--size", str(self.limits.scratch_bytes), "--tmpfs", str(scratch)]
         for w in writable:
             cmd += ["--bind", str(w), str(w)]
         cmd += ["--chdir", str(scratch), "--", *argv]

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from ladder import status
 from ladder.context import DEFAULT_SOL_TARGET, Context, PastRound, digest
 from ladder.evidence import ARTIFACT, SourceRef
 from ladder.facts import diagnosis_facts
@@ -108,6 +109,7 @@ class Loop:
         return self.cut_short
 
     def _stage(self, op: str, number: int, stage: str) -> None:
+        status.doing(f"{op} round {number}: {stage}")
         if self.progress:
             self.progress.update(op, number, self.config.rounds, stage)
 
@@ -214,6 +216,7 @@ class Loop:
         seconds: dict[str, float] = {}
         with _timed(seconds, "baseline"):
             v, vpath = self._validate(op, kernel, rdir, with_compile=self.config.time_compile)
+        seconds.update(_harness_seconds(v))
         return Round(
             op.name,
             0,
@@ -320,6 +323,7 @@ class Loop:
         self._stage(op.name, n, f"validate ({self.validator.name})")
         with _timed(seconds, "validate"):
             v, vpath = self._validate(op, candidate, rdir)
+        seconds.update(_harness_seconds(v))
         decision, reason, gain, gain0 = self._decide(op, best, v)
         return Round(
             op.name,
@@ -359,6 +363,11 @@ class Loop:
                 gain0,
             )
         return REJECTED, f"correct but {gain:.3g}x of round {best.round}: not faster", gain, gain0
+
+
+def _harness_seconds(v: Validation) -> dict[str, float]:
+    """The validator's own account of its time (runner start, GPU lock waits, commands), as `harness.` stages."""
+    return {f"harness.{phase}": float(s) for phase, s in v.seconds.items()}
 
 
 def _findings(d: Diagnosis) -> tuple:

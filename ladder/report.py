@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ladder import gpu_busy
 from ladder.evidence import LEVELS, RAN
 from ladder.records import ACCEPTED, BASELINE, REJECTED, History, Round
 from ladder.validation import Validation
@@ -24,8 +25,31 @@ from suite.stats import geomean
 
 INITIAL = "initial"  # the evidence level of a best round that is the initial kernel
 MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
-# Round.seconds' stages in the order a run goes through them: round 0's validation, then each round's three
+# Round.seconds' stages in the order a run goes through them: round 0's validation, then each round's three; then
+# the harness's account of its validations (ladder.harness.evaluate: the runner's start, waits for the GPU, each
+# command; transfer is the outputs' copy out of shared memory, inside validate/recheck/timed_outputs)
 STAGES = ("baseline", "diagnose", "rewrite", "validate")
+HARNESS = (
+    "start",
+    "precompile",
+    "wait_shared",
+    "wait_alone",
+    "validate",
+    "transfer",
+    "prepare",
+    "time",
+    "timed_outputs",
+    "exercise",
+    "recheck",
+    "release",
+)
+
+
+def _stage_order(stage: str) -> tuple[int, int, str]:
+    if stage in STAGES:
+        return 0, STAGES.index(stage), stage
+    phase = stage.removeprefix("harness.")
+    return 1, HARNESS.index(phase) if phase in HARNESS else len(HARNESS), stage
 
 
 def _ratio(v: Validation, num: str, den: str, fallback: Validation | None = None) -> float | None:
@@ -82,7 +106,8 @@ def summarize_op(history: History, op: str) -> OpSummary:
     s.best_round, s.speedup_initial = best.round, best.speedup_initial
     s.best_level = INITIAL if best.round == 0 else best.level
     baseline = next((r.validation for r in rounds if r.round == 0), None)
-    s.vs_eager, s.vs_compile = _ratio(v, "eager_ms", "ms"), _ratio(v, "compile_ms", "ms", baseline)
+    # a candidate's round times it alone: eager's and torch.compile's times are the baseline's
+    s.vs_eager, s.vs_compile = _ratio(v, "eager_ms", "ms", baseline), _ratio(v, "compile_ms", "ms", baseline)
     s.sol_fraction = _ratio(v, "sol_ms", "ms")
     return s
 
@@ -105,6 +130,7 @@ class SuiteSummary:
     rewriters: dict[str, dict[str, int]] = field(default_factory=dict)
     families: dict[str, dict[str, int]] = field(default_factory=dict)  # diagnosed family → decision → rounds
     stage_seconds: dict[str, list[float]] = field(default_factory=dict)  # stage → wall seconds, one per round
+    gpu_busy: dict[str, float] | None = None  # ladder.gpu_busy.Busy of the run's samples, when it took any
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,8 +149,10 @@ def _tally(rounds: list[Round], key: Callable[[Round], str | None]) -> dict[str,
     return {k: dict(c) for k, c in sorted(counts.items(), key=lambda kc: (-kc[1].total(), kc[0]))}
 
 
-def summarize(history: History) -> SuiteSummary:
+def summarize(history: History, run_dir: Path | None = None) -> SuiteSummary:
+    """The run's summary; `run_dir` (the history's directory) adds its GPU-busy samples (ladder.gpu_busy)."""
     ops = [summarize_op(history, op) for op in history.ops()]
+    busy = gpu_busy.summary(run_dir) if run_dir is not None else None
     rounds = history.rounds()
     stage_seconds: dict[str, list[float]] = {}
     for r in rounds:
@@ -148,6 +176,7 @@ def summarize(history: History) -> SuiteSummary:
         rewriters=_tally(rounds, lambda r: r.rewrite.rewriter if r.rewrite and r.rewrite.source else None),
         families=_tally(rounds, lambda r: r.diagnosis.family.name if r.diagnosis and r.diagnosis.family else None),
         stage_seconds=stage_seconds,
+        gpu_busy=busy.to_json() if busy else None,
     )
 
 
@@ -190,8 +219,15 @@ def render(s: SuiteSummary) -> str:
     lines += _accounting("family the diagnosis settled on", s.families)
     if s.stage_seconds:
         lines += ["", "| stage | rounds | median s | total s |", "|---|---|---|---|"]
-        for stage, t in sorted(s.stage_seconds.items(), key=lambda st: STAGES.index(st[0])):
+        for stage, t in sorted(s.stage_seconds.items(), key=lambda st: _stage_order(st[0])):
             lines.append(f"| {stage} | {len(t)} | {statistics.median(t):.1f} | {sum(t):.0f} |")
+    if s.gpu_busy:
+        b = s.gpu_busy
+        lines += [
+            "",
+            f"GPU busy: a kernel ran in {b['busy_share']:.0%} of {b['samples']:.0f} one-second samples; mean "
+            f"utilization {b['mean_util']:.0f} %.",
+        ]
     return "\n".join(lines)
 
 

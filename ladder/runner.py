@@ -16,13 +16,15 @@ import threading
 from contextlib import nullcontext
 from pathlib import Path
 
-from ladder import rewriters, validators
+from ladder import gpu_busy, rewriters, status, validators
 from ladder.confine import SandboxUnavailable
 from ladder.context import DEFAULT_SOL_TARGET
+from ladder.harness.baselines import BaselineCache
+from ladder.harness.baselines import default_path as baseline_cache_path
 from ladder.harness.gpu_lock import GpuSlot, gpu_slots
 from ladder.levels import registry
 from ladder.loop import Loop, LoopConfig, LoopError
-from ladder.progress import RichProgress
+from ladder.progress import HEARTBEAT_S, LOG, RichProgress, RunLog, Tee
 from ladder.records import History, HistoryError
 from ladder.rewriters.base import Rewriter, RewriterUnavailable
 from ladder.validators import Validator
@@ -92,7 +94,21 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="do not time torch.compile with the baseline (it compiles the reference per shape; time it apart "
         "with `ladder bench --compile-cases all`)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument(
+        "--baseline-cache",
+        default=str(baseline_cache_path()),
+        help="file of the initial kernels' baselines kept across runs (ladder.harness.baselines), or 'none' "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--heartbeat-s",
+        type=float,
+        default=HEARTBEAT_S,
+        help="every this many seconds, one line per job: what it does and waits for (default %(default)s)",
+    )
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress on the terminal (OUT/progress.log is still written)"
+    )
     p.add_argument(
         "--unsafe-no-sandbox",
         action="store_true",
@@ -115,6 +131,8 @@ def _check(args: argparse.Namespace) -> str | None:
         return f"--sol-target must be in (0, 1], got {args.sol_target}"
     if not 0 <= args.min_gain < 1:
         return f"--min-gain must be in [0, 1), got {args.min_gain}"
+    if not args.heartbeat_s > 0:
+        return f"--heartbeat-s must be > 0, got {args.heartbeat_s}"
     if args.deadline_s is not None and not args.deadline_s > 0:  # NaN too
         return f"--deadline-s must be > 0, got {args.deadline_s}"
     if args.index is not None and not args.index.is_file():
@@ -134,7 +152,7 @@ class _Pool:
         args: argparse.Namespace,
         rewriter: Rewriter,
         validators_by_slot: dict[GpuSlot | None, Validator],
-        progress: RichProgress | None,
+        progress: Tee,
     ):
         self.args, self.rewriter, self.validators, self.progress = args, rewriter, validators_by_slot, progress
         self.todo: queue.Queue[Operator] = queue.Queue()
@@ -183,6 +201,7 @@ class _Pool:
             with self._lock:
                 self.errors.append(e)
         finally:
+            status.done()
             history.close()
 
     def run(self, slots: list[GpuSlot | None]) -> None:
@@ -208,8 +227,9 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         rewriter = rewriters.from_args(args)
         gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
         slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
+        baselines = BaselineCache(None if args.baseline_cache == "none" else Path(args.baseline_cache))
         validators_by_slot = {
-            slot: validators.create(args.validator, slot, unsafe_no_sandbox=args.unsafe_no_sandbox)
+            slot: validators.create(args.validator, slot, unsafe_no_sandbox=args.unsafe_no_sandbox, baselines=baselines)
             for slot in dict.fromkeys(slots)
         }
         history = History(args.out)  # created or migrated once, before the workers open it
@@ -219,8 +239,13 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         print(f"ladder: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        with nullcontext() if args.quiet else RichProgress() as progress:
-            pool = _Pool(ops, args, rewriter, validators_by_slot, progress)
+        bar = None if args.quiet else RichProgress()
+        with (
+            nullcontext() if bar is None else bar,
+            RunLog(args.out / LOG, None if bar is None else bar.console, args.heartbeat_s) as log,
+            gpu_busy.sampling(args.out),
+        ):
+            pool = _Pool(ops, args, rewriter, validators_by_slot, Tee(bar, log))
             pool.run(slots[: len(ops)])
     except RewriterUnavailable as e:
         print(

@@ -9,7 +9,7 @@ are the speed-of-light ceiling and the two PyTorch baselines measured in the sam
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from suite.stats import geomean
@@ -40,6 +40,8 @@ class Validation:
     correct: bool
     detail: str
     cases: tuple[CaseResult, ...] = ()
+    # where the validator's wall time went (runner start, GPU lock waits, commands, transfers), when it says
+    seconds: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def timed(self) -> bool:
@@ -62,6 +64,7 @@ class Validation:
             "correct": self.correct,
             "detail": self.detail,
             "cases": [c.to_json() for c in self.cases],
+            **({"seconds": dict(self.seconds)} if self.seconds else {}),
         }
 
     @classmethod
@@ -72,6 +75,7 @@ class Validation:
             d["correct"],
             d["detail"],
             tuple(CaseResult.from_json(c) for c in d.get("cases", ())),
+            dict(d.get("seconds") or {}),
         )
 
 

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         with History(args.dir) as h:
-            summary = summarize(h)
+            summary = summarize(h, args.dir)
     except HistoryError as e:
         print(f"ladder: {e}", file=sys.stderr)
         return 2

@@ -260,6 +260,9 @@ def _package_dir(name: str) -> str:
 
 
 _TRITON_DIR = _package_dir("triton")
+# CPython 3.11's parser is not safe to call from two threads at once ("AST constructor recursion depth mismatch"):
+# evaluations of several jobs run the check from their threads
+_PARSING = threading.Lock()
 _TORCH_DIR = _package_dir("torch")
 
 
@@ -300,6 +303,21 @@ def foreign_module(dotted: str) -> str | None:
     return None
 
 
+def _is_module(dotted: str) -> bool:
+    """Whether `dotted` names a module (looked up statically on the real modules, as foreign_module does)."""
+    parts = dotted.split(".")
+    try:
+        obj: Any = importlib.import_module(parts[0])
+    except ImportError:
+        return False
+    for part in parts[1:]:
+        try:
+            obj = inspect.getattr_static(obj, part)
+        except AttributeError:
+            return False
+    return isinstance(obj, types.ModuleType)
+
+
 def _container_method_names() -> frozenset[str]:
     names: set[str] = set()
     for t in (list, dict, str, tuple, set, int, float, bytes):
@@ -317,7 +335,8 @@ def _tensor_compute_methods() -> frozenset[str]:
 def static_check(source: str, filename: str = "<candidate>") -> list[Violation]:
     """Every rule violation in a candidate's source; an empty list means it passes."""
     try:
-        tree = ast.parse(source, filename=filename)
+        with _PARSING:
+            tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return [Violation(e.lineno or 0, "syntax", str(e))]
     return _Checker(tree).run()
@@ -327,6 +346,7 @@ class _Checker:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self.aliases: dict[str, str] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
         self.bound: set[str] = set()
         self.violations: list[Violation] = []
         self.tensor_methods = _tensor_compute_methods()
@@ -334,8 +354,33 @@ class _Checker:
     def run(self) -> list[Violation]:
         for node in ast.walk(self.tree):
             self._collect(node)
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+        # names bound by assignment to what an alias reaches (`_T = torch`, `F = torch.nn.functional`,
+        # `g = F.gelu`): until no new one appears, as one may be built on another
+        while any(self._alias_assignment(node) for node in ast.walk(self.tree)):
+            pass
         self._visit(self.tree, in_jit=False)
         return self._deduplicated()
+
+    def _alias_assignment(self, node: ast.AST) -> bool:
+        """Record the aliases one assignment binds; True when it bound a new one."""
+        pairs: list[tuple[ast.AST, ast.AST]] = []
+        if isinstance(node, ast.Assign):
+            pairs = [(t, node.value) for t in node.targets]
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        new = False
+        while pairs:
+            target, value = pairs.pop()
+            if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+                pairs += list(zip(target.elts, value.elts))
+                continue
+            dotted = self._dotted(value)
+            if isinstance(target, ast.Name) and dotted is not None and self.aliases.get(target.id) != dotted:
+                self.aliases[target.id] = dotted
+                new = True
+        return new
 
     def _deduplicated(self) -> list[Violation]:
         """One banned-api finding per line (the shortest name of the chain); no torch-compute on top of it."""
@@ -427,10 +472,24 @@ class _Checker:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if node.id in BANNED_BUILTINS and node.id not in self.bound:
                 self._flag(node, "builtin", f"{node.id} is not allowed in a candidate")
+            elif self._module_value(node):
+                self._flag(node, "module-value", f"module {node.id} used as a value; use its attributes directly")
         elif isinstance(node, ast.Call) and not in_jit:
             self._check_host_call(node)
         for child in ast.iter_child_nodes(node):
             self._visit(child, in_jit)
+
+    def _module_value(self, node: ast.Name) -> bool:
+        """A name that stands for a module, used other than as the start of an attribute chain or as the value of
+        a plain assignment (which makes it an alias): passed, stored or returned, it would carry the module where
+        this check cannot follow it."""
+        dotted = self.aliases.get(node.id)
+        if dotted is None or not _is_module(dotted):
+            return False
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return False
+        return not (isinstance(parent, ast.Assign | ast.AnnAssign | ast.NamedExpr) and parent.value is node)
 
     def _is_triton_decorator(self, node: ast.AST) -> bool:
         target = node.func if isinstance(node, ast.Call) else node
@@ -578,8 +637,10 @@ def timer_fingerprint() -> dict[str, int]:
         "triton.testing.do_bench": triton.testing.do_bench,
         "triton.testing.do_bench_cudagraph": triton.testing.do_bench_cudagraph,
         "torch.cuda.Event": torch.cuda.Event,
+        "torch.cuda.Event.record": torch.cuda.Event.record,
         "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
         "torch.cuda.synchronize": torch.cuda.synchronize,
+        "torch.cuda.CUDAGraph.replay": torch.cuda.CUDAGraph.replay,
     }
     return {k: id(v) for k, v in objs.items()}
 

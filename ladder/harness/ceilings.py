@@ -13,6 +13,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import asdict, dataclass
 
+L2_BYTES = 60 << 20  # the H200's L2 (50 MB on an H100): at most this much can stay cached between calls
+
 
 @dataclass(frozen=True)
 class Ceilings:
@@ -32,6 +34,14 @@ class Ceilings:
         memory = bytes_moved / (self.copy_gbps * 1e9) * 1e3
         compute = flops / (self.bf16_tflops * 1e12) * 1e3 if dtype == "bf16" else 0.0
         return max(memory, compute)
+
+    def floor_ms(self, bytes_moved: int, flops: int, dtype: str, cached: bool = False) -> float:
+        """The least time a correct kernel can take: speed of light, except that with the L2 not flushed between
+        calls (`cached`: CUDA graph replays) data that fits in the L2 need not come from memory, so only the
+        FLOP term bounds it (the L2's own bandwidth is not measured)."""
+        if cached and bytes_moved <= L2_BYTES:
+            return self.sol_ms(0, flops, dtype)
+        return self.sol_ms(bytes_moved, flops, dtype)
 
 
 def measure(copy_bytes: int = 1 << 30, gemm_n: int = 8192, warmup_ms: float = 25, rep_ms: float = 100) -> Ceilings:

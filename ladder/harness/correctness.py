@@ -50,6 +50,8 @@ class RunResult:
     launches: int = 0
     kernels: dict[str, int] = field(default_factory=dict)
     aten_ops: dict[str, int] = field(default_factory=dict)
+    new_threads: int = 0  # threads the forward left running (the monitor's count)
+    foreign_streams: int = 0  # launches on a stream other than the current one
     seconds: float = 0.0
 
     def to_json(self) -> dict:
@@ -130,6 +132,7 @@ def run_forward(
         result.problems.append(f"forward raised {type(e).__name__}: {_short(e)}\n{_tail(traceback.format_exc())}")
     report = monitor.report
     result.launches, result.kernels, result.aten_ops = report.launches, dict(report.kernels), dict(report.aten_ops)
+    result.new_threads, result.foreign_streams = report.new_threads, report.foreign_streams
     if out is not None or not result.problems:  # a forward that raised has said enough
         result.problems += report.problems()
     if out is not None or not result.problems:

@@ -5,46 +5,66 @@
 1. the static check (ladder.harness.anticheat) on the module's source, before anything imports it: a violation
    rejects the candidate unrun (import-time code never executes);
 2. fresh seeds drawn here at run time, so no input set is known in advance;
-3. the runner (`worker.evaluate`) in the sandbox (its own confined subprocess: ladder.confine) imports a copy of
-   the module and saves each run's outputs to a file in its scratch directory;
-4. each output file is read back here (tensors only: `weights_only`), the run's inputs are regenerated here from
-   its seed and the operator's correctness rule is applied here (`correctness.judge`): the oracle's outputs
-   exist only in this process. Every expected run must be there, each once;
-5. the runner's own findings (monitor, tampering, errors, timings) are claims of a process that ran candidate
-   code: they can fail a candidate, never pass one. Timings are bounded by this process's clock: a
-   do_bench figure cannot claim more device time than the wall-clock time this process saw for it.
+3. the runner (`worker.serve`) in the sandbox (its own confined subprocess: ladder.confine) readies the device,
+   then imports the candidate; this process counts the runner's threads from outside (/proc) before and after;
+4. this process drives the runner one command at a time and holds the GPU for it (ladder.harness.gpu_lock:
+   shared for correctness work, alone for timing), so the runner never holds the GPU while it waits for this
+   process, and this process never waits for anyone while it holds the GPU for the runner: no cycle exists;
+5. each run's outputs come back through shared memory (ladder.harness.transfer), are copied here, and the run's
+   inputs are regenerated here from its seed and the operator's correctness rule is applied here
+   (`correctness.judge`): the oracle's outputs exist only in this process. Every expected run must be there,
+   each once. The timed calls are judged the same way (the outputs of one drawn call per input set, the Triton
+   launches and an output checksum of every call) and no time below the case's speed of light is believed;
+6. the runner's own findings (monitor, tampering, errors, timings) are claims of a process that ran candidate
+   code: they can fail a candidate, never pass one. The rules are applied here to the raw facts the runner
+   reports (launch counts, aten ops, threads), not to its own summary of them.
 
 If the runner dies, hangs or floods its output, the case it was on is recorded as failed with the sandbox's status
-and a fresh runner continues with the remaining cases; the caller never sees an exception from the candidate. The
-ladder loop reuses this for LLM-written candidates.
+and a fresh runner continues with the remaining cases; nothing the runner sends, however malformed, raises here:
+the caller never sees an exception from the candidate. The ladder loop reuses this for LLM-written candidates.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import queue
 import secrets
-import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ladder.confine import Confinement, shared_file
-from ladder.harness.anticheat import static_check
+from ladder import status
+from ladder.confine import Confinement
+from ladder.harness.anticheat import ALLOWED_ATEN, static_check
+from ladder.harness.ceilings import Ceilings
 from ladder.harness.correctness import RunResult
+from ladder.harness.gpu_lock import WAIT_S, GpuWaitTimeout, exclusive, shared
 from ladder.harness.timing import Timing
-from ladder.harness.worker import NEW_BUFFERS, SAME_BUFFERS, Job, recheck_seeds, select_cases
-from ladder.sandbox import SENT_AFTER, run_sandboxed
-from suite.operator import RANDOM, Operator, resolve_operator
+from ladder.harness.transfer import OutputError, Outputs
+from ladder.harness.worker import (
+    NEW_BUFFERS,
+    SAME_BUFFERS,
+    TIMED,
+    Job,
+    recheck_seeds,
+    select_cases,
+    timing_seeds,
+)
+from ladder.sandbox import SENT_AFTER, UNPARSABLE, Bounds, SandboxResult, Session
+from suite.operator import RANDOM, Case, Operator, resolve_operator
 
-WORKER = "ladder.harness.worker:evaluate"
-WALL_SLACK = 1.02  # a do_bench figure may use at most this share of the wall clock this process measured (+ 1 ms)
+WORKER = "ladder.harness.worker:serve"
+WALL_SLACK = 1.02  # a timed figure may use at most this share of the wall clock this process measured (+ 1 ms)
+# A figure below this share of the case's speed of light is impossible: the ceilings are measured copy bandwidth
+# and GEMM rate, which a kernel can beat by up to ~10 % (a read-mostly kernel nearer the datasheet's bandwidth).
+SOL_SLACK = 0.85
+CHECKSUM_TOLERANCE = 1e-2  # of the judged call's output norm: rounding of a nondeterministic kernel stays far below
+STARTUP_S = 300.0  # the runner's start and the candidate's import
+SLOT_FLOOR = 1 << 20
 
 
 @dataclass
@@ -55,10 +75,12 @@ class CandidateResult:
     static_violations: list[str] = field(default_factory=list)
     load_error: str | None = None
     tampered: list[str] = field(default_factory=list)
+    process: list[str] = field(default_factory=list)  # what this process saw the runner do (threads)
     cases: list[dict] = field(default_factory=list)
-    skipped_cases: list[str] = field(default_factory=list)  # not started: the deadline had passed
+    skipped_cases: list[str] = field(default_factory=list)  # not started: past the deadline, or the GPU not to be had
     sandbox_failures: list[dict] = field(default_factory=list)
     runner_errors: list[str] = field(default_factory=list)  # messages from the runner that make no sense
+    phase_seconds: dict[str, float] = field(default_factory=dict)  # runner start, lock waits, each command
     seconds: float = 0.0
 
     @property
@@ -68,6 +90,7 @@ class CandidateResult:
             not self.static_violations
             and self.load_error is None
             and not self.tampered
+            and not self.process
             and not self.runner_errors
             and bool(self.cases)
             and not self.skipped_cases
@@ -82,17 +105,45 @@ class CandidateResult:
         if self.load_error:
             out.append(f"import failed: {self.load_error}")
         out += [f"timer or clock replaced: {t}" for t in self.tampered]
+        out += [f"runner process: {p}" for p in self.process]
         out += [f"runner: {e}" for e in self.runner_errors]
-        out += [f"{c}: not run, the deadline had passed" for c in self.skipped_cases]
+        out += [
+            f"{c}: not run (the deadline had passed, or a wait for the GPU gave up on an earlier case)"
+            for c in self.skipped_cases
+        ]
         for c in self.cases:
-            for part in ("validation", "recheck"):
+            for part in ("validation", "recheck", "timed"):
                 for run in (c.get(part) or {}).get("failures", []):
                     out += [f"{c['case']} {part} {run['kind']} seed {run['seed']}: {p}" for p in run["problems"]]
             out += [f"{c['case']}: {e}" for e in c.get("errors", [])]
         return out
 
+    def add_seconds(self, phase: str, seconds: float) -> None:
+        self.phase_seconds[phase] = round(self.phase_seconds.get(phase, 0.0) + seconds, 3)
+
     def to_json(self) -> dict:
         return {**asdict(self), "accepted": self.accepted}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How one candidate is evaluated (evaluate_candidate's arguments, minus the candidate)."""
+
+    device: str = "cuda"
+    seeds: int = 3
+    kinds: Sequence[str] | None = None
+    timing: dict | None = None
+    references: Sequence[str] = ("eager",)
+    compile_cases: Sequence[str] = ()
+    time_initial: bool = False
+    gpu_lock: str | None = None
+    not_after: float | None = None
+    timeout_s: float = 900.0
+    silence_s: float | None = 300.0
+    extra_env: Mapping[str, str] | None = None
+    confinement: Confinement | None = None
+    ceilings: Ceilings | None = None
+    gpu_wait_s: float = WAIT_S
 
 
 def evaluate_candidate(
@@ -115,14 +166,17 @@ def evaluate_candidate(
     on_message: Callable[[dict], None] | None = None,
     confinement: Confinement | None = None,
     static: bool = True,
+    ceilings: Ceilings | None = None,
+    gpu_wait_s: float = WAIT_S,
 ) -> CandidateResult:
     """Validate (and with `timing`, time) `candidate` (default: the frozen initial kernel) on `cases`.
 
-    gpu_lock: path of the GPU's GpuLock (ladder/harness/gpu_lock.py): workers on one GPU share it for correctness
-    runs and take it alone to time, so several can run at once and no timing sees another's kernels; judging here
-    shares it too. not_after: epoch seconds after which no case is started. confinement: the runner's sandbox
-    (None: a plain child process). static=False skips the static check: only tests of the layers behind it do.
-    """
+    gpu_lock: path of the GPU's GpuLock (ladder/harness/gpu_lock.py): evaluations on one GPU share it for
+    correctness work and take it alone to time, so several can run at once and no timing sees another's kernels.
+    not_after: epoch seconds after which no case is started. confinement: the runner's sandbox (None: a plain
+    child process). static=False skips the static check: only tests of the layers behind it do. ceilings: the
+    GPU's measured ceilings, for the speed-of-light floor of the candidate's times (None: no floor). gpu_wait_s:
+    the longest wait for the GPU lock; past it the case fails saying who held the GPU, and no later case starts."""
     op = resolve_operator(operator)
     path = Path(candidate).resolve() if candidate else op.kernel_path
     result = CandidateResult(operator=op.name, candidate=str(path), device=device)
@@ -130,66 +184,43 @@ def evaluate_candidate(
     result.static_violations = [str(v) for v in static_check(source, str(path))] if static else []
     if result.static_violations:
         return result
+    settings = Settings(
+        device,
+        seeds,
+        kinds,
+        timing,
+        tuple(references),
+        tuple(compile_cases),
+        time_initial,
+        gpu_lock,
+        not_after,
+        timeout_s,
+        silence_s,
+        extra_env,
+        confinement,
+        ceilings,
+        gpu_wait_s,
+    )
     remaining = [c.name for c in select_cases(op, list(cases) if cases is not None else None, device)]
-    env = dict(extra_env or {})
-    if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-    read_only = [Path(op.origin), op.kernel_path] if op.origin else []
-    writable = []
-    if gpu_lock and confinement is not None:
-        writable = [shared_file(Path(gpu_lock)), shared_file(Path(gpu_lock + ".turnstile"))]
     seed_base = secrets.randbelow(1 << 31)  # drawn now: no candidate can know its inputs in advance
     while remaining:
-        with tempfile.TemporaryDirectory(prefix="ladder-sandbox-") as tmp:
-            scratch = Path(tmp)
-            (scratch / "candidate.py").write_text(source)
-            job = Job(
-                operator=operator,
-                candidate=str(scratch / "candidate.py"),
-                cases=remaining,
-                device=device,
-                seeds=seeds,
-                seed_base=seed_base,
-                kinds=list(kinds) if kinds else None,
-                timing=timing,
-                references=list(references),
-                compile_cases=list(compile_cases),
-                time_initial=time_initial,
-                gpu_lock=gpu_lock,
-                not_after=not_after,
-            )
-            judge = Judge(op, job, scratch, on_message)
-            try:
-                run = run_sandboxed(
-                    WORKER,
-                    job.to_json(),
-                    timeout_s=timeout_s,
-                    silence_s=silence_s,
-                    extra_env=env,
-                    on_message=judge.receive,
-                    confinement=confinement.without_gpu() if confinement and device != "cuda" else confinement,
-                    scratch=scratch,
-                    read_only=read_only,
-                    writable=writable,
-                )
-            finally:
-                judge.finish()
+        ev = _Evaluation(
+            op, operator, source if candidate else None, remaining, seed_base, settings, result, on_message
+        )
+        run = ev.run()
         result.seconds += run.seconds
-        result.load_error = result.load_error or judge.load_error
-        result.tampered = sorted(set(result.tampered) | judge.tampered)
-        result.runner_errors += judge.errors
-        result.skipped_cases += judge.skipped
-        done = set(judge.skipped)
+        result.skipped_cases += ev.skipped
+        done = set(ev.skipped)
         for name in remaining:
-            if name in judge.ended:
+            if name in ev.ended:
                 done.add(name)
-                result.cases.append(judge.record(name))
-        if run.ok or result.load_error is not None:
+                result.cases.append(ev.record(name))
+        if run.ok or result.load_error is not None or result.tampered:
             break
         pending = [c for c in remaining if c not in done]
         # The case in progress is lost; if none had started (a crash at import), every pending case is.
-        in_progress = [c for c in judge.started if c not in done and c in pending]
-        lost = in_progress[:1] if judge.started else pending
+        in_progress = [c for c in ev.started if c not in done and c in pending]
+        lost = in_progress[:1] if ev.started else pending
         result.sandbox_failures.append(
             {
                 "cases": lost,
@@ -210,98 +241,232 @@ def evaluate_candidate(
     return result
 
 
-class Judge:
-    """The trusted side of one runner: each message stamped with this process's clock as it arrives, then handled
-    in order on a thread of its own (judging a large output must not delay the stamps). Output files are judged
-    and deleted as they come, so the scratch directory holds few at a time."""
+class _Evaluation:
+    """One runner process and what it was asked and said: the commands, the judging of every output as it comes,
+    the timing windows stamped with this process's clock."""
 
-    def __init__(self, op: Operator, job: Job, scratch: Path, on_message: Callable[[dict], None] | None):
-        self.op, self.job, self.scratch, self.on_message = op, job, scratch, on_message
-        self.cases = {c.name: c for c in select_cases(op, job.cases, job.device)}
+    def __init__(
+        self,
+        op: Operator,
+        operator: str,
+        source: str | None,
+        cases: list[str],
+        seed_base: int,
+        settings: Settings,
+        result: CandidateResult,
+        on_message: Callable[[dict], None] | None,
+    ):
+        self.op, self.settings, self.result, self.on_message = op, settings, result, on_message
+        self.job = Job(
+            operator=operator,
+            candidate_source=source,
+            cases=cases,
+            device=settings.device,
+            seeds=settings.seeds,
+            seed_base=seed_base,
+            kinds=list(settings.kinds) if settings.kinds else None,
+            timing=settings.timing,
+            references=list(settings.references),
+            compile_cases=list(settings.compile_cases),
+            time_initial=settings.time_initial,
+        )
+        self.cases = {c.name: c for c in select_cases(op, cases, settings.device)}
+        self.timed = settings.timing is not None and settings.device.startswith("cuda")
         self.runs: dict[str, dict[str, dict[tuple[str, int], RunResult]]] = {}
         self.windows: dict[str, dict[str, list[float]]] = {}  # case → impl → [start, end, start, end, …]
-        self.runner: dict[str, dict] = {}  # case → the runner's case_end message
+        self.done: dict[tuple[str, str], dict] = {}  # (case, command) → the runner's answer
         self.case_errors: dict[str, list[str]] = {}
         self.started: list[str] = []
         self.ended: set[str] = set()
         self.skipped: list[str] = []
-        self.tampered: set[str] = set()
-        self.load_error: str | None = None
-        self.errors: list[str] = []
-        self._queue: queue.Queue = queue.Queue()
-        self._thread = threading.Thread(target=self._work, daemon=True)
-        self._thread.start()
+        self.loaded = False
+        self.gave_up = False  # a wait for the GPU passed its bound
+        self.outputs: Outputs | None = None
+        self.child: Session | None = None
 
-    def expected(self, case: str) -> dict[str, set[tuple[str, int]]]:
-        kinds = self.job.kinds or list(self.op.input_kinds)
+    # ---------------------------------------------------------------------------------------------- driving
+
+    def run(self) -> SandboxResult:
+        s = self.settings
+        env = dict(s.extra_env or {})
+        if s.device == "cpu":
+            env["TRITON_INTERPRET"] = "1"
+        read_only = [Path(self.op.origin), self.op.kernel_path] if self.op.origin else []
+        confinement = s.confinement
+        if confinement is not None and s.device != "cuda":
+            confinement = confinement.without_gpu()
+        with Outputs(slots=2, slot_bytes=self._slot_bytes()) as outputs:
+            self.outputs = outputs
+            self.job.outputs = {"fd": outputs.fd, **outputs.region()}
+            t0 = time.monotonic()
+            with Session(
+                WORKER,
+                self.job.to_json(),
+                Bounds(s.timeout_s, s.silence_s),
+                extra_env=env,
+                on_message=self._receive,
+                confinement=confinement,
+                read_only=read_only,
+                pass_fds=[outputs.fd],
+            ) as child:
+                self.child = child
+                self._start()
+                self.result.add_seconds("start", time.monotonic() - t0)
+                if self.loaded:
+                    for name in self.cases:
+                        if s.not_after is not None and time.time() > s.not_after:
+                            self.skipped.append(name)
+                            continue
+                        self.started.append(name)
+                        if not self._evaluate_case(self.cases[name]):
+                            break
+                        self.ended.add(name)
+                    if self.gave_up:  # the cases after it are not started: the GPU is not to be had
+                        self.skipped += [n for n in self.cases if n not in self.started]
+                return child.finish()
+
+    def _slot_bytes(self) -> int:
+        """A run may return no more than its case's bytes moved (every input read and output written once)."""
+        return max(SLOT_FLOOR, *(self.op.bytes_moved(c) for c in self.cases.values()))
+
+    def _start(self) -> None:
+        assert self.child is not None
+        ready = self.child.until(lambda m: m.get("type") == "ready", STARTUP_S)
+        if ready is None:
+            return
+        pid = _host_pid(self.child.pid, ready.get("pid"))
+        before = _threads(pid)
+        self.child.send({"cmd": "load"})
+        loaded = self.child.until(lambda m: m.get("type") in ("loaded", "load_error", "tamper"), STARTUP_S)
+        if loaded is None or loaded.get("type") != "loaded":
+            if loaded is not None and loaded.get("type") == "load_error":
+                self.result.load_error = self.result.load_error or str(loaded.get("error"))[:2000]
+            return
+        after = _threads(pid)
+        if before is not None and after is not None and after > before:
+            self.result.process.append(
+                f"importing the candidate started {after - before} thread(s) (counted from outside the sandbox)"
+            )
+        claimed = loaded.get("threads_started")
+        if isinstance(claimed, int) and claimed > 0:
+            self.result.process.append(f"importing the candidate started {claimed} Python thread(s)")
+        self.loaded = True
+
+    def _hold(self, alone: bool) -> AbstractContextManager[None]:
+        lock = exclusive if alone else shared
+        return lock(self.settings.gpu_lock, status.waiting, status.current(), self.settings.gpu_wait_s)
+
+    def _locked(self, alone: bool, commands: list[tuple[str, dict]], case: Case) -> bool:
+        """The commands under one hold of the GPU; False once the runner is gone."""
+        t0 = time.monotonic()
+        with self._hold(alone):
+            status.waiting(None)
+            self.result.add_seconds("wait_alone" if alone else "wait_shared", time.monotonic() - t0)
+            for name, args in commands:
+                if not self._command(name, case, args):
+                    return False
+        return True
+
+    def _command(self, name: str, case: Case, args: dict) -> bool:
+        assert self.child is not None
+        t0 = time.monotonic()
+        with status.stage(f"{status.current()}: {name} {case.name}"):
+            sent = self.child.send({"cmd": name, "case": case.name, **args})
+            answer = self.child.until(lambda m: m.get("type") == "done" and m.get("cmd") == name) if sent else None
+        self.result.add_seconds(name, time.monotonic() - t0)
+        if answer is None:
+            return False
+        self.done[(case.name, name)] = answer
+        errors = self.case_errors.setdefault(case.name, [])
+        if answer.get("error"):
+            errors.append(f"{name}: {str(answer['error'])[:3000]}")
+        if answer.get("fatal"):  # the runner ends now; the case is over, a fresh runner takes the rest
+            errors.append(f"fatal device error (the runner restarts for the remaining cases): {answer['fatal']}")
+            self.ended.add(case.name)
+            return False
+        return True
+
+    def _evaluate_case(self, case: Case) -> bool:
         base = self.job.seed_base
-        same, new = recheck_seeds(self.job)
-        return {
-            "validation": {(k, s) for k in kinds for s in range(base, base + self.job.seeds)},
-            "recheck": {(SAME_BUFFERS, same), (NEW_BUFFERS, new)},
-        }
+        kinds = self.job.kinds or list(self.op.input_kinds)
+        runs = [["validation", k, s] for k in kinds for s in range(base, base + self.job.seeds)]
+        seeds = timing_seeds(base) if self.timed else timing_seeds(base)[:1]
+        same, new = recheck_seeds(base)
+        first: list[tuple[str, dict]] = [("validate", {"runs": runs}), ("prepare", {"seeds": seeds})]
+        last: list[tuple[str, dict]] = [("timed_outputs", {"seeds": seeds})] if self.timed else [("exercise", {})]
+        last += [("recheck", {"same": same, "new": new}), ("release", {})]
+        # compiles need no GPU: done before the hold, so no writer waits behind a compile
+        if self.timed and not self._command("precompile", case, {}):
+            return False
+        try:
+            if not self._locked(False, first, case):
+                return False
+            if self.timed and not self._locked(True, [("time", {"draw": secrets.randbelow(1 << 31)})], case):
+                return False
+            return self._locked(False, last, case)
+        except GpuWaitTimeout as e:  # a defect elsewhere (a holder that never lets go): say so, end this runner
+            self.case_errors.setdefault(case.name, []).append(str(e))
+            self.ended.add(case.name)
+            self.gave_up = True
+            return False
 
-    def receive(self, msg: dict) -> None:
-        # (sent no earlier than, received at): a timing block's start takes the first, its end the second, so
-        # the window holds the block however late this process read the channel
-        self._queue.put(((float(msg.pop(SENT_AFTER, time.monotonic())), time.monotonic()), msg))
+    # ---------------------------------------------------------------------------------------------- messages
+
+    def _receive(self, msg: dict) -> None:
+        """Every message of the runner, as it arrives; anything wrong in one is the runner's fault."""
         if self.on_message is not None:
             self.on_message(msg)
+        try:
+            self._handle(msg)
+        except Exception as e:  # the message is the runner's, so is the blame; this process goes on
+            self.result.runner_errors.append(f"a message that makes no sense ({type(e).__name__}: {str(e)[:200]})")
 
-    def finish(self) -> None:
-        self._queue.put(None)
-        self._thread.join()
-
-    def _work(self) -> None:
-        while (item := self._queue.get()) is not None:
-            stamps, msg = item
-            try:
-                self._handle(stamps, msg)
-            except Exception as e:  # the message is the runner's, so is the blame; this process goes on
-                self.errors.append(f"a message that makes no sense ({type(e).__name__}: {str(e)[:200]})")
-
-    def _handle(self, stamps: tuple[float, float], msg: dict) -> None:
+    def _handle(self, msg: dict) -> None:
         kind = msg.get("type")
-        if kind == "load_error":
-            self.load_error = str(msg.get("error"))[:2000]
-        elif kind == "tamper":
-            self.tampered |= {str(x) for x in msg["changed"]}
-        elif kind == "skipped":
-            self.skipped.append(self._case(msg))
-        elif kind == "case_start":
-            self.started.append(self._case(msg))
+        if UNPARSABLE in msg:
+            raise ValueError(f"not a message: {str(msg[UNPARSABLE])[:80]!r}")
+        if kind == "tamper":
+            self.result.tampered = sorted(set(self.result.tampered) | {str(x) for x in msg["changed"]})
         elif kind == "timing_block":
             impl = str(msg["impl"])
-            edges = self.windows.setdefault(self._case(msg), {}).setdefault(impl, [])
-            edges.append(stamps[len(edges) % 2])  # even: a start, odd: an end
+            edges = self.windows.setdefault(self._case_of(msg), {}).setdefault(impl, [])
+            # (sent no earlier than, received at): a block's start takes the first, its end the second, so the
+            # window holds the block however late this process read the channel
+            edges.append(float(msg[SENT_AFTER]) if len(edges) % 2 == 0 else time.monotonic())
         elif kind == "run":
             self._run(msg)
-        elif kind == "case_end":
-            case = self._case(msg)
-            self.runner[case] = msg
-            self.ended.add(case)
 
-    def _case(self, msg: dict) -> str:
+    def _case_of(self, msg: dict) -> str:
         name = msg["case"]
         if name not in self.cases:
             raise ValueError(f"unknown case {str(name)[:40]!r}")
         return name
 
+    def expected(self, case: str) -> dict[str, set[tuple[str, int]]]:
+        kinds = self.job.kinds or list(self.op.input_kinds)
+        base = self.job.seed_base
+        same, new = recheck_seeds(base)
+        wanted = {
+            "validation": {(k, s) for k in kinds for s in range(base, base + self.job.seeds)},
+            "recheck": {(SAME_BUFFERS, same), (NEW_BUFFERS, new)},
+        }
+        if self.timed and "candidate" in ((self.done.get((case, "time")) or {}).get("timing") or {}):
+            wanted["timed"] = {(TIMED, s) for s in timing_seeds(base)}
+        return wanted
+
     def _run(self, msg: dict) -> None:
-        import torch
-
-        from ladder.harness.correctness import judge
-        from ladder.harness.gpu_lock import shared
-
-        case = self.cases[self._case(msg)]
+        case = self.cases[self._case_of(msg)]
         phase, kind, seed = str(msg["phase"]), str(msg["kind"]), int(msg["seed"])
         errors = self.case_errors.setdefault(case.name, [])
-        runs = self.runs.setdefault(case.name, {"validation": {}, "recheck": {}})
-        if (kind, seed) not in self.expected(case.name).get(phase, set()):
+        runs = self.runs.setdefault(case.name, {"validation": {}, "recheck": {}, "timed": {}})
+        wanted = self.expected(case.name).get(phase)
+        if wanted is None or (kind, seed) not in wanted:
             errors.append(f"the runner reported a run nobody asked for: {phase} {kind} seed {seed}")
+            self._free(msg.get("output"))
             return
         if (kind, seed) in runs[phase]:
             errors.append(f"the runner reported {phase} {kind} seed {seed} twice")
+            self._free(msg.get("output"))
             return
         result = RunResult(
             case=case.name,
@@ -311,88 +476,206 @@ class Judge:
             launches=int(msg.get("launches") or 0),
             kernels={str(k): int(v) for k, v in dict(msg.get("kernels") or {}).items()},
             aten_ops={str(k): int(v) for k, v in dict(msg.get("aten_ops") or {}).items()},
+            new_threads=int(msg.get("new_threads") or 0),
+            foreign_streams=int(msg.get("foreign_streams") or 0),
             seconds=float(msg.get("seconds") or 0.0),
         )
         runs[phase][(kind, seed)] = result
-        out = self._outputs(msg.get("file"), result)
+        if phase != "timed":
+            result.problems += fact_problems(result)
+        out = self._outputs(msg.get("output"), result)
         if out is None:
             if not result.problems:
                 result.problems.append("the forward produced no output")
             return
-        with shared(self.job.gpu_lock):
-            inputs = self.op.make_inputs(case, seed, self.job.device, RANDOM if phase == "recheck" else kind)
-            verdict = judge(self.op, case, inputs, out, self.job.device)
-            del inputs, out
-            if self.job.device.startswith("cuda"):
-                torch.cuda.empty_cache()
+        import torch
+
+        from ladder.harness.correctness import judge
+
+        inputs = self.op.make_inputs(case, seed, self.job.device, kind if phase == "validation" else RANDOM)
+        verdict = judge(self.op, case, inputs, out, self.job.device)
+        del inputs, out
+        if self.job.device.startswith("cuda"):
+            torch.cuda.empty_cache()
         result.problems += verdict.problems
         result.numeric_ok, result.max_abs, result.rel_l2 = verdict.numeric_ok, verdict.max_abs, verdict.rel_l2
         result.ok = result.numeric_ok and not result.problems
 
-    def _outputs(self, name: Any, result: RunResult) -> Any:
-        """The run's outputs, read from the runner's file (tensors and plain containers only), then deleted."""
-        import torch
-
-        if name is None:
+    def _outputs(self, description: Any, result: RunResult) -> Any:
+        """The run's outputs, copied out of the shared memory (whose slot is then free for the runner again)."""
+        if description is None:
             return None
-        path = self.scratch / Path(str(name)).name  # inside the scratch directory, whatever the name says
+        assert self.outputs is not None and self.child is not None
+        t0 = time.monotonic()
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # never a link to a file of this process's choosing
-            with os.fdopen(fd, "rb") as f:
-                return torch.load(f, map_location=self.job.device, weights_only=True)
-        except Exception as e:
-            result.problems.append(f"the outputs could not be read back ({type(e).__name__})")
+            return self.outputs.take(description, self.job.device)
+        except OutputError as e:
+            result.problems.append(f"the outputs could not be read back: {e}")
             return None
         finally:
-            with contextlib.suppress(OSError):
-                path.unlink()
+            slot = description.get("slot") if isinstance(description, dict) else None
+            if isinstance(slot, int):
+                self.child.send({"free": slot})
+            self.result.add_seconds("transfer", time.monotonic() - t0)
+
+    def _free(self, description: Any) -> None:
+        slot = description.get("slot") if isinstance(description, dict) else None
+        if isinstance(slot, int) and self.outputs is not None and 0 <= slot < self.outputs.layout.slots:
+            self.outputs.free(slot)
+            assert self.child is not None
+            self.child.send({"free": slot})
+
+    # ---------------------------------------------------------------------------------------------- the record
 
     def record(self, name: str) -> dict:
         """The case's record: the runs judged here, the runner's notes and errors (which can only fail it), its
-        timing bounded by this process's clock."""
+        timing bounded by this process's clock and by speed of light."""
         case = self.cases[name]
-        runner = self.runner.get(name, {})
-        errors = _strings(runner.get("errors")) + self.case_errors.get(name, [])
-        runs = self.runs.get(name, {"validation": {}, "recheck": {}})
+        answers = {cmd: a for (c, cmd), a in self.done.items() if c == name}
+        errors = list(self.case_errors.get(name, []))
+        notes = [n for a in answers.values() for n in _strings(a.get("notes"))]
+        runs = self.runs.get(name, {"validation": {}, "recheck": {}, "timed": {}})
         record: dict[str, Any] = {
             "case": name,
             "label": case.label(),
             "role": case.role,
             "shape": dict(case.shape),
             "errors": errors,
-            "notes": _strings(runner.get("notes")),
-            "phase_seconds": {str(k): float(v) for k, v in dict(runner.get("phase_seconds") or {}).items()},
+            "notes": notes,
+            "phase_seconds": {cmd: float(a.get("seconds") or 0.0) for cmd, a in answers.items()},
         }
         for phase, wanted in self.expected(name).items():
-            got = runs[phase]
+            got = runs.get(phase, {})
             record[phase] = _summary(list(got.values()))
             if set(got) != wanted:
                 errors.append(f"{phase}: {len(got)} of {len(wanted)} runs reported")
-        if runner.get("timing") is not None:
-            record["timing"] = self._timing(name, runner["timing"], errors)
-        validation, rechecked = record["validation"], record["recheck"]
-        record["numeric_ok"] = validation["numeric_ok"] and rechecked["numeric_ok"] and bool(validation["runs"])
-        record["correct"] = validation["ok"] and rechecked["ok"] and not errors
+        timed = answers.get("time") or {}
+        if timed.get("timing") is not None:
+            record["timing"] = self._timing(case, timed["timing"], errors)
+            errors += watch_problems(timed.get("watch"))
+        if "compile_seconds" in (answers.get("prepare") or {}):
+            record["compile_seconds"] = answers["prepare"]["compile_seconds"]
+        parts = [record["validation"], record["recheck"], *([record["timed"]] if "timed" in record else [])]
+        record["numeric_ok"] = all(p["numeric_ok"] for p in parts) and bool(record["validation"]["runs"])
+        record["correct"] = all(p["ok"] for p in parts) and not errors
         record["seconds"] = sum(record["phase_seconds"].values())
         return record
 
-    def _timing(self, name: str, claimed: dict, errors: list[str]) -> dict:
+    def _timing(self, case: Case, claimed: dict, errors: list[str]) -> dict:
         known = {f.name for f in fields(Timing)}
         out = {}
+        ceilings = self.settings.ceilings
         for impl, t in dict(claimed).items():
             timing = Timing(**{k: v for k, v in dict(t).items() if k in known})
             for value in (timing.ms, timing.busy_ms, timing.cudagraph_ms, timing.q25_ms, timing.q75_ms):
                 if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                     raise ValueError(f"timing of {impl}: {value!r} is not a time")
-            edges = self.windows.get(name, {}).get(str(impl), [])
+            edges = self.windows.get(case.name, {}).get(str(impl), [])
             wall_ms = sum(end - start for start, end in zip(edges[::2], edges[1::2])) * 1e3
             if timing.ms is not None and timing.busy_ms > wall_ms * WALL_SLACK + 1.0:
                 errors.append(
                     f"timing of {impl} claims {timing.busy_ms:.1f} ms of device time within {wall_ms:.1f} ms of "
                     "wall clock: not believable"
                 )
+            if impl == "candidate" and timing.ms is not None and ceilings is not None:
+                floor = ceilings.floor_ms(
+                    self.op.bytes_moved(case), self.op.flops(case), self.op.dtype, cached=timing.timer == "cudagraph"
+                )
+                if timing.ms < floor * SOL_SLACK:
+                    errors.append(
+                        f"timed at {timing.ms:.4g} ms, below {SOL_SLACK:.0%} of the {floor:.4g} ms speed of light "
+                        f"allows for its bytes and FLOPs: impossible, so not believed"
+                    )
             out[str(impl)] = timing.to_json()
         return out
+
+
+def fact_problems(run: RunResult) -> list[str]:
+    """The anti-cheat rules, applied here to the raw facts the runner reported for one forward (its own summary
+    of them is another claim; a candidate that patched it still reports the counts it could not hide)."""
+    out = []
+    if run.launches < 1:
+        out.append("no Triton kernel was launched (the runner's launch count)")
+    forbidden = sorted(op for op in run.aten_ops if op not in ALLOWED_ATEN)
+    if forbidden:
+        out.append(f"torch compute in the forward path: {', '.join(forbidden)} (the runner's aten record)")
+    if run.new_threads:
+        out.append(f"the forward left {run.new_threads} new thread(s) running")
+    if run.foreign_streams:
+        out.append(f"{run.foreign_streams} launch(es) on a non-current stream")
+    return [p for p in out if p not in run.problems]
+
+
+def watch_problems(watch: Any) -> list[str]:
+    """What the timed calls of the candidate show (ladder.harness.timing.Watch): calls without a Triton launch, and
+    calls whose outputs' checksum differs from the judged call's on the same input set."""
+    if not isinstance(watch, dict):
+        return []
+    out = []
+    launches = [int(n) for n in watch.get("launches") or []]
+    silent = sum(1 for n in launches if n < 1)
+    if silent:
+        out.append(f"{silent} of {len(launches)} timed calls launched no Triton kernel")
+    graph = watch.get("graph")
+    if graph:
+        captured, calls = int(graph[0]), int(graph[1])
+        if captured < calls:
+            out.append(f"the {calls} timed calls captured in a CUDA graph launched {captured} Triton kernels in all")
+    for which, (sums, index) in enumerate(zip(watch.get("checksums") or [], watch.get("judged_index") or [])):
+        if index is None or not sums:
+            continue
+        ref = [float(v) for v in sums[int(index)]]
+        scale = math.sqrt(max(ref[1], 0.0))
+        off = [
+            i
+            for i, s in enumerate(sums)
+            if abs(float(s[0]) - ref[0]) > CHECKSUM_TOLERANCE * scale + 1e-6
+            or abs(float(s[1]) - ref[1]) > CHECKSUM_TOLERANCE * ref[1] + 1e-6
+            or float(s[2]) != ref[2]
+        ]
+        if off:
+            out.append(
+                f"{len(off)} of {len(sums)} timed calls on input set {which} returned other outputs than the judged "
+                "call on the same inputs (checksum): a result computed only some of the time"
+            )
+    return out
+
+
+def _host_pid(guard: int | None, reported: Any) -> int | None:
+    """The runner's pid as this machine sees it: the descendant of its guard whose innermost PID-namespace pid is
+    the one it reported (inside bubblewrap it sees another number)."""
+    if guard is None or not isinstance(reported, int):
+        return None
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    todo, found = [guard], []
+    while todo:
+        pid = todo.pop()
+        kids = [c for c, p in parents.items() if p == pid]
+        found += kids
+        todo += kids
+    for pid in found:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("NSpid:") and int(line.split()[-1]) == reported:
+                    return pid
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _threads(pid: int | None) -> int | None:
+    if pid is None:
+        return None
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return None
 
 
 def _strings(value: Any) -> list[str]:

@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from irscope.childproc import REPO_ROOT
+from ladder import status
 from ladder.confine import available
 from ladder.harness.aggregate import CaseSpeed, aggregate
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
+from ladder.harness.gpu_lock import exclusive
 from ladder.harness.metrics import case_metrics
 from ladder.harness.timing import TimingSettings
 from ladder.sandbox import run_sandboxed
@@ -75,12 +77,14 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
     }
     with tempfile.TemporaryDirectory(prefix="ladder-bench-") as shared:
         env_vars = _worker_env(Path(shared))
-        probe = run_sandboxed(
-            "ladder.harness.worker:environment",
-            {"device": settings.device, "measure_ceilings": settings.device == "cuda"},
-            timeout_s=300,
-            extra_env=env_vars,
-        )
+        lock = str(Path(shared) / "gpu.lock") if settings.device == "cuda" else None
+        with exclusive(lock):  # the ceilings are measurements: nothing else may run beside them
+            probe = run_sandboxed(
+                "ladder.harness.worker:environment",
+                {"device": settings.device, "measure_ceilings": settings.device == "cuda"},
+                timeout_s=300,
+                extra_env=env_vars,
+            )
         env: dict[str, Any] = (
             probe.value if probe.ok else {"error": probe.summary(), "stderr": probe.stderr_tail[-3000:]}
         )
@@ -88,13 +92,13 @@ def run_suite(settings: SuiteSettings, progress: Callable[[str], None] = print) 
         ceilings = Ceilings.from_json(env["ceilings"]) if "ceilings" in env else None
         progress(_environment_line(env))
         not_after = time.time() + settings.deadline_s - (time.monotonic() - t0)
-        lock = str(Path(shared) / "gpu.lock") if settings.device == "cuda" else None
 
         def one(name: str) -> dict:
             if time.time() > not_after:
                 return {"op": name, "skipped": f"deadline of {settings.deadline_s:g} s reached"}
             try:
-                return _run_operator(name, settings, ceilings, env_vars, lock, not_after, progress)
+                with status.stage(name):
+                    return _run_operator(name, settings, ceilings, env_vars, lock, not_after, progress)
             except Exception as e:  # a harness bug must cost one operator, not the run
                 progress(f"{name}: harness error: {type(e).__name__}: {e}")
                 return {
@@ -157,6 +161,7 @@ def _run_operator(
         extra_env=env_vars,
         on_message=lambda m: _progress_line(name, m, progress),
         confinement=available(),  # candidate directories are code like any other: confined where this machine can
+        ceilings=ceilings,
     )
     entry = {"op": name, "number": op.number, "dtype": op.dtype, "category": op.category, **result.to_json()}
     for record in entry["cases"]:
@@ -239,9 +244,9 @@ def _environment_line(env: dict) -> str:
 
 
 def _progress_line(op: str, msg: dict, progress: Callable[[str], None]) -> None:
-    if msg.get("type") != "case":
+    """One line per timed case, as the runner answers (the verdict comes with the operator's line)."""
+    if msg.get("type") != "done" or msg.get("cmd") != "time":
         return
     timing = msg.get("timing") or {}
-    times = " ".join(f"{k}={v['ms']:.4g}ms" for k, v in timing.items() if v.get("ms"))
-    status = "ok" if msg.get("correct") else "FAIL"
-    progress(f"{op} {msg.get('label', msg['case'])}: {status} {times} ({msg.get('seconds', 0):.1f}s)")
+    times = " ".join(f"{k}={v['ms']:.4g}ms" for k, v in timing.items() if isinstance(v, dict) and v.get("ms"))
+    progress(f"{op} {msg.get('case')}: {times} ({msg.get('seconds', 0):.1f}s)")

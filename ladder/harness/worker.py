@@ -1,12 +1,24 @@
 """Sandbox entry points of the harness (they run inside `ladder.sandbox`'s subprocess, never in the parent).
 
-`evaluate(job)`, the runner: imports the candidate module (the parent has already run the static check on its
-source), then per case: the candidate's forward on fresh inputs (seeds × input kinds, the seeds drawn by the
-parent at run time), each run's outputs saved to a file in the working directory for the parent to judge; on a
-GPU the interleaved timing of candidate / initial kernel / eager / torch.compile on identical inputs (CPU: a few
-repeated calls stand in for the timed ones); then the re-check runs. Every message is a claim of a process that
-runs candidate code: the parent (ladder.harness.evaluate) decides correctness from the output files, and the
-runner's own findings (monitor, tampering, errors) can only fail a candidate.
+`serve(payload, emit, commands)`, the runner: it readies the device, says so (`ready`, before any candidate code
+exists in the process), waits for the parent's `load` (the parent counts its threads in between), imports the
+candidate module (the parent has already run the static check on its source), and then does what the parent's
+commands say, one at a time, each answered by a `done` message:
+
+* `validate` {case, runs}: the candidate's forward on fresh inputs per (phase, kind, seed), each run's outputs
+  copied into a shared-memory slot (ladder.harness.transfer) for the parent to judge, with what only this process
+  can see (launches, aten ops, threads, streams, inputs left intact; ladder.harness.correctness.run_forward);
+* `prepare` {case, seeds}: the input sets the timed calls rotate over, and torch.compile of the reference where
+  asked;
+* `time` {case, draw}: the interleaved timing of candidate / initial kernel / eager / torch.compile on those sets
+  (ladder.harness.timing), watching the candidate's calls;
+* `timed_outputs` {case}: the judged timed calls' outputs, into slots like runs;
+* `release` {case}: the case's tensors dropped.
+
+The parent holds the GPU for each command (shared for correctness work, alone for `time`); this process never
+waits for the parent while the parent waits for it, except for a slot to be freed, which the parent does without
+waiting for anything. Every message is a claim of a process that runs candidate code: the parent decides
+correctness from the outputs, and the facts reported here can only fail a candidate.
 
 `environment(job)`: versions, precision flags and, on a GPU, the measured ceilings.
 """
@@ -17,9 +29,10 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,26 +41,28 @@ from irscope.capture.loader import load_module
 from suite.operator import RANDOM, Case, Operator, resolve_operator
 
 RECHECK_OFFSET = 1_000_003  # re-check seeds: seed_base + this (+1): never one of the validation seeds
-SAME_BUFFERS, NEW_BUFFERS = f"{RANDOM}/same-buffers", f"{RANDOM}/new-buffers"
+TIMING_OFFSET = 2_000_029  # timed input sets: seed_base + this (+1, …)
+SAME_BUFFERS, NEW_BUFFERS, TIMED = f"{RANDOM}/same-buffers", f"{RANDOM}/new-buffers", f"{RANDOM}/timed"
+TIMED_SETS = 2  # input sets the timed calls rotate over
+SLOT_WAIT_S = 300.0
 Emit = Callable[[dict], None]
 
 
 @dataclass
 class Job:
     operator: str  # a suite.ops name, or "package.module:ATTR" for an Operator defined elsewhere (tests)
-    candidate: str | None = None  # path of the candidate module; None: the operator's frozen initial kernel
+    candidate_source: str | None = None  # the candidate module's text; None: the operator's frozen initial kernel
     cases: list[str] | None = None  # case names; None: the five cases on a GPU, the small cases on CPU
     device: str = "cuda"
     seeds: int = 3
-    seed_base: int = 0  # validation seeds seed_base .. +seeds-1 (the first also gives the timing inputs)
+    seed_base: int = 0  # validation seeds seed_base .. +seeds-1
     kinds: list[str] | None = None  # None: the operator's input_kinds
     timing: dict | None = None  # TimingSettings fields; None: no timing
     references: list[str] = field(default_factory=lambda: ["eager"])
     compile_cases: list[str] = field(default_factory=list)  # cases on which torch.compile(reference) is timed
     time_initial: bool = False  # also time the frozen initial kernel (when the candidate is another module)
     exercise_calls: int = 3  # without timing: repeated calls on the same inputs before the re-check
-    gpu_lock: str | None = None  # GpuLock file: shared for correctness runs, exclusive for timing (gpu_lock.py)
-    not_after: float | None = None  # epoch seconds: once past it, start no further case (they are skipped)
+    outputs: dict = field(default_factory=dict)  # the shared-memory region: {"fd", "slots", "slot_bytes"}
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -73,151 +88,305 @@ def _prepare(device: str) -> None:
         raise RuntimeError("device 'cuda' requested but torch sees no CUDA device")
 
 
-def recheck_seeds(job: Job) -> tuple[int, int]:
-    return job.seed_base + RECHECK_OFFSET, job.seed_base + RECHECK_OFFSET + 1
+def recheck_seeds(seed_base: int) -> tuple[int, int]:
+    return seed_base + RECHECK_OFFSET, seed_base + RECHECK_OFFSET + 1
 
 
-def evaluate(payload: dict, emit: Emit) -> dict:
-    from ladder.harness.anticheat import tampered, timer_fingerprint
+def timing_seeds(seed_base: int) -> list[int]:
+    return [seed_base + TIMING_OFFSET + i for i in range(TIMED_SETS)]
+
+
+class Slots:
+    """The runner's view of the shared-memory slots: a slot written is busy until the parent says it is free."""
+
+    def __init__(self, writer: Any, commands: Any):
+        self.writer, self.commands = writer, commands
+        self.busy: set[int] = set()
+        self.next = 0
+
+    def freed(self, msg: dict) -> None:
+        self.busy.discard(int(msg["free"]))
+
+    def put(self, out: Any) -> dict:
+        slot = self.next
+        self.next = (self.next + 1) % self.writer.layout.slots
+        deadline = time.monotonic() + SLOT_WAIT_S
+        while slot in self.busy:
+            msg = self.commands.next(timeout_s=max(0.0, deadline - time.monotonic()))
+            if msg is None:
+                raise RuntimeError("the parent closed the command channel")
+            if "free" in msg:
+                self.freed(msg)
+        description = self.writer.put(slot, out)
+        self.busy.add(slot)
+        return description
+
+
+class Runner:
+    """The state of one candidate's evaluation inside the sandbox."""
+
+    def __init__(self, job: Job, emit: Emit, commands: Any):
+        from ladder.harness.transfer import SlotWriter
+
+        self.job, self.emit = job, emit
+        self.op = resolve_operator(job.operator)
+        self.cases = {c.name: c for c in select_cases(self.op, job.cases, job.device)}
+        pin = job.device.startswith("cuda")
+        self.slots = Slots(SlotWriter(int(job.outputs["fd"]), job.outputs, pin=pin), commands)
+        self.forward: Callable | None = None
+        self.initial: Callable | None = None
+        self.sets: list[tuple] = []  # the timed input sets of the case in progress
+        self.compiled: Callable | None = None
+        self.watch: Any = None
+        self.produced: set[str] = set()  # cases where every validation run produced outputs
+
+    def load(self) -> bool:
+        from ladder.harness.anticheat import tampered, timer_fingerprint
+
+        fingerprint = timer_fingerprint()
+        threads = threading.active_count()
+        try:
+            if self.job.candidate_source is None:
+                self.forward = load_module(self.op.kernel_path, "candidate").forward
+            else:
+                path = Path("candidate.py").resolve()
+                path.write_text(self.job.candidate_source)
+                self.forward = load_module(path, "candidate").forward
+            if self.job.time_initial:
+                self.initial = load_module(self.op.kernel_path, "initial").forward
+        except Exception as e:
+            self.emit({"type": "load_error", "error": f"{type(e).__name__}: {e}", "traceback": _tail()})
+            return False
+        changed = tampered(fingerprint)
+        if changed:  # at import time already: the verdict is decided, and timing with a patched clock may never end
+            self.emit({"type": "tamper", "changed": changed})
+            return False
+        self.emit({"type": "loaded", "threads_started": threading.active_count() - threads})
+        return True
+
+    def inputs(self, case: Case, seed: int, kind: str) -> tuple:
+        return self.op.make_inputs(case, seed, self.job.device, kind)
+
+    def run(self, case: Case, phase: str, kind: str, seed: int, inputs: tuple) -> bool:
+        from ladder.harness.correctness import run_forward
+
+        assert self.forward is not None
+        result, out = run_forward(self.op, self.forward, case, inputs, kind=kind, seed=seed, device=self.job.device)
+        return self._send(case, phase, kind, seed, result.to_json(), out)
+
+    def _send(self, case: Case, phase: str, kind: str, seed: int, facts: dict, out: Any) -> bool:
+        from ladder.harness.transfer import OutputError
+
+        description = None
+        if out is not None:
+            try:
+                description = self.slots.put(out)
+            except OutputError as e:
+                facts["problems"] = [*facts.get("problems", []), str(e)]
+        self.emit({"type": "run", "case": case.name, "phase": phase, "output": description, **facts})
+        return description is not None
+
+    # ---------------------------------------------------------------------------------------------- commands
+
+    def precompile(self, case: Case) -> dict:
+        """Outside any hold of the GPU (the parent holds none for this command): every kernel the forward compiles
+        on this case's shapes, compiled now under irscope's dry-run driver (launches do nothing) into this
+        runner's Triton cache, so the validation runs that follow load them instead of compiling while the GPU is
+        held. The dry run's in-memory JIT and autotuner state is dropped after it: its kernels cannot launch, and
+        its autotuning chose blindly."""
+        import torch
+
+        from irscope.capture import dry_run_driver
+
+        assert self.forward is not None
+        if not self.job.device.startswith("cuda") or torch.version.hip:
+            return {}
+        major, minor = torch.cuda.get_device_capability()
+        try:
+            inputs = _stand_in_inputs(self.op, case, self.job.device)
+            with dry_run_driver(f"cuda:{major}{minor}"):
+                self.forward(*inputs)
+        except Exception as e:
+            note = f"precompile: {type(e).__name__}: {str(e)[:200]} (the first run compiles instead)"
+            return {"notes": [note]}
+        finally:
+            _forget_dry_run()
+        return {}
+
+    def validate(self, case: Case, runs: list) -> dict:
+        produced = True
+        for phase, kind, seed in runs:
+            produced &= self.run(case, str(phase), str(kind), int(seed), self.inputs(case, int(seed), str(kind)))
+        if produced:
+            self.produced.add(case.name)
+        return {}
+
+    def prepare(self, case: Case, seeds: list) -> dict:
+        record: dict[str, Any] = {"notes": []}
+        self.sets = [self.inputs(case, int(s), RANDOM) for s in seeds]
+        self.compiled = None
+        if case.name in self.job.compile_cases and self.job.timing is not None:
+            self.compiled = _compile_reference(self.op, self.sets[0], record)
+        return record
+
+    def time(self, case: Case, draw: int) -> dict:
+        from ladder.harness.timing import TimingSettings, time_interleaved
+
+        record: dict[str, Any] = {"notes": []}
+        fns: dict[str, Callable[[tuple], object]] = {}
+        forward, initial, compiled = self.forward, self.initial, self.compiled
+        assert forward is not None
+        if case.name in self.produced:
+            fns["candidate"] = lambda inputs: forward(*inputs)
+        else:
+            record["notes"].append("candidate not timed: a validation run produced no output")
+        if initial is not None:
+            fns["initial"] = lambda inputs: initial(*inputs)
+        if "eager" in self.job.references:
+            fns["eager"] = lambda inputs: self.op.reference(*inputs)
+        if compiled is not None:
+            fns["compile"] = lambda inputs: compiled(*inputs)
+        timed, self.watch = time_interleaved(
+            fns,
+            self.sets,
+            TimingSettings(**(self.job.timing or {})),
+            lambda name, edge: self.emit({"type": "timing_block", "case": case.name, "impl": name, "edge": edge}),
+            checked="candidate" if "candidate" in fns else None,
+            draw_seed=draw,
+        )
+        record["timing"] = {k: v.to_json() for k, v in timed.items()}
+        record["watch"] = self.watch.to_json()
+        return record
+
+    def exercise(self, case: Case) -> dict:
+        """Without timing (CPU): the repeated calls timing would make, on the first set, for the re-check."""
+        assert self.forward is not None
+        for _ in range(self.job.exercise_calls if case.name in self.produced else 0):
+            self.forward(*self.sets[0])
+        return {}
+
+    def timed_outputs(self, case: Case, seeds: list) -> dict:
+        judged = list(self.watch.judged) if self.watch is not None else []
+        for which, out in enumerate(judged):
+            facts = {"problems": [], "launches": 1, "kinds": [], "seed": int(seeds[which]), "kind": TIMED}
+            if out is None:
+                facts["problems"] = ["no timed call's outputs were kept for this input set"]
+            self._send(case, "timed", TIMED, int(seeds[which]), facts, out)
+        self.watch = None
+        return {}
+
+    def recheck(self, case: Case, same: int, new: int) -> dict:
+        import torch
+
+        # new contents in the very buffers the timed calls used (a cache keyed on data_ptr, shape or object
+        # returns stale results), then a freshly allocated input set
+        buffers = self.sets[0]
+        for dst, src in zip(buffers, self.inputs(case, same, RANDOM)):
+            if isinstance(dst, torch.Tensor):
+                dst.copy_(src)
+        self.run(case, "recheck", SAME_BUFFERS, same, buffers)
+        self.run(case, "recheck", NEW_BUFFERS, new, self.inputs(case, new, RANDOM))
+        return {}
+
+    def release(self, case: Case) -> dict:
+        import torch
+
+        self.sets, self.compiled, self.watch = [], None, None
+        if self.job.device.startswith("cuda"):
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+        return {}
+
+
+COMMANDS = ("precompile", "validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")
+
+
+def serve(payload: dict, emit: Emit, commands: Any) -> dict:
+    """The runner's command loop (module docstring). Ends when the parent closes the command channel."""
+    from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error
 
     job = Job(**payload)
     _prepare(job.device)
-    op = resolve_operator(job.operator)
-    cases = select_cases(op, job.cases, job.device)
+    import ladder.harness.timing  # noqa: F401  (binds its clocks before candidate code can replace them)
+
     if job.compile_cases and job.timing is not None:
-        import torch._inductor.compile_fx  # noqa: F401  (CPU-only import work, done before waiting for the GPU)
-    import ladder.harness.timing  # noqa: F401  (binds do_bench before candidate code can replace it)
-
-    fingerprint = timer_fingerprint()
-    try:
-        forward = load_module(Path(job.candidate or op.kernel_path), "candidate").forward
-        initial = load_module(op.kernel_path, "initial").forward if job.time_initial else None
-    except Exception as e:
-        emit({"type": "load_error", "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]})
-        return {"cases": 0}
-    changed = tampered(fingerprint)
-    if changed:  # at import time already: the verdict is decided, and timing with a patched clock may never end
-        emit({"type": "tamper", "changed": changed})
-        return {"cases": 0}
-    outputs = iter(range(1 << 30))  # output file numbers
-    for case in cases:
-        if job.not_after is not None and time.time() > job.not_after:
-            emit({"type": "skipped", "case": case.name, "reason": "deadline reached"})
+        import torch._inductor.compile_fx  # noqa: F401  (CPU-only import work, done before any command)
+    runner = Runner(job, emit, commands)
+    _ready_device(job.device)
+    pinned = runner.slots.writer.pinned
+    emit({"type": "ready", "pid": os.getpid(), "threads": threading.active_count(), "pinned": pinned})
+    # the parent counts this process's threads now, then says go: only then does candidate code exist in here
+    go = commands.next(timeout_s=SLOT_WAIT_S)
+    if go is None or go.get("cmd") != "load" or not runner.load():
+        return {"loaded": False}
+    while (cmd := commands.next()) is not None:
+        if "free" in cmd:  # the parent has taken a slot's outputs after the command that wrote them ended
+            runner.slots.freed(cmd)
             continue
-        emit({"type": "case_start", "case": case.name})
-        emit({"type": "case_end", **evaluate_case(op, case, forward, initial, job, emit, outputs)})
-    changed = tampered(fingerprint)
-    if changed:
-        emit({"type": "tamper", "changed": changed})
-    return {"cases": len(cases)}
+        name = cmd.get("cmd")
+        if name not in COMMANDS:
+            continue
+        case = runner.cases[cmd["case"]]
+        t0 = time.perf_counter()
+        try:
+            args = {k: v for k, v in cmd.items() if k not in ("cmd", "case")}
+            record = getattr(runner, name)(case, **args)
+            emit({"type": "done", "cmd": name, "case": case.name, "seconds": _since(t0), **record})
+        except FatalDeviceError as e:
+            emit({"type": "done", "cmd": name, "case": case.name, "fatal": str(e)[:2000], "seconds": _since(t0)})
+            raise
+        except Exception as e:
+            error = f"{type(e).__name__}: {str(e)[:500]}\n{_tail()}"
+            emit({"type": "done", "cmd": name, "case": case.name, "error": error, "seconds": _since(t0)})
+            if is_fatal_device_error(e):
+                raise FatalDeviceError(str(e)) from e
+    return {"loaded": True}
 
 
-MAX_PENDING_OUTPUTS = 2  # output files written but not yet judged (and deleted) by the parent
-PENDING_WAIT_S = 300.0
-
-
-def wait_for_room(directory: Path = Path(".")) -> None:
-    """Wait until the parent has judged (and deleted) all but MAX_PENDING_OUTPUTS-1 earlier output files: a
-    busy parent must not let a large case's outputs fill the disk (a stress case writes a GiB per run)."""
-    deadline = time.monotonic() + PENDING_WAIT_S
-    while len(list(directory.glob("out-*.pt"))) >= MAX_PENDING_OUTPUTS and time.monotonic() < deadline:
-        time.sleep(0.01)
-
-
-def evaluate_case(
-    op: Operator, case: Case, forward: Callable, initial: Callable | None, job: Job, emit: Emit, outputs: Iterator[int]
-) -> dict:
-    """One case's runs (each emitted with its output file), timing and re-check; returns what the runner saw
-    besides the runs: errors, notes, timing, phase durations."""
+def _stand_in_inputs(op: Operator, case: Case, device: str) -> tuple:
+    """The case's inputs as uninitialized CPU tensors of the same shapes, dtypes and strides (what the JIT
+    specializes on); the real ones are drawn on `device` only to read those off (milliseconds on a GPU, where the
+    CPU would take seconds to fill gigabytes)."""
     import torch
 
-    from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error, run_forward
-    from ladder.harness.gpu_lock import exclusive, shared
-    from ladder.harness.timing import TimingSettings, time_interleaved
+    real = op.make_inputs(case, 0, device, RANDOM)
+    return tuple(
+        torch.empty_strided(x.shape, x.stride(), dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in real
+    )
 
-    def waiting() -> None:
-        emit({"type": "waiting", "for": "gpu", "case": case.name})
 
-    def run(phase: str, inputs: tuple, kind: str, seed: int) -> bool:
-        result, out = run_forward(op, forward, case, inputs, kind=kind, seed=seed, device=job.device)
-        name = None
-        if out is not None:
-            name = f"out-{next(outputs)}.pt"
-            wait_for_room()
-            try:
-                torch.save(out, name)
-            except Exception as e:
-                result.problems.append(f"the outputs could not be saved: {type(e).__name__}: {str(e)[:300]}")
-                name = None
-        emit({"type": "run", "phase": phase, "file": name, **result.to_json()})
-        return out is not None
+def _forget_dry_run() -> None:
+    """Drop every JIT function's compiled kernels held in memory and every autotuner's choices: after a dry run
+    they are kernels that launch nothing and configs chosen without timing. The compiled files stay cached."""
+    import gc
 
-    record: dict[str, Any] = {"case": case.name, "errors": [], "notes": [], "phase_seconds": {}}
-    t0 = time.perf_counter()
-    inputs: tuple = ()
-    try:
-        kinds = job.kinds or list(op.input_kinds)
-        produced = True
-        with shared(job.gpu_lock, waiting):
-            for kind in kinds:
-                for seed in range(job.seed_base, job.seed_base + job.seeds):
-                    produced &= run("validation", op.make_inputs(case, seed, job.device, kind), kind, seed)
-        record["phase_seconds"]["validation"] = round(time.perf_counter() - t0, 3)
-        emit({"type": "progress", "case": case.name, "phase": "validated"})
-        inputs = op.make_inputs(case, job.seed_base, job.device, RANDOM)
-        t1 = time.perf_counter()
-        if job.timing is not None and job.device.startswith("cuda"):
-            fns: dict[str, Callable[[], object]] = {}
-            if produced:
-                fns["candidate"] = lambda: forward(*inputs)
-            else:
-                record["notes"].append("candidate not timed: a validation run produced no output")
-            if initial is not None:
-                fns["initial"] = lambda: initial(*inputs)
-            if "eager" in job.references:
-                fns["eager"] = lambda: op.reference(*inputs)
-            if case.name in job.compile_cases:
-                with shared(job.gpu_lock, waiting):  # inductor compiles here: no reason to hold the GPU alone
-                    compiled = _compile_reference(op, inputs, record)
-                if compiled is not None:
-                    fns["compile"] = lambda: compiled(*inputs)
-            with exclusive(job.gpu_lock, waiting):
-                timed = time_interleaved(
-                    fns,
-                    TimingSettings(**job.timing),
-                    lambda name, edge: emit({"type": "timing_block", "case": case.name, "impl": name, "edge": edge}),
-                )
-            record["timing"] = {k: v.to_json() for k, v in timed.items()}
-        else:
-            for _ in range(job.exercise_calls if produced else 0):
-                forward(*inputs)  # the repeated calls that timing would make, for the re-check to follow
-        record["phase_seconds"]["timing"] = round(time.perf_counter() - t1, 3)
-        emit({"type": "progress", "case": case.name, "phase": "timed"})
-        t2 = time.perf_counter()
-        same, new = recheck_seeds(job)
-        with shared(job.gpu_lock, waiting):
-            # new contents in the very buffers the timed calls used (a cache keyed on data_ptr, shape or object
-            # returns stale results), then a freshly allocated input set
-            for dst, src in zip(inputs, op.make_inputs(case, same, job.device, RANDOM)):
-                if isinstance(dst, torch.Tensor):
-                    dst.copy_(src)
-            run("recheck", inputs, SAME_BUFFERS, same)
-            run("recheck", op.make_inputs(case, new, job.device, RANDOM), NEW_BUFFERS, new)
-        record["phase_seconds"]["recheck"] = round(time.perf_counter() - t2, 3)
-    except FatalDeviceError as e:
-        record["errors"].append(f"fatal device error (the worker restarts for the remaining cases): {e}")
-        emit({"type": "case_end", **record})
-        raise
-    except Exception as e:
-        record["errors"].append(f"{type(e).__name__}: {str(e)[:500]}\n{traceback.format_exc()[-3000:]}")
-        if is_fatal_device_error(e):
-            emit({"type": "case_end", **record})
-            raise FatalDeviceError(str(e)) from e
-    finally:
-        inputs = ()  # drop the case's tensors before the next case allocates
-        if job.device.startswith("cuda"):
-            torch.cuda.empty_cache()
-    return record
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.jit import JITFunction
+
+    for obj in gc.get_objects():
+        if isinstance(obj, JITFunction):
+            obj.device_caches.clear()
+        elif isinstance(obj, Autotuner):
+            obj.cache.clear()
+
+
+def _ready_device(device: str) -> None:
+    """The CUDA context, streams and allocator exist before the candidate is imported: what starts threads in
+    here starts them now, so threads that appear later are the candidate's."""
+    import torch
+
+    if device.startswith("cuda"):
+        x = torch.ones(16, device=device)
+        (x + x).sum().item()
+        torch.cuda.synchronize()
+
+
+def _since(t0: float) -> float:
+    return round(time.perf_counter() - t0, 3)
+
+
+def _tail() -> str:
+    return traceback.format_exc()[-3000:]
 
 
 def _compile_reference(op: Operator, inputs: tuple, record: dict) -> Callable | None:
@@ -264,11 +433,9 @@ def environment(payload: dict, emit: Emit) -> dict:
         )
     if payload.get("measure_ceilings"):
         from ladder.harness.ceilings import measure
-        from ladder.harness.gpu_lock import exclusive
 
         t = time.perf_counter()
-        with exclusive(payload.get("gpu_lock")):
-            env["ceilings"] = measure().to_json()
+        env["ceilings"] = measure().to_json()
         env["ceilings_seconds"] = round(time.perf_counter() - t, 2)
     return env
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ladder.confine import Confinement, required
+from ladder.harness.baselines import BaselineCache
 from ladder.harness.gpu_lock import GpuSlot
 from ladder.validation import Validation
 from ladder.validators.harness import HarnessValidator
@@ -29,18 +30,27 @@ class Validator(Protocol):
         ...
 
 
-# Each maps the GPU the validator is bound to (None: whatever the process sees) and the confinement of its
-# candidates (None: the user opted out) to a validator.
-VALIDATORS: dict[str, Callable[[GpuSlot | None, Confinement | None], Validator]] = {
-    "harness": lambda slot, confinement: HarnessValidator(slot=slot, confinement=confinement),
-    # Triton's interpreter on CPU: no GPU to bind
-    "interpret": lambda slot, confinement: InterpretValidator(confinement=confinement),
+# Each maps the GPU the validator is bound to (None: whatever the process sees), the confinement of its
+# candidates (None: the user opted out) and the baseline cache (ladder.harness.baselines) to a validator.
+VALIDATORS: dict[str, Callable[[GpuSlot | None, Confinement | None, BaselineCache], Validator]] = {
+    "harness": lambda slot, confinement, baselines: HarnessValidator(
+        slot=slot, confinement=confinement, baselines=baselines
+    ),
+    # Triton's interpreter on CPU: no GPU to bind, no times to cache
+    "interpret": lambda slot, confinement, baselines: InterpretValidator(confinement=confinement),
 }
 
 
-def create(name: str, slot: GpuSlot | None = None, *, unsafe_no_sandbox: bool = False) -> Validator:
-    """Raises ladder.confine.SandboxUnavailable when candidates cannot be confined and the user did not opt out."""
+def create(
+    name: str,
+    slot: GpuSlot | None = None,
+    *,
+    unsafe_no_sandbox: bool = False,
+    baselines: BaselineCache | None = None,
+) -> Validator:
+    """Raises ladder.confine.SandboxUnavailable when candidates cannot be confined and the user did not opt out.
+    baselines: where the initial kernels' baselines are kept (None: in memory, for this process only)."""
     factory = VALIDATORS.get(name)
     if factory is None:
         raise ValueError(f"no validator {name!r}; validators: {', '.join(VALIDATORS)}")
-    return factory(slot, required(unsafe_no_sandbox))
+    return factory(slot, required(unsafe_no_sandbox), baselines or BaselineCache(None))

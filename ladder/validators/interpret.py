@@ -10,14 +10,12 @@ forward computes with.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import secrets
-import tempfile
 import traceback
 from pathlib import Path
 
 from ladder.confine import Confinement
+from ladder.harness.transfer import OutputError, Outputs
 from ladder.sandbox import run_sandboxed
 from ladder.validation import CaseResult, Validation
 from suite.operator import Operator
@@ -36,14 +34,15 @@ class InterpretValidator:
         seeds = list(range(seed_base, seed_base + self.seeds))
         verdicts: dict[str, str] = {}  # case → "" (correct so far) or the first failure
         seen: dict[str, set[tuple[str, int]]] = {}  # case → its (kind, seed) runs judged
-        with tempfile.TemporaryDirectory(prefix="ladder-interp-") as tmp:
-            scratch = Path(tmp)
-            (scratch / "candidate.py").write_text(candidate.read_text())
+        wanted = len(op.input_kinds) * len(seeds)
+        # one slot per run: the small cases' outputs are small, and the runner never waits for one to be freed
+        slot_bytes = max(1 << 16, *(op.bytes_moved(c) for c in op.small_cases))
+        with Outputs(slots=len(op.small_cases) * wanted, slot_bytes=slot_bytes) as outputs:
 
             def judge(msg: dict) -> None:
                 try:
                     run = (str(msg["kind"]), int(msg["seed"]))
-                    case, detail = _judge(op, scratch, msg, seeds)
+                    case, detail = _judge(op, outputs, msg, seeds)
                     if run in seen.setdefault(case, set()):  # a forked copy of the runner, or a forger
                         detail = f"{run[0]} seed {run[1]} reported twice"
                     seen[case].add(run)
@@ -53,20 +52,24 @@ class InterpretValidator:
 
             run = run_sandboxed(
                 "ladder.validators.interpret:run",
-                {"candidate": str(scratch / "candidate.py"), "op": op.ref, "seeds": seeds},
+                {
+                    "candidate_source": candidate.read_text(),
+                    "op": op.ref,
+                    "seeds": seeds,
+                    "outputs": {"fd": outputs.fd, **outputs.region()},
+                },
                 timeout_s=self.timeout_s,
                 extra_env={"TRITON_INTERPRET": "1"},
                 on_message=judge,
                 # the interpreter never touches a GPU: its address space can be bounded too
                 confinement=self.confinement.without_gpu() if self.confinement else None,
-                scratch=scratch,
                 read_only=[Path(op.origin), op.kernel_path] if op.origin else [],
+                pass_fds=[outputs.fd],
             )
         if run.status == "timeout":
             return Validation(self.name, DEVICE, False, f"timed out after {self.timeout_s:g} s")
         if not run.ok:
             return Validation(self.name, DEVICE, False, f"{run.summary()}: {run.stderr_tail[-3000:]}")
-        wanted = len(op.input_kinds) * len(seeds)
         for c in op.small_cases:  # silence is no evidence: every run of every case must have been judged
             if not verdicts.get(c.name) and len(seen.get(c.name, ())) != wanted:
                 verdicts[c.name] = f"{len(seen.get(c.name, ()))} of {wanted} runs reported"
@@ -78,10 +81,8 @@ class InterpretValidator:
         return Validation(self.name, DEVICE, not bad and bool(cases), detail, tuple(cases))
 
 
-def _judge(op: Operator, scratch: Path, msg: dict, seeds: list[int]) -> tuple[str, str]:
+def _judge(op: Operator, outputs: Outputs, msg: dict, seeds: list[int]) -> tuple[str, str]:
     """(case, "" when the run is correct else why): the run's outputs read back and checked here."""
-    import torch
-
     from suite.compare import verify
 
     case = next(c for c in op.small_cases if c.name == msg["case"])
@@ -91,29 +92,29 @@ def _judge(op: Operator, scratch: Path, msg: dict, seeds: list[int]) -> tuple[st
     where = f"{kind} seed {seed}"
     if msg.get("error"):
         return case.name, f"{where}: {str(msg['error'])[:3000]}"
-    path = scratch / Path(str(msg["file"])).name
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
-            out = torch.load(f, map_location="cpu", weights_only=True)
-    except Exception as e:
-        return case.name, f"{where}: the outputs could not be read back ({type(e).__name__})"
-    finally:
-        with contextlib.suppress(OSError):
-            path.unlink()
+        out = outputs.take(msg["output"], "cpu")
+    except OutputError as e:
+        return case.name, f"{where}: the outputs could not be read back ({e})"
     verdict = verify(op, op.make_inputs(case, seed, "cpu", kind), out)
     return case.name, "" if verdict.ok else f"{where}: {verdict.detail}"
 
 
 def run(payload: dict, emit) -> None:
-    """The runner (inside the sandbox): every small case × input kind × seed, outputs saved, one message each; a
-    case stops at its first failing run, as the parent stops reading there."""
+    """The runner (inside the sandbox): every small case × input kind × seed, outputs copied into their own
+    shared-memory slot, one message each; a case stops at its first failing run, as the parent stops reading
+    there."""
     import torch
 
     from irscope.capture.loader import load_module
+    from ladder.harness.transfer import SlotWriter
     from suite.operator import resolve_operator
 
     op = resolve_operator(payload["op"])
-    forward = load_module(Path(payload["candidate"]), "candidate").forward
+    writer = SlotWriter(int(payload["outputs"]["fd"]), payload["outputs"])
+    path = Path("candidate.py").resolve()
+    path.write_text(payload["candidate_source"])
+    forward = load_module(path, "candidate").forward
     n = 0
     for case in op.small_cases:
         for kind in op.input_kinds:
@@ -125,8 +126,7 @@ def run(payload: dict, emit) -> None:
                     out = forward(*inputs)
                     if any(isinstance(a, torch.Tensor) and not a.equal(b) for a, b in zip(inputs, before)):
                         raise ValueError("forward modified an input")
-                    msg["file"] = f"out-{n}.pt"
-                    torch.save(out, msg["file"])
+                    msg["output"] = writer.put(n, out)
                     n += 1
                 except Exception:
                     msg["error"] = traceback.format_exc(limit=4)

@@ -87,3 +87,31 @@ def dated_messages(payload, emit):
         emit({"step": step, "sent_at": time.monotonic(), "_sent_after": 0.0})
         time.sleep(0.2)
     return None
+
+
+def deep_nesting(payload, emit):
+    """One message line the JSON parser cannot take: nested too deep (RecursionError, not ValueError)."""
+    fd = int(sys.argv[2])  # the channel, as the sandbox's command line names it
+    os.write(fd, b"[" * 200_000 + b"\n")
+    emit({"after": True})
+    return "done"
+
+
+def many_messages(payload, emit):
+    for _ in range(payload["n"]):
+        emit({})
+    return "done"
+
+
+def fill_scratch(payload, emit):
+    """Write `bytes` into the working directory, 16 MiB at a time; report how far it got."""
+    chunk, written = b"x" * (16 << 20), 0
+    try:
+        with open("fill.bin", "wb") as f:
+            while written < payload["bytes"]:
+                f.write(chunk)
+                f.flush()
+                written += len(chunk)
+    except OSError as e:
+        return {"written": written, "error": e.strerror}
+    return {"written": written, "error": None}

@@ -10,6 +10,7 @@ import pytest
 from ladder.harness.evaluate import evaluate_candidate
 
 CANDIDATES = Path(__file__).parent / "candidates"
+HOSTILE = Path(__file__).parents[1] / "gpu" / "hostile"  # shared with the GPU tests of the timing path
 TOY_ARGMAX = "tests.harness.toy_ops:ROW_ARGMAX"
 # candidate → operator; new_gelu's s1 case (3×300) and the toy argmax's s1 (6×13) keep the interpreter fast.
 RUNS = {
@@ -26,18 +27,20 @@ RUNS = {
     "device_fault": "new_gelu",
     "argmax_first_index": TOY_ARGMAX,
     "argmax_wrong_on_ties": TOY_ARGMAX,
+    "thread_at_import": "new_gelu",
+    "patches_monitor": "new_gelu",
 }
 
 
 # The static check rejects these unrun; evaluated without it, they show the runtime layer behind it holds too.
-BEHIND_STATIC = {"never_launches", "lazy_subclass", "patches_timer"}
+BEHIND_STATIC = {"never_launches", "lazy_subclass", "patches_timer", "thread_at_import", "patches_monitor"}
 
 
 def _evaluate(name: str):
     cases = ["s1", "s2"] if name == "device_fault" else ["s1"]
     return name, evaluate_candidate(
         RUNS[name],
-        candidate=CANDIDATES / f"{name}.py",
+        candidate=_path(name),
         cases=cases,
         device="cpu",
         seeds=2,
@@ -47,9 +50,13 @@ def _evaluate(name: str):
     )
 
 
+def _path(name: str) -> Path:
+    return next(p for p in (CANDIDATES / f"{name}.py", HOSTILE / f"{name}.py") if p.exists())
+
+
 @pytest.mark.parametrize("name", sorted(BEHIND_STATIC))
 def test_the_static_check_rejects_them_first(name):
-    r = evaluate_candidate(RUNS[name], candidate=CANDIDATES / f"{name}.py", device="cpu")
+    r = evaluate_candidate(RUNS[name], candidate=_path(name), device="cpu")
     assert r.static_violations and not r.cases and "not imported: the static check failed" in reasons(r)
 
 
@@ -145,3 +152,20 @@ def test_fatal_device_error_ends_the_worker_and_the_rest_runs_in_a_fresh_one(res
     for case in r.cases:
         assert not case["correct"] and "fatal device error" in case["errors"][0]
     assert [f["status"] for f in r.sandbox_failures] == ["exception", "exception"]  # one worker per case
+
+
+def test_a_thread_started_at_import_is_counted_from_outside_the_sandbox(results):
+    """The thread computes with torch, where the runner's per-thread monitor cannot see; this process counts the
+    runner's threads in /proc before and after the import."""
+    r = results["thread_at_import"]
+    assert not r.accepted
+    assert any("importing the candidate started 1 thread(s) (counted from outside" in p for p in r.process), r.process
+
+
+def test_a_patched_monitor_summary_does_not_hide_the_raw_facts(results):
+    """The candidate empties the runner's summary of problems; the rules are applied here to the counts."""
+    r = results["patches_monitor"]
+    text = reasons(r)
+    assert not r.accepted
+    assert "no Triton kernel was launched (the runner's launch count)" in text
+    assert "torch compute in the forward path: gelu (the runner's aten record)" in text

@@ -34,13 +34,21 @@ def test_poisoning_on_cuda():
 def test_timing_and_cuda_graph_switch():
     from ladder.harness.timing import TimingSettings, time_interleaved
 
-    x = torch.randn(1024, device="cuda")
-    y = torch.randn(1 << 26, device="cuda")
-    t = time_interleaved({"tiny": lambda: x * 2, "big": lambda: y * 2}, TimingSettings(rounds=2))
+    tiny = [(torch.randn(1024, device="cuda"),), (torch.randn(1024, device="cuda"),)]
+    big = [(torch.randn(1 << 26, device="cuda"),), (torch.randn(1 << 26, device="cuda"),)]
+    sets = [(a, b) for (a,), (b,) in zip(tiny, big)]
+    fns = {"tiny": lambda s: s[0] * 2, "big": lambda s: s[1] * 2}
+    t, _ = time_interleaved(fns, sets, TimingSettings(rounds=2))
     assert t["tiny"].timer == "cudagraph" and t["big"].timer == "cudagraph"  # one tiny impl switches the case
     assert t["big"].ms > t["tiny"].ms > 0 and len(t["big"].rounds_ms) == 2
-    t = time_interleaved({"big": lambda: y * 2}, TimingSettings(rounds=2))
-    assert t["big"].timer == "do_bench" and t["big"].q25_ms <= t["big"].ms <= t["big"].q75_ms
+    t, watch = time_interleaved({"big": lambda s: s[1] * 2}, sets, TimingSettings(rounds=2), checked="big")
+    assert t["big"].timer == "events" and t["big"].q25_ms <= t["big"].ms <= t["big"].q75_ms
+    # the watched calls: no Triton launches here (torch compute), one checksum per call per set, both judged
+    assert len(watch.launches) == t["big"].calls and set(watch.launches) == {0}
+    assert [len(c) for c in watch.checksums] == [t["big"].calls // 2, t["big"].calls - t["big"].calls // 2]
+    assert all(j is not None for j in watch.judged)
+    for which, index in enumerate(watch.judged_index):
+        assert torch.equal(watch.judged[which], sets[which][1] * 2) and index is not None
 
 
 def test_ceilings_are_plausible():

@@ -2,7 +2,6 @@
 
 import os
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -187,40 +186,3 @@ def test_a_sandbox_without_a_gpu_bounds_shared_mappings_too():
     assert run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small).ok  # RLIMIT_DATA: passes
     r = run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small.without_gpu())
     assert r.status == sandbox.EXCEPTION and "Cannot allocate memory" in r.error["message"], r.summary()
-
-
-def test_a_timing_window_starts_when_the_block_was_sent_not_when_a_busy_judge_read_it(tmp_path):
-    """The judge's wall-clock bound on a runner's device time: a block that really lasted 50 ms, whose start message
-    a busy parent read 40 ms late, is a 50 ms window (from the start's SENT_AFTER to the end's receipt), so 45 ms of
-    claimed device time is believable; a forged edge field changes nothing (edges alternate by arrival)."""
-    from ladder.harness.evaluate import Judge
-    from ladder.harness.worker import Job
-    from suite.operator import get_operator
-
-    op = get_operator("new_gelu")
-    judge = Judge(op, Job(operator="new_gelu"), tmp_path, None)
-    sent = time.monotonic()
-    time.sleep(0.04)  # the block runs while the parent is busy elsewhere
-    judge.receive({"type": "timing_block", "case": "c1", "impl": "eager", "edge": "end", sandbox.SENT_AFTER: sent})
-    time.sleep(0.01)
-    judge.receive({"type": "timing_block", "case": "c1", "impl": "eager", "edge": "start", sandbox.SENT_AFTER: sent})
-    judge.finish()
-    start, end = judge.windows["c1"]["eager"]
-    assert start == sent and end - start >= 0.05
-    errors: list[str] = []
-    judge._timing("c1", {"eager": {"ms": 0.01, "busy_ms": 45.0}}, errors)
-    assert errors == []
-    judge._timing("c1", {"eager": {"ms": 0.01, "busy_ms": 500.0}}, errors)
-    assert errors and "not believable" in errors[0]
-
-
-def test_a_runner_writes_its_next_output_only_once_the_judge_has_taken_the_earlier_ones(tmp_path):
-    from ladder.harness import worker
-
-    for n in range(worker.MAX_PENDING_OUTPUTS):
-        (tmp_path / f"out-{n}.pt").write_bytes(b"x")
-    started = time.monotonic()
-    judged = threading.Timer(0.3, (tmp_path / "out-0.pt").unlink)  # the parent judges and deletes one
-    judged.start()
-    worker.wait_for_room(tmp_path)
-    assert 0.25 < time.monotonic() - started < 5 and not (tmp_path / "out-0.pt").exists()

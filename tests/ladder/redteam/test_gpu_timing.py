@@ -1,7 +1,7 @@
 """Timer attacks on a GPU (skipped without CUDA): the static check rejects both candidates unrun; evaluated
 without it (static=False, as only tests do), the layers behind it still catch them, confined like a round's
 candidate. One patches CUDA events' clock (the tamper check sees the identity change); one replaces the runner's
-do_bench so every figure is inflated (the parent's wall clock bounds the device time a figure may claim)."""
+timed block so every figure is inflated (the parent's wall clock bounds the device time a figure may claim)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ PATCHES_EVENTS = module().replace(
 )
 INFLATES = module().replace(
     "\n\n@triton.jit",
-    "\ntorch.os.sys.modules['ladder.harness.timing'].do_bench = lambda fn, **kw: [100.0] * 50\n\n@triton.jit",
+    "\ntorch.os.sys.modules['ladder.harness.timing']._block = lambda *a, **kw: [100.0] * 50\n\n@triton.jit",
     1,
 )
 SETTINGS = TimingSettings(warmup_ms=2, rep_ms=5, rounds=1)
@@ -39,6 +39,7 @@ def _evaluate(tmp_path, source: str, static: bool):
         device="cuda",
         seeds=1,
         timing=SETTINGS.__dict__,
+        references=(),
         confinement=confine.available(),
         timeout_s=300,
         static=static,
