@@ -1,8 +1,9 @@
-"""What a confined candidate can write, checked by writing: exactly its scratch directory and the files it was
-granted; every read-only bind refuses. The child runs as the sandbox's own unprivileged id (ladder.confine:
-sandbox_uid, enter), and the read-only folder given here is world-writable on the host, so that only the bind's
-read-only mount stands between the child and it: permissions cannot hide a bind made writable by mistake (as
-they would for root-owned /usr). Then the host is checked for what reached it."""
+"""What a confined candidate can write, checked by writing: exactly its scratch directory (a tmpfs of its own,
+mounted at the scratch's path) and the files it was granted; every read-only bind refuses. The child runs as the
+sandbox's own unprivileged id (ladder.confine: sandbox_uid, enter), and the read-only folder given here is
+world-writable on the host, so that only the bind's read-only mount stands between the child and it: permissions
+cannot hide a bind made writable by mistake (as they would for root-owned /usr). Then the host is checked for
+what reached it: the granted file's line only."""
 
 from __future__ import annotations
 
@@ -68,8 +69,9 @@ def test_only_the_scratch_and_the_granted_files_are_writable(confinement: confin
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": python_path()}
     cmd = confinement.command([*argv_probe, "[]"], scratch=scratch, env=env, read_only=[shared], writable=[granted])
 
-    # what the command line grants: these two writable, everything else bound read-only
-    assert binds(cmd, "--bind") == [str(scratch), str(granted)]
+    # what the command line grants: the granted file bound writable, the scratch a fresh tmpfs, the rest read-only
+    assert binds(cmd, "--bind") == [str(granted)]
+    assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--tmpfs"] == ["/tmp", str(scratch)]
     read_only = binds(cmd, "--ro-bind")
     assert str(shared) in read_only and "/usr" in read_only and not set(read_only) & {str(scratch), str(granted)}
 
@@ -91,9 +93,9 @@ def test_only_the_scratch_and_the_granted_files_are_writable(confinement: confin
         assert report["seen"][p] in ("EROFS", "EACCES", "EPERM"), (p, report["seen"][p])
     assert report["seen"][str(shared)] == report["seen"][str(shared / "data.txt")] == "EROFS"  # the mount refused
 
-    # what reached the host: the scratch's new file and the granted file's line, nothing else
-    assert (scratch / mark).read_text() == "from the sandbox\n"
+    # what reached the host: the granted file's line, nothing else (the scratch's file lived in its tmpfs)
     assert granted.read_text() == "from the sandbox\n"
+    assert list(scratch.iterdir()) == []
     assert (shared / "data.txt").read_text() == "as written\n" and sorted(os.listdir(shared)) == ["data.txt"]
     assert not (Path("/tmp") / mark).exists()
     assert not any(Path(p, mark).exists() for p in read_only if Path(p).is_dir())
