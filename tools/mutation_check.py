@@ -99,7 +99,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gpu-lock-helper-unlocked",
         "ladder/harness/gpu_lock.py",
-        "return GpuLock(path, on_wait).exclusive() if path else nullcontext()",
+        "return GpuLock(path, on_wait, who, wait_s).exclusive() if path else nullcontext()",
         "return nullcontext()",
         ("tests/harness/test_gpu_lock.py::test_the_helpers_lock_a_path_across_processes_and_only_that_path",),
     ),
@@ -162,8 +162,8 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "sandbox-timeout-ignored",
         "ladder/sandbox.py",
-        "if now - t0 > timeout_s:",
-        "if now - t0 > 10 * timeout_s:",
+        "if active > b.timeout_s:",
+        "if active > 10 * b.timeout_s:",
         ("tests/harness/test_sandbox.py::test_timeout_kills_the_process_group",),
     ),
     Mutation(
