@@ -22,17 +22,17 @@ from irscope.trajectory import Trajectory
 ENV = "IRSCOPE_TEST_TRAJECTORY_CACHE"
 
 
-def capture(kernel: Any, **options: Any) -> Trajectory:
-    """irscope.capture(kernel, **options), from the cache when there is one and it holds this capture."""
+def capture(kernel: Any, *args: Any, **options: Any) -> Trajectory:
+    """irscope.capture(kernel, *args, **options), from the cache when there is one and it holds this capture."""
     root = os.environ.get(ENV)
     if not root:
-        return irscope.capture(kernel, **options)
-    key = repr((inspect.getsource(kernel.fn), sorted(options.items(), key=lambda kv: kv[0])))
+        return irscope.capture(kernel, *args, **options)
+    key = repr((inspect.getsource(kernel.fn), args, sorted(options.items(), key=lambda kv: kv[0])))
     kept = Path(root) / hashlib.sha1(key.encode()).hexdigest()
     if not (kept / "trajectory.json").exists():
         Path(root).mkdir(parents=True, exist_ok=True)
         fresh = Path(tempfile.mkdtemp(dir=root, prefix=".capture-"))
-        irscope.capture(kernel, out_dir=fresh / "t", **options)
+        irscope.capture(kernel, *args, out_dir=fresh / "t", **options)
         with contextlib.suppress(OSError):  # whole or not at all; a concurrent worker may have kept it first
             (fresh / "t").rename(kept)
         shutil.rmtree(fresh, ignore_errors=True)

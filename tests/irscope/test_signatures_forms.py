@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from irscope import capture
 from irscope.signatures import summary
+from tests.trajectory_cache import capture
 
 from . import counter_kernels as k
 
