@@ -1,6 +1,6 @@
 """`make mutation`: mutmut over the modules where a silent mistake costs most, one group at a time.
 
-    python tools/mutation.py [GROUP ...] [--list] [--keep]
+    python tools/mutation.py [GROUP ...] [--list] [--keep | --retest]
 
 Each group (GROUPS below; add one to extend the run) names the files mutmut mutates and the tests that exist to
 catch mistakes in them. A group runs in its own folder, out/mutation/GROUP/: a pyproject.toml that is the
@@ -178,8 +178,8 @@ def statuses(work: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def run_group(group: Group, keep: bool, children: int) -> dict:
-    work = prepare(group, keep)
+def run_group(group: Group, keep: bool, children: int, retest: bool = False) -> dict:
+    work = prepare(group, keep or retest)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     if group.keep_captures:
         env["IRSCOPE_TEST_TRAJECTORY_CACHE"] = str(OUT / "captures")
@@ -187,8 +187,15 @@ def run_group(group: Group, keep: bool, children: int) -> dict:
     t0 = time.perf_counter()
     print(f"{group.name}: mutmut run in {work.relative_to(REPO)} (its output: mutmut.log there)", flush=True)
     with open(work / "mutmut.log", "w") as log:
-        argv = [*mutmut, "run", "--max-children", str(children), *group.functions]
-        done = subprocess.run(argv, cwd=work, env=env, stdout=log, stderr=log)
+        # mutmut reruns the mutants it is given by name (a survivor stays one otherwise, however the tests changed)
+        names = [
+            m
+            for f in statuses(work).values()
+            for m, st in f.items()
+            if st not in (*KILLED, "skipped") and group.selects(m)
+        ]
+        argv = [*mutmut, "run", "--max-children", str(children), *(names if retest else group.functions)]
+        done = subprocess.run(argv if names or not retest else ["true"], cwd=work, env=env, stdout=log, stderr=log)
     wall = time.perf_counter() - t0
     files = {}
     for path, every in statuses(work).items():
@@ -228,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("groups", nargs="*", metavar="GROUP", help="these groups only (default: all)")
     ap.add_argument("--list", action="store_true", help="list the groups, their files and tests, and exit")
     ap.add_argument("--keep", action="store_true", help="keep mutmut's earlier results (rerun changed code only)")
+    ap.add_argument("--retest", action="store_true", help="keep the results and test the survivors again")
     ap.add_argument("--children", type=int, default=os.cpu_count() or 2, help="mutmut's parallel workers")
     args = ap.parse_args(argv)
     known = {g.name: g for g in GROUPS}
@@ -239,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         for g in chosen:
             print(f"{g.name}: mutates {' '.join(g.modules)}; tests {' '.join(g.tests)}")
         return 0
-    results = [run_group(g, args.keep, args.children) for g in chosen]
+    results = [run_group(g, args.keep, args.children, args.retest) for g in chosen]
     print(table(results))
     survivors = [m for r in results for f in r["files"].values() for m in f["survivors"]]
     for name in survivors:
