@@ -114,3 +114,10 @@ def special_kernel(x_ptr, i_ptr, h_ptr, y_ptr, N: tl.constexpr):
     tl.store(i_ptr + N, tl.max(tl.load(i_ptr + offs), axis=0))
     h = tl.load(h_ptr + offs)
     tl.store(h_ptr + N + offs, h * h + h)
+
+
+@triton.jit
+def atomic_add_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    # one atomic add per element: the one atomic kind every backend lowers (AMD's compile of atomics_kernel fails)
+    offs = tl.arange(0, N)
+    tl.atomic_add(y_ptr + offs, tl.load(x_ptr + offs))

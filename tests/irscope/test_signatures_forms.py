@@ -206,3 +206,69 @@ def test_one_warp_sync_and_barrier_reductions_are_no_ptx_cta_barrier():
     ptx, _, s = compiled("inline_ptx")
     assert count(ptx, "ptx", r"bar\.red\.") == 1
     assert s["ptx.sync.barrier"] == count(ptx, "ptx", r"barrier(?:\.cta)?\.sync\b") + count(ptx, "ptx", r"bar\.sync\b")
+
+
+# ---- AMDGCN, for hip:gfx942 -----------------------------------------------------------------------------------
+
+AMD_CASES = {
+    "cumsum": lambda: capture(k.cumsum_kernel, "*fp32", "*fp32", N=1024, target="hip:gfx942"),
+    "special": lambda: capture(k.special_kernel, "*fp32", "*i32", "*fp16", "*fp32", N=1024, target="hip:gfx942"),
+    "mfma": lambda: capture(
+        k.matmul_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=2, target="hip:gfx942"
+    ),
+    "atomic": lambda: capture(k.atomic_add_kernel, "*fp32", "*fp32", N=1024, target="hip:gfx942"),
+}
+
+
+@functools.cache
+def amd_compiled(case: str):
+    traj = AMD_CASES[case]()
+    return traj.stage_output("amdgcn").text, summary(traj)
+
+
+# counter → every instruction it claims, written independently of irscope's rules
+AMD_TOTALS = {
+    "sync.barrier": r"s_barrier\b",
+    "sync.shuffle": r"(?:ds_swizzle|ds_bpermute|ds_permute)\w*|v_\w+.*\b(?:row_shr|row_bcast|quad_perm|row_ror)",
+    "mem.load": r"(?:global|buffer)_load",
+    "mem.store": r"(?:global|buffer)_store",
+    "mem.shared_load": r"ds_read",
+    "mem.shared_store": r"ds_write",
+    "compute.mma_amd": r"v_(?:mfma|wmma|smfmac)",
+    "compute.atomic": r"(?:global|buffer|flat|ds)_atomic",
+    "compute.special": r"v_(?:exp|log|rcp|rsq|sqrt|sin|cos)_",
+}
+# (counter, form, kernel, the form's own regex); shared loads and stores where their counts differ (60 and 9)
+AMD_FORMS = [
+    ("sync.barrier", "s_barrier", "mfma", r"s_barrier\b"),
+    ("sync.shuffle", "ds_swizzle/bpermute", "cumsum", r"(?:ds_swizzle|ds_bpermute)"),
+    ("sync.shuffle", "dpp", "special", r"v_\w+.*\b(?:row_shr|row_bcast|quad_perm|row_ror)"),
+    ("mem.load", "global_load", "mfma", r"global_load"),
+    ("mem.store", "global_store", "mfma", r"global_store"),
+    ("mem.shared_load", "ds_read", "mfma", r"ds_read"),
+    ("mem.shared_store", "ds_write", "mfma", r"ds_write"),
+    ("compute.mma_amd", "mfma", "mfma", r"v_mfma"),
+    ("compute.atomic", "buffer_atomic", "atomic", r"buffer_atomic"),
+    ("compute.special", "v_exp", "special", r"v_exp_"),
+]
+
+
+def amd_count(text: str, pattern: str) -> int:
+    return len(re.findall(r"^\s+" + pattern, text, re.M))
+
+
+@pytest.mark.parametrize("counter,form,case,pattern", AMD_FORMS, ids=[f"{c}-{f}" for c, f, _, _ in AMD_FORMS])
+def test_amdgcn_counter_counts_every_form(counter, form, case, pattern):
+    asm, s = amd_compiled(case)
+    assert amd_count(asm, pattern) > 0, f"{case} no longer emits {form}: pick a kernel that does"
+    assert s.get(f"amdgcn.{counter}", 0) == amd_count(asm, AMD_TOTALS[counter])
+
+
+def test_every_instruction_class_of_amdgcn_has_a_total_and_a_form():
+    """As for PTX and SASS. Local loads and stores (scratch_*) are left out: no kernel here makes the AMD compiler
+    spill (it has no register cap to force one); res.instructions counts every instruction."""
+    from irscope.backends.amd_counters import AMDGCN_RULES
+
+    classes = {r.counter for r in AMDGCN_RULES if r.value is None}
+    assert classes - {"res.instructions", "mem.local_load", "mem.local_store"} == set(AMD_TOTALS)
+    assert {c for c, *_ in AMD_FORMS} == set(AMD_TOTALS)
