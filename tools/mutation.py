@@ -57,6 +57,7 @@ class Group:
 RANKING_ON_TRITON = (
     "test_call_paths_that_reach_a_pass_rank_before_shorter_ones_that_reach_none",
     "test_gates_a_compile_for_the_target_surely_reaches_rank_before_those_it_may",
+    "test_each_callee_level_adds_the_gates_of_that_level_once",
 )
 
 GROUPS: list[Group] = [

@@ -29,7 +29,7 @@ def ref_key(function: FunctionRef) -> tuple[str, int, str]:
 def gates_of(ctx: Context, function: FunctionRef) -> list[GateInfo]:
     """`function_gates` on an open Context (a function reference it made is found without a lookup)."""
     key = ref_key(function)
-    fn_id = ctx.ref_ids.get(key)
+    fn_id = ctx.ref_ids.get(key)  # pragma: no mutate (a cache: without it the query below finds the same id)
     if fn_id is None:
         row = ctx.con.execute(
             "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
@@ -68,7 +68,7 @@ def conditions(
                     continue
                 seen.add(fn.id)
                 gates.extend(_gates(ctx, fn, via))
-                if level < callee_depth:
+                if level < callee_depth:  # pragma: no mutate (<=: a last frontier that no level reads)
                     for _call, edges in callgraph.callees(con, fn, scopes=ctx.scopes):
                         nxt.extend((e.callee, via or fn.qualname) for e in edges if not e.by_name)
             frontier = nxt

@@ -290,3 +290,13 @@ def test_gates_a_compile_for_the_target_surely_reaches_rank_before_those_it_may(
             for g in o.gates
         ]
         assert order == sorted(order), o.op
+
+
+def test_each_callee_level_adds_the_gates_of_that_level_once(triton_db: Path):
+    """`callee_depth` walks exactly that many calls down, each function's gates once (Triton 3.6's source)."""
+    levels = [q.conditions(triton_db, "BlockedToMMA", callee_depth=d) for d in (0, 1, 2)]
+    assert [len(r.gates) for r in levels] == [6, 12, 35]
+    assert all(r.symbol == "BlockedToMMA" for r in levels)
+    deepest = [(g.loc.file, g.loc.line, g.function.name if g.function else None) for g in levels[2].gates]
+    assert len(deepest) == len(set(deepest))
+    assert {g.via for g in levels[1].gates} - {None} <= {t.name for t in levels[1].targets}
