@@ -1,6 +1,6 @@
 """`make mutation`: mutmut over the modules where a silent mistake costs most, one group at a time.
 
-    python tools/mutation.py [GROUP ...] [--list] [--keep | --retest]
+    python tools/mutation.py [GROUP ...] [--list] [--keep | --retest | --report]
 
 Each group (GROUPS below; add one to extend the run) names the files mutmut mutates and the tests that exist to
 catch mistakes in them. A group runs in its own folder, out/mutation/GROUP/: a pyproject.toml that is the
@@ -198,6 +198,14 @@ def run_group(group: Group, keep: bool, children: int, retest: bool = False) -> 
         argv = [*mutmut, "run", "--max-children", str(children), *(names if retest else group.functions)]
         done = subprocess.run(argv if names or not retest else ["true"], cwd=work, env=env, stdout=log, stderr=log)
     wall = time.perf_counter() - t0
+    result = summarize(group, work, done.returncode, round(wall))
+    (work / "scores.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def summarize(group: Group, work: Path, returncode: int, wall_s: int) -> dict:
+    """Per mutated file: the group's mutants, those checked (an interrupted run leaves some unchecked), those
+    killed, the score over the checked ones, and the survivors' names."""
     files = {}
     for path, every in statuses(work).items():
         by_mutant = {m: status for m, status in every.items() if group.selects(m)}
@@ -205,26 +213,27 @@ def run_group(group: Group, keep: bool, children: int, retest: bool = False) -> 
             continue
         counts = Counter(by_mutant.values())
         total = sum(counts.values()) - counts["skipped"]
+        checked = total - counts["not checked"]
         killed = sum(counts[s] for s in KILLED)
         files[path] = {
             "mutants": total,
+            "checked": checked,
             "killed": killed,
-            "score": round(100 * killed / total, 1) if total else None,
+            "score": round(100 * killed / checked, 1) if checked else None,
             "statuses": dict(counts),
-            "survivors": sorted(m for m, s in by_mutant.items() if s not in (*KILLED, "skipped")),
+            "survivors": sorted(m for m, s in by_mutant.items() if s not in (*KILLED, "skipped", "not checked")),
         }
-    result = {"group": group.name, "returncode": done.returncode, "wall_s": round(wall), "files": files}
-    (work / "scores.json").write_text(json.dumps(result, indent=1) + "\n")
-    return result
+    return {"group": group.name, "returncode": returncode, "wall_s": wall_s, "files": files}
 
 
 def table(results: list[dict]) -> str:
-    rows = [("group", "file", "mutants", "killed", "of them timeouts", "score", "wall s")]
+    rows = [("group", "file", "mutants", "checked", "killed", "of them timeouts", "score", "wall s")]
     for r in results:
         for path, f in r["files"].items():
             score = "-" if f["score"] is None else f"{f['score']:.1f} %"
             timeouts = str(f["statuses"].get("timeout", 0))
-            rows.append((r["group"], path, str(f["mutants"]), str(f["killed"]), timeouts, score, str(r["wall_s"])))
+            counts = (str(f["mutants"]), str(f["checked"]), str(f["killed"]), timeouts)
+            rows.append((r["group"], path, *counts, score, str(r["wall_s"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "-|-".join("-" * w for w in widths))
@@ -237,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the groups, their files and tests, and exit")
     ap.add_argument("--keep", action="store_true", help="keep mutmut's earlier results (rerun changed code only)")
     ap.add_argument("--retest", action="store_true", help="keep the results and test the survivors again")
+    ap.add_argument("--report", action="store_true", help="the table of the last runs' results, running nothing")
     ap.add_argument("--children", type=int, default=os.cpu_count() or 2, help="mutmut's parallel workers")
     args = ap.parse_args(argv)
     known = {g.name: g for g in GROUPS}
@@ -248,11 +258,16 @@ def main(argv: list[str] | None = None) -> int:
         for g in chosen:
             print(f"{g.name}: mutates {' '.join(g.modules)}; tests {' '.join(g.tests)}")
         return 0
-    results = [run_group(g, args.keep, args.children, args.retest) for g in chosen]
+    if args.report:
+        done = [g for g in chosen if (OUT / g.name / "scores.json").exists()]
+        walls = {g.name: json.loads((OUT / g.name / "scores.json").read_text())["wall_s"] for g in done}
+        results = [summarize(g, OUT / g.name, 0, walls[g.name]) for g in done]
+    else:
+        results = [run_group(g, args.keep, args.children, args.retest) for g in chosen]
     print(table(results))
-    survivors = [m for r in results for f in r["files"].values() for m in f["survivors"]]
-    for name in survivors:
-        print(f"survived: {name}  (see it: cd out/mutation/GROUP && mutmut show {name})")
+    survivors = [(r["group"], m) for r in results for f in r["files"].values() for m in f["survivors"]]
+    for group, name in survivors:
+        print(f"survived: {name}  (see it: cd out/mutation/{group} && mutmut show {name})")
     failed = [r["group"] for r in results if r["returncode"] != 0]
     if failed:
         print(f"error: mutmut failed in {', '.join(failed)}", file=sys.stderr)
