@@ -266,13 +266,22 @@ def test_call_paths_that_reach_a_pass_rank_before_shorter_ones_that_reach_none(t
         for s in q.creators(triton_db, "ttg.local_load").sites
         if s.function is not None and s.function.name == "Prefetcher::generatePrefetch"
     )
-    assert [([h.function.name for h in p.hops], p.passes) for p in site.paths] == [
+    prefetch = "lib/Dialect/TritonGPU/Transforms/Prefetch.cpp"
+    # each hop with the call it makes to the next (file:line), the last one with none
+    assert [
+        ([(h.function.name, h.call and (h.call.file, h.call.line)) for h in p.hops], p.passes) for p in site.paths
+    ] == [
         (
-            ["PrefetchPass::runOnOperation", "Prefetcher::createNewForOp", "Prefetcher::generatePrefetch"],
+            [
+                ("PrefetchPass::runOnOperation", (prefetch, 445)),
+                ("Prefetcher::createNewForOp", (prefetch, 372)),
+                ("Prefetcher::generatePrefetch", None),
+            ],
             ["tritongpu-prefetch"],
         ),
-        (["Prefetcher::emitPrologue", "Prefetcher::generatePrefetch"], []),
+        ([("Prefetcher::emitPrologue", (prefetch, 284)), ("Prefetcher::generatePrefetch", None)], []),
     ]
+    assert site.paths_omitted == 0
 
 
 def test_gates_a_compile_for_the_target_surely_reaches_rank_before_those_it_may(triton_db: Path, top2_trajectory: Path):
