@@ -540,7 +540,8 @@ class _File:
             kind = "debug"
         elif name == "assert" and form == "plain" and args:
             lits = _string_literals(args[0])
-            cond = re.sub(r'&&\s*"(?:[^"\\]|\\.)*"\s*$', "", _text(args[0])).strip()
+            # the message: one literal, or several that the compiler joins (`"a " "b"`)
+            cond = re.sub(r'&&\s*(?:"(?:[^"\\]|\\.)*"\s*)+$', "", _text(args[0])).strip()
             self.facts.gates.append(
                 Gate(caller, "assert", _squeeze(cond), self.guards(node), _squeeze(" ".join(lits), 300), line, snippet)
             )
