@@ -29,10 +29,12 @@ def _amd_vec(ins: Instr) -> int:
 
 
 def _width_is(n: int) -> Callable[[Instr], int]:
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     return lambda ins: int(_amd_vec(ins) == n)
 
 
 def _vec(verb: str, pattern: str) -> list[InstrRule]:
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     return [InstrRule(f"mem.{verb}_vec{n}", "amdgcn", rx(pattern), _width_is(n)) for n in (1, 2, 4)]
 
 
