@@ -22,6 +22,7 @@ MM = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*bf16", M=4096, N=4096, K=4096)
 CASES = {
     "row_sum_8_warps": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4096), dict(BLOCK=4096, num_warps=8)),
     "row_sum_1_warp": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=1024), dict(BLOCK=1024, num_warps=1)),
+    "row_sum_2_warps": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=1024), dict(BLOCK=1024, num_warps=2)),
     "top1_then_second": (K.top1_then_second, dict(x_ptr="*fp32", out_ptr="*fp32", n=256), dict(BLOCK=256)),
     "scatter_count": (K.scatter_count, dict(idx_ptr="*i32", counts_ptr="*i32", n=4096), dict(BLOCK=1024)),
     "partial_sum_atomic": (
