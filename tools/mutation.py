@@ -142,6 +142,9 @@ def config(group: Group) -> str:
         "also_copy": list(ALSO),
         "pytest_add_cli_args_test_selection": list(group.tests),
         "pytest_add_cli_args": ["-p", "no:cacheprovider"],
+        # seconds added to a mutant's measured test time before mutmut's multiplier: the measure leaves out fixture
+        # setup (a capture, the real index), which a fresh session per mutant pays again
+        "timeout_constant": 10,
         # workers forked from a server that never ran a test: a capture's background processes, children of the
         # process that collected coverage, would otherwise be reaped by mutmut as if they were its workers
         "process_isolation": "forkserver",
