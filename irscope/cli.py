@@ -22,6 +22,7 @@ from irscope.capture.arguments import add_specialization_arguments, specializati
 from irscope.capture.loader import KernelLoadError, load_kernel
 from irscope.capture.specialize import build_request
 from irscope.capture.stagetable import stage_rows
+from irscope.interop import commands as interop
 from irscope.store import OutputDirError, TrajectoryFormatError, load
 from irscope.targets import TargetError, parse_target
 from irscope.trajectory import Trajectory
@@ -469,6 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_analysis(sub)
     register_whatif(sub)
+    interop.register(sub)
     # listed for --help; `main` hands its arguments to the server's own parser
     sub.add_parser("mcp", add_help=False, help="serve the tools to a coding agent over MCP (docs/mcp.md)")
     return p

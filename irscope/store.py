@@ -7,6 +7,13 @@ A capture never loses or mixes data in its output directory: one capture at a ti
 file .DIR.lock beside it), and a directory that already holds a trajectory is replaced only when the new
 capture has finished: the new one is written to a hidden sibling and renamed into place (docs/capture.md).
 
+A capture's IR is bounded in what it costs on disk: identical texts share one file, and once a capture has written
+IR_BUDGET_BYTES of IR text (256 MB; a large `tl.sort` unrolled on one warp prints a 50 MB module after each of
+its LLVM-dialect passes), every further snapshot is stored gzip-compressed (`.gz`, level 1: about ten times
+smaller at hundreds of MB/s) and the capture says so once on stderr. Loading reads both kinds the same way.
+Compression rather than diffs between passes: a line diff of two 50 MB texts (difflib) costs minutes, and each
+snapshot stays readable on its own.
+
 "Journaled" means the IR file and the journal line were handed to the kernel (`write` returned): a process that
 dies after that (segfault, `kill -9`) loses none of it, since the data sits in the kernel's page cache. Passes
 are not fsynced one by one (a machine crash, not a process death, is what fsync guards against; 75 of them
@@ -17,9 +24,11 @@ memory once written: only the newest stays (the next stage's input); the others 
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 import os
 import shutil
+import sys
 import tempfile
 import weakref
 from functools import cache
@@ -41,6 +50,7 @@ from irscope.trajectory import (
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "trajectory.schema.json"
 JOURNAL = "journal.jsonl"
+IR_BUDGET_BYTES = 256 << 20  # IR text written as is; beyond it, snapshots are stored compressed
 _EXT = {"mlir": ".mlir", "llvm-ir": ".ll", "ptx": ".ptx", "amdgcn": ".s"}
 _ART_EXT = {"cubin": ".cubin", "hsaco": ".hsaco", "sass": ".sass", "ptxas-log": ".log"}
 
@@ -90,8 +100,10 @@ class DirectoryWriter(SnapshotListener):
     process discards that sibling).
     """
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, ir_budget: int = IR_BUDGET_BYTES):
         self.target = Path(root)
+        self.ir_budget = ir_budget
+        self._ir_bytes = 0  # IR text written so far (compressed files count their text)
         self._lock_fd = _lock(self.target)
         try:
             self.root = _writable_dir(self.target)
@@ -110,7 +122,7 @@ class DirectoryWriter(SnapshotListener):
         self._where = self.root  # where the files are now: the staged sibling moves to the target on finish
 
     def _load_text(self, rel: str) -> str:
-        return (self._where / rel).read_text()
+        return read_ir(self._where / rel)
 
     @property
     def staged(self) -> bool:
@@ -121,7 +133,19 @@ class DirectoryWriter(SnapshotListener):
         if rel is None:  # identical texts share one file
             safe = snap.pass_arg.replace("<", "").replace(">", "").replace("/", "_").replace(",", "+")[:60]
             rel = f"ir/{snap.index:03d}-{snap.stage}-{safe}{_EXT.get(snap.kind, '.txt')}"
-            (self.root / rel).write_text(snap.text)
+            text = snap.text
+            if self._ir_bytes + len(text) > self.ir_budget:
+                if self._ir_bytes <= self.ir_budget:
+                    print(
+                        f"irscope: {self.target}: over {self.ir_budget >> 20} MB of IR so far; the remaining "
+                        "snapshots are stored gzip-compressed (.gz)",
+                        file=sys.stderr,
+                    )
+                rel += ".gz"
+                (self.root / rel).write_bytes(gzip.compress(text.encode(), compresslevel=1))
+            else:
+                (self.root / rel).write_text(text)
+            self._ir_bytes += len(text)
             self._files_by_sha[snap.sha1] = rel
         snap.ir_file = rel
         self._journal_line({"snapshot": snap.to_json()})
@@ -234,9 +258,14 @@ def _release(fd: int, staged: Path | None) -> None:
     os.close(fd)
 
 
-def save(traj: Trajectory, root: str | Path) -> Path:
+def read_ir(path: Path) -> str:
+    """A snapshot's IR file, stored as text or (past the capture's IR budget) gzip-compressed."""
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
+def save(traj: Trajectory, root: str | Path, ir_budget: int = IR_BUDGET_BYTES) -> Path:
     """Write a trajectory captured in memory to `root`."""
-    writer = DirectoryWriter(root)
+    writer = DirectoryWriter(root, ir_budget)
     for snap in traj.snapshots:
         snap.ir_file = ""
     for art in traj.artifacts.values():
@@ -247,7 +276,7 @@ def save(traj: Trajectory, root: str | Path) -> Path:
 def _loaders(root: Path) -> tuple[Any, Any]:
     def read(rel: str, binary: bool) -> str | bytes:
         try:
-            return (root / rel).read_bytes() if binary else (root / rel).read_text()
+            return (root / rel).read_bytes() if binary else read_ir(root / rel)
         except OSError as e:
             raise TrajectoryFormatError(
                 f"{root}: cannot read {rel} ({e.strerror}), a file of this trajectory; capture it again with "
@@ -321,6 +350,7 @@ def from_json(doc: dict, root: Path) -> Trajectory:
         created=doc.get("created", ""),
         complete=doc.get("complete", True),
         derivation=doc.get("derivation"),
+        origin=doc.get("origin"),
         root=root,
     )
 

@@ -198,6 +198,7 @@ class Trajectory:
     created: str = ""
     complete: bool = True  # False when loaded from a journal of a capture that died
     derivation: dict[str, Any] | None = None  # compiled from another trajectory with edits (irscope.whatif)
+    origin: dict[str, Any] | None = None  # read from another tool's trace (irscope import), not compiled here
     root: Path | None = None
 
     @property
@@ -272,4 +273,5 @@ class Trajectory:
             "error": self.error.to_json() if self.error else None,
             "complete": self.complete,
             **({"derivation": self.derivation} if self.derivation is not None else {}),
+            **({"origin": self.origin} if self.origin is not None else {}),
         }

@@ -31,7 +31,6 @@ MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (
 STAGES = ("baseline", "diagnose", "rewrite", "validate")
 HARNESS = (
     "start",
-    "precompile",
     "wait_shared",
     "wait_alone",
     "validate",
@@ -123,6 +122,7 @@ class SuiteSummary:
     geomean_without_moe: float | None
     vs_eager_geomean: float | None
     vs_compile_geomean: float | None
+    sol_geomean: float | None  # the best rounds' fraction of speed of light, geo-mean over operators
     best_level_counts: dict[str, int]  # evidence level of the best round → number of operators
     reached_counts: dict[str, int]  # level → operators whose trajectory reached it
     ran_counts: dict[str, int]  # level → operators where it ran in at least one round
@@ -170,6 +170,7 @@ def summarize(history: History, run_dir: Path | None = None) -> SuiteSummary:
         geomean_without_moe=_geo([o.speedup_initial for o in ops if o.op not in MOE_OPS]),
         vs_eager_geomean=_geo([o.vs_eager for o in ops]),
         vs_compile_geomean=_geo([o.vs_compile for o in ops]),
+        sol_geomean=_geo([o.sol_fraction for o in ops]),
         best_level_counts={k: levels[k] for k in (*LEVELS, INITIAL, "no diagnosis") if levels[k]},
         reached_counts={lv: sum(o.reached[lv] for o in ops) for lv in LEVELS},
         ran_counts={lv: sum(o.ran[lv] for o in ops) for lv in LEVELS},
@@ -204,7 +205,8 @@ def render(s: SuiteSummary) -> str:
         lines.append(
             f"vs initial: geo-mean {_x(s.geomean)}, median {_x(s.median)}, >2x: {s.over_2x}, >5x: "
             f"{s.over_5x}; geo-mean without the MoE operators {_x(s.geomean_without_moe)}. vs eager: "
-            f"geo-mean {_x(s.vs_eager_geomean)}; vs torch.compile: {_x(s.vs_compile_geomean)}."
+            f"geo-mean {_x(s.vs_eager_geomean)}; vs torch.compile: {_x(s.vs_compile_geomean)}; of speed of light: "
+            f"geo-mean {_x(s.sol_geomean, '{:.0%}')}."
         )
     lines += [
         "",
@@ -246,7 +248,9 @@ def _accounting(what: str, tally: dict[str, dict[str, int]]) -> list[str]:
 
 
 def plot(s: SuiteSummary, path: Path) -> Path:
-    """Distribution of per-operator speedups of the best round (vs initial and vs eager), log scale, as PNG."""
+    """Distribution of per-operator speedups of the best round (vs initial and vs eager), log scale, and beside
+    each its fraction of speed of light (right axis), as PNG: how far each is from the hardware, not only from
+    eager."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -265,7 +269,16 @@ def plot(s: SuiteSummary, path: Path) -> Path:
     ax.set_xticks(list(xs), [o.op for o in ops], rotation=60, ha="right", fontsize=8)
     ax.set_ylabel("speedup of the best round (geo-mean over cases)")
     ax.set_title(f"{len(ops)} operators" + (f"; geo-mean {s.geomean:.2f}x vs initial" if s.geomean else ""))
-    ax.legend(loc="upper left")
+    sol = [(i, o.sol_fraction) for i, o in enumerate(ops) if o.sol_fraction is not None]
+    handles, labels = ax.get_legend_handles_labels()
+    if sol:
+        right = ax.twinx()
+        right.scatter([i for i, _ in sol], [100 * v for _, v in sol], marker="_", s=120, color="#1b9e77", zorder=4)
+        right.set_ylim(0, 110)
+        right.set_ylabel("% of speed of light (—)")
+        handles.append(right.collections[0])
+        labels.append("% of speed of light")
+    ax.legend(handles, labels, loc="upper left")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

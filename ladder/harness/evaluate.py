@@ -395,9 +395,6 @@ class _Evaluation:
         first: list[tuple[str, dict]] = [("validate", {"runs": runs}), ("prepare", {"seeds": seeds})]
         last: list[tuple[str, dict]] = [("timed_outputs", {"seeds": seeds})] if self.timed else [("exercise", {})]
         last += [("recheck", {"same": same, "new": new}), ("release", {})]
-        # compiles need no GPU: done before the hold, so no writer waits behind a compile
-        if self.timed and not self._command("precompile", case, {}):
-            return False
         try:
             if not self._locked(False, first, case):
                 return False

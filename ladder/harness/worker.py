@@ -188,31 +188,6 @@ class Runner:
 
     # ---------------------------------------------------------------------------------------------- commands
 
-    def precompile(self, case: Case) -> dict:
-        """Outside any hold of the GPU (the parent holds none for this command): every kernel the forward compiles
-        on this case's shapes, compiled now under irscope's dry-run driver (launches do nothing) into this
-        runner's Triton cache, so the validation runs that follow load them instead of compiling while the GPU is
-        held. The dry run's in-memory JIT and autotuner state is dropped after it: its kernels cannot launch, and
-        its autotuning chose blindly."""
-        import torch
-
-        from irscope.capture import dry_run_driver
-
-        assert self.forward is not None
-        if not self.job.device.startswith("cuda") or torch.version.hip:
-            return {}
-        major, minor = torch.cuda.get_device_capability()
-        try:
-            inputs = _stand_in_inputs(self.op, case, self.job.device)
-            with dry_run_driver(f"cuda:{major}{minor}"):
-                self.forward(*inputs)
-        except Exception as e:
-            note = f"precompile: {type(e).__name__}: {str(e)[:200]} (the first run compiles instead)"
-            return {"notes": [note]}
-        finally:
-            _forget_dry_run()
-        return {}
-
     def validate(self, case: Case, runs: list) -> dict:
         produced = True
         for phase, kind, seed in runs:
@@ -298,7 +273,7 @@ class Runner:
         return {}
 
 
-COMMANDS = ("precompile", "validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")
+COMMANDS = ("validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")
 
 
 def serve(payload: dict, emit: Emit, commands: Any) -> dict:
@@ -341,33 +316,6 @@ def serve(payload: dict, emit: Emit, commands: Any) -> dict:
             if is_fatal_device_error(e):
                 raise FatalDeviceError(str(e)) from e
     return {"loaded": True}
-
-
-def _stand_in_inputs(op: Operator, case: Case, device: str) -> tuple:
-    """The case's inputs as uninitialized CPU tensors of the same shapes, dtypes and strides (what the JIT
-    specializes on); the real ones are drawn on `device` only to read those off (milliseconds on a GPU, where the
-    CPU would take seconds to fill gigabytes)."""
-    import torch
-
-    real = op.make_inputs(case, 0, device, RANDOM)
-    return tuple(
-        torch.empty_strided(x.shape, x.stride(), dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in real
-    )
-
-
-def _forget_dry_run() -> None:
-    """Drop every JIT function's compiled kernels held in memory and every autotuner's choices: after a dry run
-    they are kernels that launch nothing and configs chosen without timing. The compiled files stay cached."""
-    import gc
-
-    from triton.runtime.autotuner import Autotuner
-    from triton.runtime.jit import JITFunction
-
-    for obj in gc.get_objects():
-        if isinstance(obj, JITFunction):
-            obj.device_caches.clear()
-        elif isinstance(obj, Autotuner):
-            obj.cache.clear()
 
 
 def _ready_device(device: str) -> None:

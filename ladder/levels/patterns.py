@@ -19,12 +19,23 @@ when one family stands.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from irscope.targets import parse_target
 from ladder.context import Context, digest
-from ladder.evidence import ARTIFACT, RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
+from ladder.evidence import (
+    ARTIFACT,
+    RAN,
+    SOURCE_LINE,
+    Evidence,
+    Hypothesis,
+    LevelResult,
+    RewriteFamily,
+    SourceRef,
+    TestOutcome,
+)
 from ladder.facts import validation_facts
 from ladder.levels.base import Level
 from ladder.policy import RIVAL_SHARE
@@ -32,6 +43,11 @@ from patterns import FactLocation, KernelFacts, Match, match
 from patterns.names import STAGES
 
 HAZARD = "hazard"
+# L1 may settle a round only on a card held by at least one full-weight symptom. A half-weight symptom is a
+# card's own mark for a hint ("several loads in a loop", "no hints given"): true of most kernels and so no
+# evidence of what limits this one; a card held by hints alone is a lead for L2–L4, not a verdict
+# (docs/ladder.md, L1).
+L1_STOP_SCORE = 1.0
 
 
 def _facts_evidence(facts: dict[str, Any], origin: str) -> KernelFacts:
@@ -143,6 +159,24 @@ class PatternLevel(Level):
             families=tuple(families),
             notes=tuple(notes),
         )
+
+    def run(self, ctx: Context) -> LevelResult:
+        """The level with its stop tests, except that a family whose best card holds only by hints cannot stop
+        the ladder (L1_STOP_SCORE): the round climbs, and deeper evidence decides."""
+        result = super().run(ctx)
+        family = result.settled_family()
+        if family is None or result.tests is None:
+            return result
+        scores = {e.id: float(e.data.get("score", 0.0)) for e in result.evidence if e.id.startswith("L1.card.")}
+        best = max((scores.get(f"L1.card.{card}", 0.0) for card in family.cards), default=0.0)
+        if best >= L1_STOP_SCORE:
+            return result
+        weak = TestOutcome(
+            False,
+            f"{family.name}'s best card matches with score {best:g}, below {L1_STOP_SCORE:g}: it holds by hints only, "
+            "a lead for the deeper levels rather than a diagnosis",
+        )
+        return result.with_tests(replace(result.tests, dominant=weak, hypothesis=None, family=None))
 
     def _cite(self, m: Match, kernel: Path, source: str) -> list[Evidence]:
         card = m.card

@@ -59,6 +59,11 @@ GATE_KIND_RANK = {
 }
 
 
+# An assert states a precondition (and is compiled out of release builds) and a debug print reports: neither is
+# a condition under which the compiler chooses other code, so neither is cited as one.
+NOT_DECISIONS = frozenset({"assert", "debug"})
+
+
 def index_db(ctx: Context) -> tuple[Path | None, str]:
     """The compiler index to query: --index, else out/compiler-index.db, built from third_party/triton if absent."""
     given = ctx.option("index_db")
@@ -109,8 +114,8 @@ def _decision(gate: q.GateInfo) -> str:
 def ranked_gates(inv: Invariant, gates: list[q.GateInfo], target: Target) -> list[q.GateInfo]:
     """The gates that decide this symptom on this target, most deciding first (then strongest exit, then source
     order); gates of another backend's code, or under a guard the target excludes, are dropped
-    (compiler_index.target)."""
-    kept, _ = for_target(gates, target)
+    (compiler_index.target), and so are checks that decide nothing (NOT_DECISIONS)."""
+    kept, _ = for_target([g for g in gates if g.kind not in NOT_DECISIONS], target)
     order = {id(g): i for i, g in enumerate(kept)}
     kept.sort(key=lambda g: (-_deciding(inv, g), GATE_KIND_RANK.get(g.kind, 2), order[id(g)]))
     return kept
@@ -165,6 +170,8 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
             calls = []
         if pattern is not None:
             calls = [c for c in calls if c.caller.name.startswith(pattern.name + "::")] or calls
+        ran = _files_of_passes_that_ran(db, finding)
+        calls.sort(key=lambda c: c.call.file not in ran)  # stable: a caller in a pipeline that ran comes first
         via = f" (called from {calls[0].caller.name}, {calls[0].call.file}:{calls[0].call.line})" if calls else ""
         ev.append(
             _cite(f"L4.{tag}.mechanism{i}", f"{m.symbol}{via}: {m.explains}", defs[0].loc, m.symbol, calls=len(calls))
@@ -195,6 +202,24 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
             ev.append(_cite(f"L4.{tag}.gate{i}", f"{g.symbol}: {g.explains}", defs[0].loc, g.symbol))
     ev += _remarks(db, inv, finding, tag)
     return ev, notes
+
+
+def _files_of_passes_that_ran(db: Path, finding: Finding) -> set[str]:
+    """The source files of the pass classes (and their patterns) of every pass the finding's compile ran: a helper
+    has callers in passes of other pipelines too (Gluon's layout inference calls the coalescing helper), and the
+    one to cite is the caller that ran."""
+    try:
+        args = {s.pass_arg for s in irscope.load(finding.trajectory).snapshots}
+    except Exception:  # no trajectory to read: no preference
+        return set()
+    files: set[str] = set()
+    for arg in args:
+        try:
+            info = q.pass_info(db, arg)[0]
+        except q.QueryError:
+            continue
+        files |= {c.file for c in info.classes} | {p.loc.file for p in info.patterns}
+    return files
 
 
 def _remarks(db: Path, inv: Invariant, finding: Finding, tag: str) -> list[Evidence]:

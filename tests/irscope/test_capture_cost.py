@@ -155,3 +155,23 @@ def test_a_capture_over_an_old_one_keeps_its_sass_and_texts(tmp_path):
     assert (tmp_path / "artifacts" / "sass.sass").read_text() == second.artifacts["sass"].data
     assert second.snapshots[0].text == capture_example("add").snapshots[0].text  # reloaded from tmp_path
     assert irscope.load(tmp_path).kernel.name == "add_kernel"
+
+
+def test_ir_past_the_budget_is_stored_compressed_and_reads_back_the_same(tmp_path, capfd):
+    """A capture whose IR would take more than its budget on disk (a large sort unrolled on one warp writes about
+    50 MB per LLVM-dialect pass) stores every later snapshot gzip-compressed, says so once, and loads the same
+    texts; identical texts still share one file."""
+    traj = capture_example("top2_argmax")
+    sizes = [len(s.text) for s in traj.snapshots]
+    budget = sum(sizes[:5])  # the first snapshots as text, the rest compressed
+    irscope.save(traj, tmp_path, ir_budget=budget)
+    assert capfd.readouterr().err.count("the remaining snapshots are stored gzip-compressed") == 1
+    files = sorted(p.name for p in (tmp_path / "ir").iterdir())
+    compressed = [f for f in files if f.endswith(".gz")]
+    assert compressed and len(compressed) < len(files)
+    assert len(files) == len({s.sha1 for s in traj.snapshots})
+    written = sum(p.stat().st_size for p in (tmp_path / "ir").iterdir())
+    assert written < 0.6 * sum(len(t) for t in {s.sha1: s.text for s in traj.snapshots}.values())
+    loaded = irscope.load(tmp_path)
+    assert [s.text for s in loaded.snapshots] == [s.text for s in traj.snapshots]
+    validate(json.loads((tmp_path / "trajectory.json").read_text()))

@@ -141,3 +141,20 @@ def test_l2_family_names_are_card_families_or_aliases():
     index = default_index()
     names = {c.family for c in index.cards.values()} | {a for c in index.cards.values() for a in c.aliases}
     assert {name for families in FAMILIES.values() for name, _ in families} <= names
+
+
+def test_a_card_held_by_hints_alone_does_not_stop_the_ladder(tmp_path):
+    """The histogram of the evaluation set: L1's only match is divisibility-hints, held by one half-weight symptom
+    (score 0.5) that most kernels show. It stays a lead; the ladder climbs, and L3's compiled-code evidence (one
+    global atomic per element) settles the round."""
+    from ladder import api
+    from tests.diagnosis.cases import CASES_FILE, load_cases
+    from tests.diagnosis.score import spec_of
+
+    case = next(c for c in load_cases(CASES_FILE) if c.id == "histogram-global-atomics")
+    d = api.run(spec_of(case), through="L3", workdir=tmp_path, counterfactuals=0)
+    l1 = d.level("L1")
+    assert l1 is not None and l1.hypotheses and not l1.stopped
+    failed = l1.tests.first_failure()
+    assert failed[0] == "a:dominant" and "score 0.5, below 1: it holds by hints only" in failed[1]
+    assert d.diagnosis.level == "L3" and d.diagnosis.family.name == "global-reduction"

@@ -3,12 +3,24 @@ invariant's deciding terms and the hazard's cause, dropping gates under guards t
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+import irscope
+from compiler_index.build import build, resolve_roots
 from compiler_index.queries import GateInfo, Loc
 from compiler_index.target import Target
+from irscope import hazards
+from irscope.capture import capture_request
+from ladder.evidence import Finding
 from ladder.invariants import load
-from ladder.levels.source import _decision, ranked_gates
+from ladder.levels.source import _decision, narrow, ranked_gates
+from tests.diagnosis.cases import CASES_FILE, load_cases
+from tests.diagnosis.score import spec_of
 
 INVARIANTS = load()[1]
+TRITON = Path(__file__).resolve().parents[2] / "third_party" / "triton"
 
 
 def gate(kind: str, condition: str, guards: list[str], line: int, file: str = "lib/Analysis/Utility.cpp", **kw):
@@ -46,3 +58,28 @@ def test_anchors_that_decide_the_hazards_cause_are_cited_first():
     assert inv.for_cause(inv.gates, "width")[0].symbol == "canBeConvertedToAsyncLoad"
     narrow = INVARIANTS["narrow-memory-access"]
     assert narrow.for_cause(narrow.gates, "mask")[0].symbol == "ModuleAxisInfoAnalysis::getMaskAlignment"
+
+
+def test_an_assert_or_a_debug_print_is_not_quoted_as_a_condition():
+    """Triton's getContiguity holds an assert and an LDBG print next to the code that decides: citing them as "the
+    conditions that decide" would send a reader to a precondition and a log line."""
+    decides = gate("return-expr", "rank > 0", ["rank > 0"], 1270, expr="contiguity[order[0]]")
+    checks = gate("assert", "order[0] < uniqueContigPerThread.size()", [], 1264)
+    prints = gate("debug", "", [], 1267)
+    kept = ranked_gates(INVARIANTS["uncoalesced-access"], [checks, prints, decides], Target.parse("cuda:90"))
+    assert [g.loc.line for g in kept] == [1270]
+
+
+@pytest.mark.skipif(not (TRITON / "lib").is_dir(), reason="no Triton checkout in third_party/triton")
+def test_a_helpers_caller_in_the_pipeline_that_ran_is_cited_not_one_in_another(tmp_path):
+    """buildCoalescedEncoding is called by Gluon's layout inference and by the tritongpu-coalesce pass; a
+    @triton.jit kernel's compile runs only the second, so that is the caller L4 names."""
+    db = tmp_path / "triton.db"
+    build(db, resolve_roots([TRITON], None))
+    case = next(c for c in load_cases(CASES_FILE) if c.id == "channels_last_affine-uncoalesced-access")
+    capture_request(spec_of(case).request(), out_dir=tmp_path / "k", disassemble=False)
+    found = next(h for h in hazards.find(irscope.load(tmp_path / "k")).hazards if h.symptom == "uncoalesced-access")
+    inv = INVARIANTS["uncoalesced-access"]
+    evidence, _ = narrow(db, inv, Finding(found, str(tmp_path / "k"), 1.0), "t", Target.parse("cuda:90"))
+    claims = [e.claim for e in evidence if e.claim.startswith("buildCoalescedEncoding")]
+    assert claims and "called from CoalescePass::runOnOperation" in claims[0], claims

@@ -109,6 +109,9 @@ def test_summary_numbers_and_level_accounting(tmp_path):
     assert "| moe_group_top2 | 1 | 1 | L3 | 16.0" in table and "| ○ | ○ | ✓ | · |" in table
     assert "| llm:m | 3 | 1 | 1 | untimed 1 |" in table and "| index-reduction | 1 | 1 | 0 | – |" in table
     assert "| stage |" not in table  # rounds recorded before stage timings: no timing table to show
+    # speed of light in the summary line: how far from the hardware, not only from eager
+    assert s.sol_geomean == pytest.approx(geo([moe.sol_fraction, gelu.sol_fraction]))
+    assert f"of speed of light: geo-mean {s.sol_geomean:.0%}." in table
 
 
 def test_report_command_prints_plots_and_writes_json(tmp_path, capsys):

@@ -1,0 +1,1 @@
+"""Other tools' trace formats ↔ irscope trajectories (docs/tritonparse.md)."""
