@@ -1,4 +1,5 @@
-"""The evaluation cases (cases.yaml, and the held-out holdout.yaml) as data, and their compiles through irscope."""
+"""The evaluation cases (cases.yaml, the held-out holdout.yaml and unseen.yaml) as data, and their compiles through
+irscope."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from irscope.trajectory import Trajectory
 HERE = Path(__file__).parent
 CASES_FILE = HERE / "cases.yaml"
 HOLDOUT_FILE = HERE / "holdout.yaml"  # written apart from the ladder's rules and from cases.yaml's kernels
+UNSEEN_FILE = HERE / "unseen.yaml"  # the same, by someone who never read the rules; `new:` symptoms (issue #27)
+NEW = "new:"  # a symptom docs/hazards.md does not have yet: checked by test_unseen.py, not by the signatures
 NONE = "none"
 
 

@@ -1,23 +1,25 @@
 """The evaluation sets say true things: every case's root cause is really in its compiled code.
 
-Two sets share one format and these checks: cases.yaml, and holdout.yaml, held out from the ladder's rules and
-written with kernels of its own. Each case is compiled once per module with irscope (real Triton 3.6, for its
-target, on the CPU) and its expected symptom's structural signature (symptoms.py) must hold on the expected line;
-no other symptom may hold unless the case lists it under `also`; a healthy kernel shows none; and where a case
-names `fixed_by` settings, compiling with them removes the symptom. Independent of the ladder's rules: this
-checks the data sets, not the diagnosis. The two sets' 59 compiles take about 60 s of CPU time.
-"""
+Three sets share one format and these checks: cases.yaml; holdout.yaml, held out from the ladder's rules and
+written with kernels of its own; and unseen.yaml, likewise, whose `new:` symptoms (not in docs/hazards.md yet)
+have no signature here: those cases are left out, and checked with plain Triton by test_unseen.py. Each case is
+compiled once per module with irscope (real Triton 3.6, for its target, on the CPU) and its expected symptom's
+structural signature (symptoms.py) must hold on the expected line; no other symptom may hold unless the case
+lists it under `also`; a healthy kernel shows none; and where a case names `fixed_by` settings, compiling with
+them removes the symptom. Independent of the ladder's rules: this checks the data sets, not the diagnosis. The
+first two sets' 59 compiles take about 60 s of CPU time; unseen.yaml's 17 about 4 minutes more on 2 cores, most
+of it top_p_filter's sort (it is there to measure capture cost)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
-from .cases import CASES_FILE, HERE, HOLDOUT_FILE, NONE, Case, load_cases
+from .cases import CASES_FILE, HERE, HOLDOUT_FILE, NEW, NONE, UNSEEN_FILE, Case, load_cases
 from .symptoms import FAMILIES, KERNEL, SIGNATURES, Compiled, present
 
 
@@ -30,21 +32,48 @@ class Coverage:
     healthy_kernels: int
 
 
-SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE}
+SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE, "unseen": UNSEEN_FILE}
 COVERAGE = {
     "cases": Coverage(symptoms=len(SIGNATURES), faulty_kernels=14, healthy_kernels=4),
     "holdout": Coverage(symptoms=8, faulty_kernels=12, healthy_kernels=4),
+    "unseen": Coverage(symptoms=5, faulty_kernels=8, healthy_kernels=4),  # its cases with a signature
 }
-LOADED = {name: load_cases(path) for name, path in SETS.items()}
+
+
+def _checkable(case: Case) -> Case | None:
+    """The case as the signatures can check it: none for a `new:` root cause, `new:` names dropped from `also`."""
+    if case.expect.symptom.startswith(NEW):
+        return None
+    also = tuple(s for s in case.expect.also if not s.startswith(NEW))
+    return replace(case, expect=replace(case.expect, also=also))
+
+
+LOADED = {name: [c for c in map(_checkable, load_cases(path)) if c] for name, path in SETS.items()}
 
 
 def _faulty(case: Case) -> bool:
     return case.expect.symptom != NONE
 
 
-def params(keep: Callable[[Case], bool] = lambda case: True) -> list:
-    """Both sets' cases (those `keep` accepts) as test parameters named SET/KERNEL-SYMPTOM."""
-    return [pytest.param(c, id=f"{name}/{c.id}") for name, loaded in LOADED.items() for c in loaded if keep(c)]
+# Root causes that test_unseen.py proves with plain Triton but the signatures do not see yet (issue #27): the
+# check is expected to fail until they do, and then fails as an unexpected pass, so that this entry goes.
+SIGNATURE_MISSES = {
+    "unseen/moe_grouped_gemm-not-pipelined": "the K loop is an scf.while: its loads stay synchronous, unseen",
+}
+
+
+def params(keep: Callable[[Case], bool] = lambda case: True, misses: bool = False) -> list:
+    """The sets' cases (those `keep` accepts) as test parameters named SET/KERNEL-SYMPTOM; with `misses`, the
+    signatures' known misses are marked as expected failures."""
+    out = []
+    for name, loaded in LOADED.items():
+        for c in loaded:
+            if not keep(c):
+                continue
+            miss = SIGNATURE_MISSES.get(f"{name}/{c.id}") if misses else None
+            marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
+            out.append(pytest.param(c, id=f"{name}/{c.id}", marks=marks))
+    return out
 
 
 pytestmark = pytest.mark.slow
@@ -83,9 +112,10 @@ def test_the_set_covers_the_symptoms(name: str):
 
 
 def test_the_holdout_set_has_kernels_of_its_own():
-    """Held out means new code: no kernel file of holdout.yaml is one of cases.yaml's."""
-    files = {name: {_kernel_file(c) for c in loaded} for name, loaded in LOADED.items()}
+    """Held out means new code: no kernel file of holdout.yaml is one of cases.yaml's, nor unseen.yaml's either."""
+    files = {name: {_kernel_file(c) for c in load_cases(path)} for name, path in SETS.items()}
     assert not files["holdout"] & files["cases"]
+    assert not files["unseen"] & (files["cases"] | files["holdout"])
 
 
 @pytest.mark.parametrize("case", params())
@@ -121,7 +151,7 @@ def test_l4_names_real_triton_source(case: Case, triton_checkout: Path):
         assert any(d in text for d in declared), f"{src.name} has no class {scope}"
 
 
-@pytest.mark.parametrize("case", params())
+@pytest.mark.parametrize("case", params(misses=True))
 def test_root_cause_is_in_the_compiled_code(case: Case, compiled):
     found = present(compiled(case))
     if case.expect.symptom == NONE:
