@@ -1,8 +1,8 @@
 """The hazard detectors: one per symptom, each a general mechanism read from the signatures (docs/hazards.md).
 
 A detector receives a KernelView and returns the hazards it sees, each on kernel lines, with the pass that
-introduced it (or declined to remove it) and a cost from irscope/hazards/cost.py. Register one with
-`@detector(name, description)`; `DETECTORS` lists them in registration order.
+introduced it (or declined to remove it) and a cost from irscope/hazards/cost.py. Register one in `DETECTORS`,
+at the end of this file: the order there is the order `find` runs them.
 """
 
 from __future__ import annotations
@@ -27,17 +27,13 @@ class Detector:
     detect: Detect
 
 
-DETECTORS: dict[str, Detector] = {}
-
-
-def detector(name: str, description: str) -> Callable[[Detect], Detect]:
-    def register(fn: Detect) -> Detect:
-        if name in DETECTORS:
-            raise ValueError(f"two detectors for symptom {name!r}")
-        DETECTORS[name] = Detector(name, description, fn)
-        return fn
-
-    return register
+def _registry(*detectors: Detector) -> dict[str, Detector]:
+    out: dict[str, Detector] = {}
+    for d in detectors:
+        if d.name in out:
+            raise ValueError(f"two detectors for symptom {d.name!r}")
+        out[d.name] = d
+    return out
 
 
 def _lines_where(view: KernelView, stage: str, test: Callable[[dict[str, int]], bool]) -> list[int]:
@@ -67,11 +63,6 @@ def _remarks(view: KernelView, at: PassRef | None, needle: str = "") -> tuple[st
     )
 
 
-@detector(
-    "cross-warp-reduction",
-    "a reduction whose reduced axis spans several warps: partial results go through shared memory with a "
-    "barrier before and after (ReduceOpConversion), instead of staying in one warp's registers and shuffles",
-)
 def cross_warp_reduction(view: KernelView) -> list[Hazard]:
     own, dependent = _index_reductions(view)
     index_lines = {*own, *dependent}
@@ -115,12 +106,12 @@ def _spans_warps(view: KernelView, line: int) -> int | bool | None:
         if r.op.name != "tt.reduce" or r.line != line:
             continue
         axis = re.search(r"axis = (\d+)", r.op.text)
-        operands = tensor_encodings(r.op.tail.split("->")[0] if r.op.tail else "")
+        operands = tensor_encodings(r.op.tail.split("->")[0])  # tail: "" for an op without regions
         fields = blocked(operands[0][1], view.ttgir_aliases) if operands and operands[0][1] else None
         if axis is None or fields is None or "warpsPerCTA" not in fields:
             continue
         warps = fields["warpsPerCTA"][int(axis.group(1))]
-        most = max(most or 0, warps)
+        most = warps if most is None else max(most, warps)
     if most is None:
         return None
     return most if most > 1 else False
@@ -154,12 +145,6 @@ def _index_reductions(view: KernelView) -> tuple[list[int], list[int]]:
     return lines, sorted(n for n in dependent if n and n not in lines)
 
 
-@detector(
-    "index-reduction-sync",
-    "an index-producing reduction (argmax/argmin): value and index travel together through every shuffle "
-    "step, and across warps through shared memory; reductions that consume the index (masking the winner "
-    "out) are part of it",
-)
 def index_reduction(view: KernelView) -> list[Hazard]:
     own, dependent = _index_reductions(view)
     if not own:
@@ -188,11 +173,6 @@ def index_reduction(view: KernelView) -> list[Hazard]:
     ]
 
 
-@detector(
-    "register-spills",
-    "ptxas ran out of registers under the per-thread cap that num_warps implies and spilled to local memory "
-    "(SASS local loads/stores; PTX has none)",
-)
 def register_spills(view: KernelView) -> list[Hazard]:
     spilled = view.resources.get("res.spill_bytes", 0)
     sass = view.lines("sass")
@@ -370,11 +350,6 @@ WHY_SYNC = {
 }
 
 
-@detector(
-    "not-pipelined",
-    "a loop whose global loads the software pipeliner left synchronous: every iteration waits for its loads "
-    "instead of overlapping them with the previous iteration's work (cp.async / TMA)",
-)
 def not_pipelined(view: KernelView) -> list[Hazard]:
     found = []
     stages = int(view.traj.specialization.options.get("num_stages", 3) or 3)
@@ -428,12 +403,6 @@ def _waited_dots(ops: list[Reached]) -> list[tuple[Reached, Reached, object]]:
     return out
 
 
-@detector(
-    "synchronous-wgmma",
-    "a warp-group MMA (wgmma) in a loop that the same iteration waits for to complete (warp_group_dot_wait with "
-    "pendings = 0): the tensor cores' latency is exposed every iteration instead of overlapping the next "
-    "iteration's loads and math, because an operand is rewritten in the loop or the result is used in it",
-)
 def synchronous_wgmma(view: KernelView) -> list[Hazard]:
     ops = view.ttgir_ops
     defs = _defs(ops)
@@ -465,12 +434,6 @@ def synchronous_wgmma(view: KernelView) -> list[Hazard]:
     return found
 
 
-@detector(
-    "operand-relayout-in-loop",
-    "an MMA operand loaded into registers and written into shared memory (ttg.local_alloc) in every iteration "
-    "of a loop whose other loads are asynchronous: its order in global memory is not one the asynchronous copy "
-    "can hand to the MMA, so it takes a synchronous load and a shared-memory round trip per iteration",
-)
 def operand_relayout(view: KernelView) -> list[Hazard]:
     ops = view.ttgir_ops
     defs = _defs(ops)
@@ -504,11 +467,6 @@ def operand_relayout(view: KernelView) -> list[Hazard]:
     return found
 
 
-@detector(
-    "dot-on-fma",
-    "tl.dot left on the FMA path: AccelerateMatmul found no MMA instruction for the operand types, input "
-    "precision or tile shape, so the product runs as scalar fused multiply-adds",
-)
 def dot_on_fma(view: KernelView) -> list[Hazard]:
     lines = _lines_where(view, "ttgir", lambda c: c.get("compute.dot_fma", 0) > 0)
     if not lines:
@@ -540,11 +498,6 @@ def _fp32_dot(view: KernelView, lines: list[int]) -> bool:
     )
 
 
-@detector(
-    "mma-downgrade",
-    "on Hopper, tl.dot lowered to mma.sync (MMA v2) although the target has wgmma (MMA v3): the shape, warp "
-    "count or operand layout did not meet wgmma's conditions",
-)
 def mma_downgrade(view: KernelView) -> list[Hazard]:
     if not view.nvidia or view.capability < 90:
         return []
@@ -576,11 +529,6 @@ def _rank3_dot(view: KernelView, lines: list[int]) -> bool:
     )
 
 
-@detector(
-    "layout-conversion",
-    "a ttg.convert_layout that survived tritongpu-remove-layout-conversions and lowers through shared memory "
-    "(stores, a barrier, loads) because producer and consumer want different layouts",
-)
 def layout_conversion(view: KernelView) -> list[Hazard]:
     stage = view.machine_stage
     found = []
@@ -624,11 +572,6 @@ def _epilogue(r: Reached) -> bool:
     return r.loop_depth == 0 and re.search(r"#mma\d*\b", source_type) is not None
 
 
-@detector(
-    "global-atomics",
-    "an atomic read-modify-write per element to global memory: every thread's update serializes at L2 "
-    "instead of being combined in registers first",
-)
 def global_atomics(view: KernelView) -> list[Hazard]:
     per_element = sorted(
         {
@@ -656,11 +599,6 @@ def global_atomics(view: KernelView) -> list[Hazard]:
     ]
 
 
-@detector(
-    "int64-index-division",
-    "64-bit integer division or remainder per element (div.s64, rem.s64 in the PTX), usually index arithmetic "
-    "in int64: no instruction does it, ptxas calls a routine of about forty instructions for each one",
-)
 def int64_division(view: KernelView) -> list[Hazard]:
     if not view.nvidia:
         return []
@@ -697,11 +635,6 @@ def _data_masked_stores(view: KernelView) -> dict[int, Reached]:
     return out
 
 
-@detector(
-    "data-dependent-store-mask",
-    "a store whose mask is computed from loaded data: the mask differs from element to element, so the store "
-    "that would be one 128-bit vector per thread is issued as one predicated scalar store per element",
-)
 def data_dependent_store_mask(view: KernelView) -> list[Hazard]:
     masked = _data_masked_stores(view)
     found = []
@@ -727,11 +660,6 @@ def data_dependent_store_mask(view: KernelView) -> list[Hazard]:
     return found
 
 
-@detector(
-    "occupancy-limit",
-    "registers or shared memory per CTA leave room for a single CTA per SM: nothing overlaps its prologue, "
-    "epilogue and barriers with another CTA's work",
-)
 def occupancy_limit(view: KernelView) -> list[Hazard]:
     if not view.nvidia:
         return []
@@ -777,11 +705,6 @@ def _access_cost(view: KernelView, line: int, factor: float) -> float:
     return issued * factor
 
 
-@detector(
-    "uncoalesced-access",
-    "neighbouring threads access addresses a stride apart (the index of the thread-fast axis is multiplied by a "
-    "stride), so every thread issues its own scalar transaction instead of a warp sharing 128-byte lines",
-)
 def uncoalesced_access(view: KernelView) -> list[Hazard]:
     found = []
     for n, accs in sorted(_accesses_by_line(view, "uncoalesced").items()):
@@ -806,11 +729,6 @@ def uncoalesced_access(view: KernelView) -> list[Hazard]:
     return found
 
 
-@detector(
-    "narrow-memory-access",
-    "global accesses whose addresses are contiguous but issued narrower than 128 bits: the compiler could not "
-    "prove the alignment (divisibility) or the mask's constancy that wider vectors need",
-)
 def narrow_access(view: KernelView) -> list[Hazard]:
     found = []
     masked = _data_masked_stores(view)
@@ -846,3 +764,103 @@ def _narrowed_by(a: Access) -> str:
     alignment, mask alignment)): the mask's constancy, the address's divisibility, or the contiguity."""
     limits = {"divisibility": a.divisibility, "mask": a.mask_alignment or 1 << 30, "contiguity": a.contiguity}
     return min(limits, key=lambda k: limits[k])
+
+
+# Every detector, in the order `find` runs them (a table, not a decorator: the functions stay plain ones, which
+# mutmut can mutate; docs/mutation.md). A cause comes before the symptoms it implies: one_cause_once keeps the
+# first name.
+DETECTORS: dict[str, Detector] = _registry(
+    Detector(
+        "cross-warp-reduction",
+        "a reduction whose reduced axis spans several warps: partial results go through shared memory with a "
+        "barrier before and after (ReduceOpConversion), instead of staying in one warp's registers and shuffles",
+        cross_warp_reduction,
+    ),
+    Detector(
+        "index-reduction-sync",
+        "an index-producing reduction (argmax/argmin): value and index travel together through every shuffle "
+        "step, and across warps through shared memory; reductions that consume the index (masking the winner "
+        "out) are part of it",
+        index_reduction,
+    ),
+    Detector(
+        "register-spills",
+        "ptxas ran out of registers under the per-thread cap that num_warps implies and spilled to local memory "
+        "(SASS local loads/stores; PTX has none)",
+        register_spills,
+    ),
+    Detector(
+        "not-pipelined",
+        "a loop whose global loads the software pipeliner left synchronous: every iteration waits for its loads "
+        "instead of overlapping them with the previous iteration's work (cp.async / TMA)",
+        not_pipelined,
+    ),
+    Detector(
+        "synchronous-wgmma",
+        "a warp-group MMA (wgmma) in a loop that the same iteration waits for to complete (warp_group_dot_wait with "
+        "pendings = 0): the tensor cores' latency is exposed every iteration instead of overlapping the next "
+        "iteration's loads and math, because an operand is rewritten in the loop or the result is used in it",
+        synchronous_wgmma,
+    ),
+    Detector(
+        "operand-relayout-in-loop",
+        "an MMA operand loaded into registers and written into shared memory (ttg.local_alloc) in every iteration "
+        "of a loop whose other loads are asynchronous: its order in global memory is not one the asynchronous copy "
+        "can hand to the MMA, so it takes a synchronous load and a shared-memory round trip per iteration",
+        operand_relayout,
+    ),
+    Detector(
+        "dot-on-fma",
+        "tl.dot left on the FMA path: AccelerateMatmul found no MMA instruction for the operand types, input "
+        "precision or tile shape, so the product runs as scalar fused multiply-adds",
+        dot_on_fma,
+    ),
+    Detector(
+        "mma-downgrade",
+        "on Hopper, tl.dot lowered to mma.sync (MMA v2) although the target has wgmma (MMA v3): the shape, warp "
+        "count or operand layout did not meet wgmma's conditions",
+        mma_downgrade,
+    ),
+    Detector(
+        "layout-conversion",
+        "a ttg.convert_layout that survived tritongpu-remove-layout-conversions and lowers through shared memory "
+        "(stores, a barrier, loads) because producer and consumer want different layouts",
+        layout_conversion,
+    ),
+    Detector(
+        "global-atomics",
+        "an atomic read-modify-write per element to global memory: every thread's update serializes at L2 "
+        "instead of being combined in registers first",
+        global_atomics,
+    ),
+    Detector(
+        "int64-index-division",
+        "64-bit integer division or remainder per element (div.s64, rem.s64 in the PTX), usually index arithmetic "
+        "in int64: no instruction does it, ptxas calls a routine of about forty instructions for each one",
+        int64_division,
+    ),
+    Detector(
+        "data-dependent-store-mask",
+        "a store whose mask is computed from loaded data: the mask differs from element to element, so the store "
+        "that would be one 128-bit vector per thread is issued as one predicated scalar store per element",
+        data_dependent_store_mask,
+    ),
+    Detector(
+        "occupancy-limit",
+        "registers or shared memory per CTA leave room for a single CTA per SM: nothing overlaps its prologue, "
+        "epilogue and barriers with another CTA's work",
+        occupancy_limit,
+    ),
+    Detector(
+        "uncoalesced-access",
+        "neighbouring threads access addresses a stride apart (the index of the thread-fast axis is multiplied by a "
+        "stride), so every thread issues its own scalar transaction instead of a warp sharing 128-byte lines",
+        uncoalesced_access,
+    ),
+    Detector(
+        "narrow-memory-access",
+        "global accesses whose addresses are contiguous but issued narrower than 128 bits: the compiler could not "
+        "prove the alignment (divisibility) or the mask's constancy that wider vectors need",
+        narrow_access,
+    ),
+)
