@@ -10,7 +10,7 @@ latency of all its instructions plus what each hazard adds (exposed load latency
 shares of its hazards sum to less than 100 % and the rest is named: what no hazard explains. One cause is one
 finding: two detectors that price the same instructions on the same lines (a cross-warp reduction and the layout
 conversion it implies) give one hazard under the first detector's name, the other kept as an alias. A hazard below
-MIN_SHARE of the kernel's cost is kept apart as minor: it exists, but it is not what limits the kernel. Symptom
+MIN_SHARE of the kernel's instructions' cost is kept apart as minor: it exists, but it is not what limits the kernel. Symptom
 names are a contract (docs/hazards.md): the ladder's invariants and the pattern cards refer to them.
 """
 
@@ -63,7 +63,8 @@ def find(traj: Trajectory) -> Findings:
     found = one_cause_once(found)
     total = instructions + sum(h.cost for h in found)
     found.sort(key=lambda h: -h.cost)
-    major = tuple(h for h in found if not total or h.cost >= MIN_SHARE * total)
+    # minor: under MIN_SHARE of what the kernel's instructions cost (the scale the threshold was chosen on)
+    major = tuple(h for h in found if not instructions or h.cost >= MIN_SHARE * instructions)
     return Findings(traj.kernel.name, major, tuple(h for h in found if h not in major), total)
 
 

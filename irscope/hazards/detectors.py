@@ -410,6 +410,8 @@ def synchronous_wgmma(view: KernelView) -> list[Hazard]:
     for dot, _, loop in _waited_dots(ops):
         rewritten = [_stored_from_registers(defs, o, loop) for o in _dot_operands(dot)]
         cause = "operand" if any(rewritten) else "result-used"
+        if cause == "operand" and not any(r.op.name in ASYNC_LOADS for r in ops if _within(r.op, loop)):
+            continue  # a loop the pipeliner left alone stores every operand itself: not-pipelined's, one cause once
         why = (
             "an operand is written into shared memory in the loop (not a multi-buffered copy)"
             if cause == "operand"

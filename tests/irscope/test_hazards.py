@@ -162,6 +162,7 @@ def test_hazards_are_ranked_by_cost_and_minor_ones_kept_apart(found):
         costs = [h.cost for h in f.hazards]
         assert costs == sorted(costs, reverse=True)
         assert all(h.cost < hazards.MIN_SHARE * f.kernel_cost for h in f.minor)
+        assert sum(f.share(h) for h in f.hazards) + f.unexplained == pytest.approx(1.0) and f.unexplained > 0
 
 
 def test_resident_warps_follow_the_register_and_shared_memory_limits():
@@ -179,10 +180,14 @@ def test_every_symptom_states_its_mechanism():
         "index-reduction-sync",
         "register-spills",
         "not-pipelined",
+        "synchronous-wgmma",
+        "operand-relayout-in-loop",
         "dot-on-fma",
         "mma-downgrade",
         "layout-conversion",
         "global-atomics",
+        "int64-index-division",
+        "data-dependent-store-mask",
         "occupancy-limit",
         "uncoalesced-access",
         "narrow-memory-access",
