@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS := torch,index,llm,plot,mcp,sandbox,dev
 
-.PHONY: demo test lint venv browser bench-capture ascend-env clean
+.PHONY: demo test lint venv browser bench-capture ascend-env clean mutation
 
 # The project's own Python files: what git tracks (and still exists). A user's untracked `my_kernels.py` or
 # `dump/` is not linted; outside a git checkout, everything.
@@ -39,6 +39,16 @@ lint: $(STAMP)
 
 test: lint browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+# Mutation testing (docs/mutation.md), not part of `make test`: mutmut over each group of tools/mutation.py
+# (`make mutation GROUPS="hazards workspace"` for some of them), then a table of scores per file.
+MUTATION_STAMP := $(VENV)/.mutation-installed
+$(MUTATION_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS),mutation]" --config-settings editable_mode=compat
+	touch $(MUTATION_STAMP)
+
+mutation: $(MUTATION_STAMP)
+	$(BIN)/python tools/mutation.py $(GROUPS)
 
 bench-capture: $(STAMP)
 	$(BIN)/python tools/capture_overhead.py

@@ -31,8 +31,7 @@ class Workspace:
         with `must_exist`, exists and is a `kind` ("file" or "dir")."""
         if not given or "\x00" in given:
             raise WorkspaceError("empty path: give a path inside the workspace")
-        p = Path(given).expanduser()
-        resolved = (p if p.is_absolute() else self.root / p).resolve()
+        resolved = (self.root / Path(given).expanduser()).resolve()  # an absolute `given` replaces the root
         if not resolved.is_relative_to(self.root):
             raise WorkspaceError(
                 f"{given}: resolves outside the workspace {self.root}; only paths inside it are read or written"

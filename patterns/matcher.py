@@ -175,5 +175,4 @@ def match(
     index = cards if isinstance(cards, CardIndex) else (default_index() if cards is None else CardIndex(cards))
     results = [evaluate(c, evidence) for c in index.candidates(evidence, family, include_proposed)]
     keep = [m for m in results if m.is_match or (include_blocked and m.matched and m.blocked)]
-    ranked = rank(keep)
-    return ranked[:top] if top else ranked
+    return rank(keep)[:top]  # top=None: all of them

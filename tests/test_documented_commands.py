@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import triton_source
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL = {"sh", "bash", "shell"}
@@ -40,15 +42,11 @@ def _has_ascend() -> bool:
     return (ROOT / ".venv-ascend" / "bin" / "python").exists()
 
 
-def _has_triton_sources() -> bool:
-    return (ROOT / "third_party" / "triton" / "lib").is_dir()
-
-
 # requires=NAME: (the check, what the skip says)
 REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
     "gpu": (_has_gpu, "needs an NVIDIA GPU"),
     "ascend": (_has_ascend, "needs the Ascend environment (make ascend-env)"),
-    "triton-sources": (_has_triton_sources, "needs Triton's sources in third_party/triton (see its README)"),
+    "triton-sources": (triton_source.present, "needs Triton's sources in third_party/triton (see its README)"),
     "network": (lambda: False, "needs the network (tests never reach it)"),
 }
 

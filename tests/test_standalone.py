@@ -32,6 +32,9 @@ URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 DOC_REF = re.compile(r"(?<![\w.*/$}<-])((?:\.\./)*(?:[\w*][\w.*-]*/)*[\w*][\w.*-]*\.md)(?:#([\w-]+))?(?![\w/])")
 # A Python file under a folder: `suite/ops/softmax.py`; checked when its first folder is a top-level one.
 CODE_REF = re.compile(r"(?<![\w.*/$}<-])((?:[\w-]+/)+[\w*-]+\.py)(?![\w/])")
+# CI's entry point, the one tracked file that may name the sibling folder: it links the compiler sources provided
+# there as third_party/triton (nothing else may depend on that folder existing).
+SIBLING_LINKER = ".ci/run"
 # Where users place checkouts of other projects: paths under it name their files, not ours.
 EXTERNAL_PREFIXES = ("third_party/",)
 # `-o r.md`, `> "$run/report.md"`: names of files a command writes, not references.
@@ -127,6 +130,8 @@ def find_outside_references(path: str, text: str, tracked: frozenset[str], texts
     for number, raw in enumerate(text.splitlines(), 1):
         line = URL.sub(lambda m: " " * len(m.group(0)), raw)
         for m in MACHINE_PATH.finditer(line):
+            if path == SIBLING_LINKER and m.group(0).startswith("../"):
+                continue
             findings.append(Finding(path, number, m.group(0), "absolute path of a development machine"))
         for pattern in (DOC_REF, CODE_REF):
             for m in pattern.finditer(line):
@@ -208,6 +213,14 @@ def test_checker_flags_outside_references(text: str, refs: list[str]) -> None:
 )
 def test_checker_accepts_references_into_the_repository(text: str, path: str) -> None:
     assert check(text, path) == []
+
+
+def test_only_ci_names_the_sibling_folder() -> None:
+    """.ci/run links the sources provided beside the repository; any other file naming that folder is flagged, and
+    .ci/run naming a machine's absolute path is too."""
+    assert check(f"ln -s {SHARED}/triton-src third_party/triton", SIBLING_LINKER) == []
+    assert check(f"ln -s {SHARED}/triton-src third_party/triton", "scripts/ci.sh") == [SHARED]
+    assert check(f"ln -s {WORK}{SHARED_DIR}/triton-src third_party/triton", SIBLING_LINKER) == [WORK]
 
 
 def test_findings_name_file_line_and_reason() -> None:

@@ -99,7 +99,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gpu-lock-helper-unlocked",
         "ladder/harness/gpu_lock.py",
-        "return GpuLock(path, on_wait).exclusive() if path else nullcontext()",
+        "return GpuLock(path, on_wait, who, wait_s).exclusive() if path else nullcontext()",
         "return nullcontext()",
         ("tests/harness/test_gpu_lock.py::test_the_helpers_lock_a_path_across_processes_and_only_that_path",),
     ),
@@ -162,8 +162,8 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "sandbox-timeout-ignored",
         "ladder/sandbox.py",
-        "if now - t0 > timeout_s:",
-        "if now - t0 > 10 * timeout_s:",
+        "if active > b.timeout_s:",
+        "if active > 10 * b.timeout_s:",
         ("tests/harness/test_sandbox.py::test_timeout_kills_the_process_group",),
     ),
     Mutation(
@@ -186,6 +186,58 @@ MUTATIONS: list[Mutation] = [
         'rx(r"^(?:ATOM|ATOMG|ATOMS|RED|REDG)\\b")',
         'rx(r"^(?:ATOM|ATOMG|ATOMS|RED)\\b")',
         (f"{FORMS}[sass-compute.atomic-REDG]",),
+    ),
+    # issue #25's surviving kinds, each with the test written to catch it
+    Mutation(
+        "sass-shared-load-counted-as-store",
+        "irscope/backends/nvidia_counters.py",
+        'InstrRule("mem.shared_load", "sass", rx(r"^(?:LDS|LDSM)\\b")),',
+        'InstrRule("mem.shared_load", "sass", rx(r"^(?:STS|STSM)\\b")),',
+        (f"{FORMS}[sass-mem.shared_load-LDS]", f"{FORMS}[sass-mem.shared_load-LDSM]"),
+    ),
+    Mutation(
+        "call-paths-by-length-only",
+        "compiler_index/queries/ops.py",
+        "ranked = sorted(unique.values(), key=lambda co: (not co[1], len(co[0])))",
+        "ranked = sorted(unique.values(), key=lambda co: len(co[0]))",
+        (
+            "tests/compiler_index/test_triton_integration.py::"
+            "test_call_paths_that_reach_a_pass_rank_before_shorter_ones_that_reach_none",
+        ),
+    ),
+    Mutation(
+        "gates-ranked-without-applies",
+        "compiler_index/explain.py",
+        'return (kind, g.applies not in ("", YES), g.loc.file, g.loc.line)',
+        "return (kind, g.loc.file, g.loc.line)",
+        (
+            "tests/compiler_index/test_triton_integration.py::"
+            "test_gates_a_compile_for_the_target_surely_reaches_rank_before_those_it_may",
+        ),
+    ),
+    Mutation(
+        "unknown-precondition-blocks",
+        "patterns/matcher.py",
+        "return any(r.outcome is False for r in self.preconditions)",
+        "return any(r.outcome is not True for r in self.preconditions)",
+        ("tests/patterns/test_matcher.py::test_a_precondition_whose_fact_is_unknown_does_not_block_the_card",),
+    ),
+    Mutation(
+        "workspace-confined-by-string-prefix",
+        "mcp_server/workspace.py",
+        "if not resolved.is_relative_to(self.root):",
+        "if not str(resolved).startswith(str(self.root)):",
+        ("tests/mcp/test_workspace.py::test_a_sibling_that_shares_the_roots_name_as_a_prefix_is_outside",),
+    ),
+    Mutation(
+        "triton-frames-by-string-prefix",
+        "irscope/parse/locations.py",
+        'self.file.startswith(TRITON_DIR + "/")',
+        "self.file.startswith(TRITON_DIR)",
+        (
+            "tests/irscope/test_parse_inline.py::"
+            "test_a_package_beside_triton_whose_name_starts_with_triton_is_not_triton",
+        ),
     ),
 ]
 

@@ -540,7 +540,8 @@ class _File:
             kind = "debug"
         elif name == "assert" and form == "plain" and args:
             lits = _string_literals(args[0])
-            cond = re.sub(r'&&\s*"(?:[^"\\]|\\.)*"\s*$', "", _text(args[0])).strip()
+            # the message: one literal, or several that the compiler joins (`"a " "b"`)
+            cond = re.sub(r'&&\s*(?:"(?:[^"\\]|\\.)*"\s*)+$', "", _text(args[0])).strip()
             self.facts.gates.append(
                 Gate(caller, "assert", _squeeze(cond), self.guards(node), _squeeze(" ".join(lits), 300), line, snippet)
             )
@@ -652,7 +653,7 @@ class _File:
 
 
 def _condition(if_node: Node) -> str:
-    """An `if`'s condition as written, without its parentheses (`if (auto x = …)`: the declaration's value)."""
+    """An `if`'s condition as written, without its parentheses (`if (auto x = …)`: the declaration)."""
     cond_node = if_node.child_by_field_name("condition")
     value = cond_node.child_by_field_name("value") if cond_node else None
     return _squeeze(_text(value) or _text(cond_node).strip("()"))

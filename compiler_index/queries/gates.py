@@ -30,7 +30,7 @@ def ref_key(function: FunctionRef) -> tuple[str, int, str]:
 def gates_of(ctx: Context, function: FunctionRef) -> list[GateInfo]:
     """`function_gates` on an open Context (a function reference it made is found without a lookup)."""
     key = ref_key(function)
-    fn_id = ctx.ref_ids.get(key)
+    fn_id = ctx.ref_ids.get(key)  # pragma: no mutate (a cache: without it the query below finds the same id)
     if fn_id is None:
         row = ctx.con.execute(
             "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
@@ -69,7 +69,7 @@ def conditions(
                     continue
                 seen.add(fn.id)
                 gates.extend(_gates(ctx, fn, via))
-                if level < callee_depth:
+                if level < callee_depth:  # pragma: no mutate (<=: a last frontier that no level reads)
                     for _call, edges in callgraph.callees(con, fn, scopes=ctx.scopes):
                         nxt.extend((e.callee, via or fn.qualname) for e in edges if not e.by_name)
             frontier = nxt
@@ -80,30 +80,36 @@ def conditions(
         return Conditions(symbol, [ctx.fn_ref(f) for f in targets], gates, notes)
 
 
+# Equivalent mutants, marked for mutmut: `prefetch_gates` fills a cache that `_gates` does without (it queries
+# what the cache lacks), and SQL keywords and sqlite3.Row's column names ignore case.
+_ROWS = "gate_rows"  # the cache's key in Context.memo
+
+
 def prefetch_gates(ctx: Context, fn_ids: list[int]) -> None:
     """The gate rows of these functions in one query, for `gates_of` calls about to come one by one."""
-    rows: dict[int, list[sqlite3.Row]] = ctx.memo.setdefault(("gate_rows",), {})
-    missing = sorted({i for i in fn_ids if i not in rows})
-    if not missing:
+    rows: dict[int, list[sqlite3.Row]] = ctx.memo.setdefault((_ROWS,), {})  # pragma: no mutate (the cache)
+    missing = sorted({i for i in fn_ids if i not in rows})  # pragma: no mutate (the cache)
+    if not missing:  # pragma: no mutate (the cache)
         return
     for i in missing:
-        rows[i] = []
+        rows[i] = []  # pragma: no mutate (the cache)
     marks = ",".join("?" * len(missing))
     for g in ctx.con.execute(f"SELECT * FROM gates WHERE function_id IN ({marks}) ORDER BY line", missing):
-        rows[g["function_id"]].append(g)
+        rows[g["function_id"]].append(g)  # pragma: no mutate (the cache)
 
 
 def _gates(ctx: Context, fn: FnRow, via: str | None) -> list[GateInfo]:
     ref = ctx.fn_ref(fn)
-    prefetched = ctx.memo.get(("gate_rows",), {}).get(fn.id)
+    prefetched = ctx.memo.get((_ROWS,), {}).get(fn.id)  # pragma: no mutate (the cache; the query below)
     if prefetched is None:
-        prefetched = ctx.con.execute("SELECT * FROM gates WHERE function_id = ? ORDER BY line", (fn.id,)).fetchall()
+        query = "SELECT * FROM gates WHERE function_id = ? ORDER BY line"  # pragma: no mutate (SQL's case)
+        prefetched = ctx.con.execute(query, (fn.id,)).fetchall()
     return [
         GateInfo(
-            g["kind"],
-            g["condition"],
-            json.loads(g["guards"]),
-            g["message"],
+            g["kind"],  # pragma: no mutate (sqlite3.Row's case)
+            g["condition"],  # pragma: no mutate (sqlite3.Row's case)
+            json.loads(g["guards"]),  # pragma: no mutate (sqlite3.Row's case)
+            g["message"],  # pragma: no mutate (sqlite3.Row's case)
             ctx.loc(g["file_id"], g["line"], g["snippet"]),
             ref,
             via,

@@ -19,6 +19,7 @@ from irscope.trajectory import LLVM_IR
 
 
 def _asm(pattern: str):
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     compiled = re.compile(pattern)
 
     def value(op: Op, aliases: dict[str, str]) -> int:
@@ -60,6 +61,7 @@ Measure = Callable[[tuple[Instr, ...]], int]
 
 
 def _lanes(n: int) -> Measure:
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     def measure(accesses: tuple[Instr, ...]) -> int:
         return sum(_ptx_lanes(i) == n for i in accesses)
 
@@ -88,10 +90,12 @@ _ACCESS_MEASURES: list[tuple[str, str, Measure, str]] = [
 
 
 def _on_asm_op(verb: str, measure: Measure) -> Callable[[Op, dict[str, str]], int]:
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     return lambda op, aliases: measure(asm_accesses(op.text, verb))
 
 
 def _on_asm_call(verb: str, measure: Measure) -> Callable[[Instr], int]:
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     return lambda ins: measure(asm_accesses(ins.text, verb))
 
 
@@ -158,6 +162,7 @@ def _sass_bits(ins: Instr) -> int:
 
 def _vec_rules(kind: str, verb: str, pattern: str, bits) -> list[InstrRule]:
     """mem.{verb}_vec{1,2,4,8}: by how many 32-bit lanes one instruction moves (a 128-bit access is vec4)."""
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     out = []
     for n in (1, 2, 4, 8):
 
@@ -197,6 +202,7 @@ PTX_RULES: list[InstrRule] = [
     InstrRule("compute.mma_wgmma", "ptx", rx(r"^wgmma\.mma_async")),
     InstrRule("compute.mma_sync", "ptx", rx(r"^mma\.sync")),
     InstrRule("compute.atomic", "ptx", rx(r"^(?:atom|red)\.")),
+    InstrRule("compute.int64_div", "ptx", rx(r"^(?:div|rem)\.[su]64\b")),  # no such instruction: a called routine
     InstrRule("compute.special", "ptx", rx(r"^(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx")),
     InstrRule(
         "compute.fp_ops",
@@ -250,6 +256,7 @@ SASS_RULES: list[InstrRule] = [
 
 
 def _asm_count(pattern: str) -> Callable[[Instr], int]:
+    # pragma: no mutate block (runs while the module is imported, before mutmut turns a mutant on; docs/mutation.md)
     compiled = re.compile(pattern)
     return lambda ins: len(compiled.findall(ins.text))
 

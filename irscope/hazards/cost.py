@@ -34,6 +34,11 @@ MAX_VECTOR_BITS = 128  # the widest global access one thread issues
 UNCOALESCED_FACTOR = 4.0  # a scalar access per thread touches its own sector: ~4x the traffic of a coalesced one
 ONE_CTA_IDLE = 0.25  # share of a lone CTA's time (prologue, epilogue, barriers) a second resident CTA would hide
 EXPOSED_LOAD_LATENCY = 400.0  # a synchronous global load a loop iteration waits for (DRAM latency, in cycles)
+# a wgmma waited on in the iteration that issued it: a 64×N×K tile's tensor-core time, which would otherwise overlap
+# the next iteration (the copies in flight still hide the loads, so less than a load's latency)
+WGMMA_WAIT_LATENCY = 200.0
+# a 64-bit integer division or remainder: no instruction does it, ptxas calls a ~40-instruction routine
+INT64_DIVISION = 70.0
 
 
 def weighted(counts: Mapping[str, float], names: tuple[str, ...] | None = None) -> float:

@@ -49,6 +49,7 @@ class Hazard:
     declined_by: PassRef | None = None
     remarks: tuple[str, ...] = ()
     cause: str = ""  # the fact that decided it, in a word (warps, divisibility, mask, num_stages, …): L4 ranks by it
+    aliases: tuple[str, ...] = ()  # other symptoms that priced the same instructions on the same lines (one cause)
 
     @property
     def pass_ref(self) -> PassRef | None:
@@ -67,6 +68,7 @@ class Hazard:
             "declined_by": self.declined_by.to_json() if self.declined_by else None,
             "remarks": list(self.remarks),
             "cause": self.cause,
+            "aliases": list(self.aliases),
         }
 
     @classmethod
@@ -82,6 +84,7 @@ class Hazard:
             declined_by=PassRef.from_json(d["declined_by"]) if d.get("declined_by") else None,
             remarks=tuple(d.get("remarks", ())),
             cause=d.get("cause", ""),
+            aliases=tuple(d.get("aliases", ())),
         )
 
 

@@ -171,7 +171,7 @@ class KernelView:
         both texts, or `test(ops)` true for both (it was there when the pass ran and is still there after)."""
 
         def holds(snap: Snapshot) -> bool:
-            if counter is not None and not self.analyzer.signature(snap).counters.get(counter, 0):
+            if counter is not None and not self.analyzer.signature(snap).counters.get(counter):
                 return False
             return test is None or test(self.ops_in(snap))
 

@@ -27,7 +27,8 @@ class Frame:
 
     @cached_property
     def in_triton(self) -> bool:
-        return self.file.startswith(TRITON_DIR) or "/triton/language/" in self.file
+        # the folder and a separator: triton_kernels, installed beside triton, is not Triton's own code
+        return self.file.startswith(TRITON_DIR + "/") or "/triton/language/" in self.file
 
 
 @dataclass(frozen=True)

@@ -90,9 +90,14 @@ def _pipeline_depth(op: Op, aliases: dict[str, str]) -> int:
     return 0
 
 
+def _waits_all(op: Op, aliases: dict[str, str]) -> int:
+    return 1 if re.search(r"\bpendings = 0\b", op.text) else 0
+
+
 CORE_RULES: list[OpRule] = [
     OpRule("sync.barrier", ("gpu.barrier", "ttg.local_barrier")),
     OpRule("sync.async_wait", ("ttg.async_wait",)),
+    OpRule("sync.wgmma_wait_all", ("ttng.warp_group_dot_wait",), _waits_all),
     OpRule("layout.convert_layout", ("ttg.convert_layout",)),
     OpRule("layout.convert_layout_bytes", ("ttg.convert_layout",), _convert_bytes),
     OpRule("layout.local_alloc", ("ttg.local_alloc",)),

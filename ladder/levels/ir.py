@@ -147,6 +147,10 @@ class IRLevel(Level):
                 f"minor: {h.symptom} at {h.kernel} {_where(h)} ({found.share(h):.1%} of the kernel's cost)"
                 for h in found.minor
             ]
+            notes.append(
+                f"{traj.kernel.name}: {found.unexplained:.0%} of the kernel's cost is explained by no hazard (its "
+                "instructions' ordinary work and the minor hazards)"
+            )
         if not ranked:
             notes.append("no hazard above the cost model's threshold in any captured kernel")
             return LevelResult(

@@ -88,10 +88,18 @@ def test_explain_creations_and_erasures_of_a_pass(corpus_db: Path, toy_trajector
     ops = {o.op: o for o in e.ops}
     relayout = ops["tgpu.relayout"]
     assert relayout.action == "create"
-    assert {(s.function.name, len(s.paths)) for s in relayout.sites} == {
-        ("WidenTileLoad::matchAndRewrite", 0),
-        ("relayoutOperands", 1),
-    }
+    # the pattern's own site first (direct), then the helper reached through the pass, with that path and pass:
+    # file order would put Utility.cpp first
+    assert [
+        (s.function.name, s.passes, [[h.function.name for h in p.hops] for p in s.paths]) for s in relayout.sites
+    ] == [
+        ("WidenTileLoad::matchAndRewrite", ["toygpu-vectorize-loads"], []),
+        (
+            "relayoutOperands",
+            ["toygpu-vectorize-loads"],
+            [["ToyGPUVectorizeLoadsPass::runOnOperation", "relayoutOperands"]],
+        ),
+    ]
     assert relayout.other_passes == 1  # the DRR pattern, which no pass of this edge registers
     # the trajectory is for cuda:90: the `computeCapability < 80` failure cannot fire there and is left out
     assert ("failure", "computeCapability < 80") not in {(g.kind, g.condition) for g in relayout.gates}

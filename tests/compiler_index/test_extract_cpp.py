@@ -243,3 +243,115 @@ def test_a_deeply_nested_gate_is_conditioned_on_its_innermost_branch():
     )
     # an else-if branch: its own condition, the earlier branch negated, then the enclosing one
     assert pick[60] == ("warning", "bits == 32", ["bits == 32", "!(bits <= 16)", "numWarps >= 4"], "")
+
+
+# Gate extraction corner by corner, on C++ written here: a lambda's returns, an else branch's polarity, blocks
+# ending in a comment or a fatal call, a declaration as condition, early exits that are not branches.
+CORNERS = b"""\
+#include "x.h"
+bool corners(int a, int b, Op op) {
+  auto pick = [&](int v) {
+    if (v > 3)
+      return false;
+    return true;
+  };
+  if (a == 1) {
+    return false;
+    // a comment after the exit
+  }
+  if (b == 2) {
+    llvm_unreachable("no b == 2");
+  }
+  if (a > b) {
+    foo(a);
+  } else {
+    return true;
+  }
+  if (auto c = op.getDefiningOp()) {
+    return c.isValid();
+  }
+  if (a < 0) {
+    return false;
+  }
+  while (a) {
+    if (b)
+      continue;
+    return false;
+  }
+  return false;
+}
+
+bool plain(int a) {
+  if (a)
+    return a > 1;
+  return true;
+}
+"""
+
+
+def test_gate_extraction_corners():
+    f = extract("lib/Corners.cpp", CORNERS)
+    g = gates_of(f, "corners")
+    # nothing from the lambda (its returns answer the lambda, not the predicate)
+    assert not any(line in g for line in (5, 6))
+    assert g[9] == ("return-false", "a == 1", ["a == 1"], "")
+    # the early exits (a block ending in a comment, one ending in a fatal call) guard what follows, negated
+    assert g[13] == ("fatal", "b == 2", ["b == 2", "!(a == 1)"], "")
+    assert g[18] == ("return-true", "!(a > b)", ["!(a > b)", "!(b == 2)", "!(a == 1)"], "")
+    # a declaration as condition, as written
+    decl = "auto c = op.getDefiningOp()"
+    assert g[21] == ("return-expr", decl, [decl, "!(b == 2)", "!(a == 1)"], "c.isValid()")
+    assert g[24] == ("return-false", "a < 0", ["a < 0", f"!({decl})", "!(b == 2)", "!(a == 1)"], "")
+    # returns under early exits only (`continue` in the loop, the branches above) are no gate: no branch encloses
+    assert set(g) == {9, 13, 18, 21, 24}
+    # a bool function whose return is under a branch: `return a > 1` under `a`
+    assert gates_of(f, "plain") == {36: ("return-expr", "a", ["a"], "a > 1")}
+
+
+def test_a_negated_guard_is_written_plainly_where_that_is_exact():
+    from compiler_index.extract.cpp import _balanced, _negate, _top_level_operator
+
+    plain = {
+        "!x": "x",
+        "!(a && b)": "a && b",
+        "! (a || b)": "a || b",
+        "!foo(x)": "foo(x)",
+        "!a->b": "a->b",
+        "!ns::f(x)": "ns::f(x)",
+        "!a[i]": "a[i]",
+    }
+    wrapped = ["!(a) && (b)", "!a < b", "a == b", "x", "f(a, b)"]  # the `!` or the parentheses cover a part only
+    assert {c: _negate(c) for c in plain} == plain
+    assert [_negate(c) for c in wrapped] == [f"!({c})" for c in wrapped]
+    # one operand (calls, members, subscripts, scopes, braces) or an operator outside every bracket
+    operand = ["f(a, b)", "a::b", "p->q", "a.b[c + d]", "x{1, 2}", "(a || b)", "a[i][j]", "ns::f(a, b)->g(c)", "((a))"]
+    operated = ["a + b", "a<b", "(a)+(b)", "f(g(x)) && y", "f(x)[y] == z", "x?y:z"]
+    assert [_top_level_operator(e) for e in operand] == [False] * len(operand)
+    assert [_top_level_operator(e) for e in operated] == [True] * len(operated)
+    assert [_balanced(t) for t in ("(a)(b)", "a)(b", "((a)", "a", "")] == [True, False, False, True, True]
+
+
+MESSAGES = b"""\
+#include "x.h"
+LogicalResult check(Op op, PatternRewriter &rewriter, int n) {
+  assert(n > 0 && "n must be " "positive");
+  if (n > 8)
+    llvm_unreachable("too " "many");
+  if (n == 3)
+    return rewriter.notifyMatchFailure(op);
+  return failure();
+}
+"""
+
+
+def test_a_gates_message_location_and_snippet():
+    """An assert's condition without its message, and its message whole; a fatal call's message from all its
+    literal pieces; a match failure with no message; the unguarded failure; each with its line and source."""
+    f = extract("lib/Messages.cpp", MESSAGES)
+    got = sorted((g.line, g.kind, g.condition, g.guards, g.message, g.snippet.strip()) for g in f.gates)
+    assert got == [
+        (3, "assert", "n > 0", [], "n must be positive", 'assert(n > 0 && "n must be " "positive");'),
+        (5, "fatal", "n > 8", ["n > 8"], "too many", 'llvm_unreachable("too " "many");'),
+        (7, "match-failure", "n == 3", ["n == 3", "!(n > 8)"], "", "return rewriter.notifyMatchFailure(op);"),
+        (8, "failure", "!(n == 3)", ["!(n == 3)", "!(n > 8)"], "", "return failure();"),
+    ]

@@ -175,6 +175,20 @@ def test_conditions_of_a_pattern(corpus_db: Path):
     assert ("return-false", "run < minRun", "WidenTileLoad::matchAndRewrite", "isContiguousEnough") in from_callee
 
 
+def test_the_gates_of_one_function_by_its_reference(corpus_db: Path):
+    """function_gates looks a function up by the reference a result gave (file, line, name): the same gates as
+    conditions() finds for it; a reference to no function has none."""
+    from dataclasses import replace
+
+    from compiler_index.queries.gates import function_gates
+
+    res = q.conditions(corpus_db, "pickTile")
+    (ref,) = res.targets
+    assert res.symbol == "pickTile"
+    assert function_gates(corpus_db, ref) == res.gates and res.gates
+    assert function_gates(corpus_db, replace(ref, loc=replace(ref.loc, line=ref.loc.line + 1))) == []
+
+
 def test_conditions_name_the_innermost_guard_after_the_round_trip(corpus_db: Path):
     """Stored and read back, a nested gate keeps the innermost guard as its condition (the outermost one is the
     last guard), for every shape: nested ifs, else-if chains and early returns."""

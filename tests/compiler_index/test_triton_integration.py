@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from compiler_index import queries as q
-from compiler_index.explain import explain
+from compiler_index.explain import DECISIVE_GATES, explain
 
 REMOVE = "lib/Dialect/TritonGPU/Transforms/RemoveLayoutConversions.cpp"
 
@@ -256,3 +256,56 @@ def test_sites_fetched_for_many_ops_at_once_equal_those_of_one_op(triton_db: Pat
         prefetch_op_sites(shared, wanted, CALL_DEPTH)
         for op, action in wanted:
             assert answer(shared, op, action) == answer(Context(con), op, action), (op, action)
+
+
+def test_call_paths_that_reach_a_pass_rank_before_shorter_ones_that_reach_none(triton_db: Path):
+    """Prefetcher::generatePrefetch creates ttg.local_load; of its caller paths the three-hop one reaches the
+    prefetch pass, the two-hop one reaches no pass: the path through a pass comes first, then the shorter."""
+    site = next(
+        s
+        for s in q.creators(triton_db, "ttg.local_load").sites
+        if s.function is not None and s.function.name == "Prefetcher::generatePrefetch"
+    )
+    prefetch = "lib/Dialect/TritonGPU/Transforms/Prefetch.cpp"
+    # each hop with the call it makes to the next (file:line), the last one with none
+    assert [
+        ([(h.function.name, h.call and (h.call.file, h.call.line)) for h in p.hops], p.passes) for p in site.paths
+    ] == [
+        (
+            [
+                ("PrefetchPass::runOnOperation", (prefetch, 445)),
+                ("Prefetcher::createNewForOp", (prefetch, 372)),
+                ("Prefetcher::generatePrefetch", None),
+            ],
+            ["tritongpu-prefetch"],
+        ),
+        ([("Prefetcher::emitPrologue", (prefetch, 284)), ("Prefetcher::generatePrefetch", None)], []),
+    ]
+    assert site.paths_omitted == 0
+
+
+def test_gates_a_compile_for_the_target_surely_reaches_rank_before_those_it_may(triton_db: Path, top2_trajectory: Path):
+    """Within each kind, in DECISIVE_GATES order, the gates that surely apply to cuda:90 come first: the debug
+    gates of the NVIDIA load lowering at lines 192 and 259 (unconditional for the target) before those at 209
+    and 212 (guards the target cannot decide), although file order would interleave them."""
+    e = explain(triton_db, top2_trajectory, "convert-triton-gpu-to-llvm")
+    load = next(o for o in e.ops if o.op == "tt.load")
+    nv = "third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/LoadStoreOpToLLVM.cpp"
+    debug = [(g.loc.line, g.applies) for g in load.gates if g.kind == "debug" and g.loc.file == nv]
+    assert debug == [(192, "yes"), (259, "yes"), (209, "unknown"), (212, "unknown")]
+    for o in e.ops:
+        order = [
+            (DECISIVE_GATES.index(g.kind) if g.kind in DECISIVE_GATES else len(DECISIVE_GATES), g.applies != "yes")
+            for g in o.gates
+        ]
+        assert order == sorted(order), o.op
+
+
+def test_each_callee_level_adds_the_gates_of_that_level_once(triton_db: Path):
+    """`callee_depth` walks exactly that many calls down, each function's gates once (Triton 3.6's source)."""
+    levels = [q.conditions(triton_db, "BlockedToMMA", callee_depth=d) for d in (0, 1, 2)]
+    assert [len(r.gates) for r in levels] == [6, 12, 35]
+    assert all(r.symbol == "BlockedToMMA" for r in levels)
+    deepest = [(g.loc.file, g.loc.line, g.function.name if g.function else None) for g in levels[2].gates]
+    assert len(deepest) == len(set(deepest))
+    assert {g.via for g in levels[1].gates} - {None} <= {t.name for t in levels[1].targets}

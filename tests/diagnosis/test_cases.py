@@ -49,7 +49,6 @@ def _checkable(case: Case) -> Case | None:
 
 
 LOADED = {name: [c for c in map(_checkable, load_cases(path)) if c] for name, path in SETS.items()}
-TRITON_SOURCE = Path(__file__).resolve().parents[2] / "third_party" / "triton"
 
 
 def _faulty(case: Case) -> bool:
@@ -138,12 +137,11 @@ def test_case_entry_is_well_formed(case: Case):
         assert fn.lineno < case.expect.line <= fn.end_lineno
 
 
-@pytest.mark.skipif(not (TRITON_SOURCE / "lib").is_dir(), reason="Triton's source is not in third_party/triton")
 @pytest.mark.parametrize("case", params(_faulty))
-def test_l4_names_real_triton_source(case: Case):
+def test_l4_names_real_triton_source(case: Case, triton_checkout: Path):
     """The cited file exists in Triton's source and defines the cited function."""
     assert case.expect.l4 is not None
-    src = TRITON_SOURCE / case.expect.l4["file"]
+    src = triton_checkout / case.expect.l4["file"]
     assert src.is_file(), f"{case.expect.l4['file']} is not in Triton's source"
     text = src.read_text()
     *scopes, function = case.expect.l4["function"].replace("::", ".").split(".")

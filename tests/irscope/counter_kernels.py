@@ -103,3 +103,21 @@ def tma_kernel(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
     dst = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
     dst.store([0, 0], src.load([0, 0]) * 2)
+
+
+@triton.jit
+def special_kernel(x_ptr, i_ptr, h_ptr, y_ptr, N: tl.constexpr):
+    # an exponential (`ex2.approx`, MUFU.EX2); an integer max across the block: on sm_80 and later Triton's warp
+    # reduction of 32-bit integers is one `redux.sync` (REDUX); fp16 arithmetic on pairs (`fma.rn.f16x2`, HFMA2)
+    offs = tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+    tl.store(i_ptr + N, tl.max(tl.load(i_ptr + offs), axis=0))
+    h = tl.load(h_ptr + offs)
+    tl.store(h_ptr + N + offs, h * h + h)
+
+
+@triton.jit
+def atomic_add_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    # one atomic add per element: the one atomic kind every backend lowers (AMD's compile of atomics_kernel fails)
+    offs = tl.arange(0, N)
+    tl.atomic_add(y_ptr + offs, tl.load(x_ptr + offs))

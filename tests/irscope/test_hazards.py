@@ -3,17 +3,26 @@ it, and stays silent on the healthy twin (tests/irscope/hazard_kernels.py)."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 
-import irscope
 from irscope import hazards
 from irscope.hazards import cost
+from irscope.hazards.model import Hazard, PassRef
+from irscope.trajectory import Trajectory
+from tests import trajectory_cache
 from tests.irscope import hazard_kernels as K
+
+RECORD = Path(__file__).with_name("hazards_recorded.json")
 
 MM = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*bf16", M=4096, N=4096, K=4096)
 CASES = {
     "row_sum_8_warps": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4096), dict(BLOCK=4096, num_warps=8)),
     "row_sum_1_warp": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=1024), dict(BLOCK=1024, num_warps=1)),
+    "row_sum_2_warps": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=1024), dict(BLOCK=1024, num_warps=2)),
     "top1_then_second": (K.top1_then_second, dict(x_ptr="*fp32", out_ptr="*fp32", n=256), dict(BLOCK=256)),
     "scatter_count": (K.scatter_count, dict(idx_ptr="*i32", counts_ptr="*i32", n=4096), dict(BLOCK=1024)),
     "partial_sum_atomic": (
@@ -35,12 +44,47 @@ CASES = {
 }
 
 
+class Captured(dict[str, Trajectory]):
+    """Each case's capture, made the first time a test reads it: a test compiles only the cases it reads."""
+
+    def __missing__(self, name: str) -> Trajectory:
+        kernel, args, options = CASES[name]
+        self[name] = trajectory_cache.capture(kernel, target="cuda:90", kernel_kwargs=args, **options)
+        return self[name]
+
+
+class Found(dict[str, hazards.Findings]):
+    """Each case's findings, found afresh in every test from the module's captures: each test runs the detectors
+    whose output it reads (and a mutation run attributes each detector to those tests)."""
+
+    def __init__(self, captured: Captured):
+        super().__init__()
+        self.captured = captured
+
+    def __missing__(self, name: str) -> hazards.Findings:
+        self[name] = hazards.find(self.captured[name])
+        return self[name]
+
+
 @pytest.fixture(scope="module")
-def found() -> dict[str, hazards.Findings]:
-    out = {}
-    for name, (kernel, args, options) in CASES.items():
-        out[name] = hazards.find(irscope.capture(kernel, target="cuda:90", kernel_kwargs=args, **options))
-    return out
+def captured() -> Captured:
+    return Captured()
+
+
+@pytest.fixture
+def found(captured: Captured) -> Found:
+    return Found(captured)
+
+
+def recorded_form(f: hazards.Findings) -> dict:
+    """Everything the detectors said about one kernel, as JSON: each hazard whole (claim, cost, counters, cause,
+    passes, remarks), minor ones too, and the kernel's cost with each hazard's share of it."""
+    return {
+        "kernel_cost": round(f.kernel_cost, 2),
+        "hazards": [h.to_json() for h in f.hazards],
+        "shares": [round(f.share(h), 4) for h in f.hazards],
+        "minor": [h.to_json() for h in f.minor],
+    }
 
 
 def symptoms(f: hazards.Findings) -> list[str]:
@@ -114,10 +158,11 @@ def test_strided_reads_are_uncoalesced_and_unaligned_rows_are_narrow(found):
 
 
 def test_hazards_are_ranked_by_cost_and_minor_ones_kept_apart(found):
-    for f in found.values():
+    for f in (found[name] for name in CASES):
         costs = [h.cost for h in f.hazards]
         assert costs == sorted(costs, reverse=True)
         assert all(h.cost < hazards.MIN_SHARE * f.kernel_cost for h in f.minor)
+        assert sum(f.share(h) for h in f.hazards) + f.unexplained == pytest.approx(1.0) and f.unexplained > 0
 
 
 def test_resident_warps_follow_the_register_and_shared_memory_limits():
@@ -135,12 +180,53 @@ def test_every_symptom_states_its_mechanism():
         "index-reduction-sync",
         "register-spills",
         "not-pipelined",
+        "synchronous-wgmma",
+        "operand-relayout-in-loop",
         "dot-on-fma",
         "mma-downgrade",
         "layout-conversion",
         "global-atomics",
+        "int64-index-division",
+        "data-dependent-store-mask",
         "occupancy-limit",
         "uncoalesced-access",
         "narrow-memory-access",
     }
     assert all(len(text) > 60 for text in hazards.symptoms().values())
+
+
+def test_two_detectors_for_one_symptom_are_refused():
+    from irscope.hazards import detectors
+
+    atomics, reduction = detectors.SYMPTOMS["global-atomics"], detectors.SYMPTOMS["cross-warp-reduction"]
+    assert detectors._registry(atomics, reduction) == {"global-atomics": atomics, "cross-warp-reduction": reduction}
+    with pytest.raises(ValueError, match="two detectors for symptom 'global-atomics'"):
+        detectors._registry(atomics, reduction, atomics)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_findings_equal_the_reviewed_record(found, name: str):
+    """Each case's findings equal tests/irscope/hazards_recorded.json, reviewed when it was written: a change to a
+    detector, the cost model or the kernel view shows as a difference to review, never silently. When a change is
+    intended, rewrite the record (`python -m tests.irscope.test_hazards --record`) and review its diff."""
+    f = found[name]
+    assert recorded_form(f) == json.loads(RECORD.read_text())[name]
+    assert [Hazard.from_json(h.to_json()).to_json() for h in (*f.hazards, *f.minor)] == [
+        h.to_json() for h in (*f.hazards, *f.minor)
+    ]
+
+
+def test_a_hazard_read_from_json_without_its_optional_fields_takes_their_defaults():
+    h = Hazard.from_json({"symptom": "global-atomics", "kernel": "k", "claim": "c", "cost": 3})
+    assert h == Hazard("global-atomics", "k", (), "c", 3.0)
+    assert (h.lines, h.counters, h.remarks, h.cause, h.introduced_by, h.declined_by) == ((), {}, (), "", None, None)
+    assert h.pass_ref is None
+    ref = PassRef(4, "ttgir", "tritongpu-coalesce")
+    assert Hazard("s", "k", (1,), "c", 1.0, introduced_by=ref).pass_ref == ref
+    declined = PassRef(9, "ttgir", "tritongpu-remove-layout-conversions")
+    assert Hazard("s", "k", (1,), "c", 1.0, introduced_by=ref, declined_by=declined).pass_ref == declined
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
+    every = Found(Captured())
+    RECORD.write_text(json.dumps({name: recorded_form(every[name]) for name in CASES}, indent=1) + "\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from irscope.parse import LocationTable, parse_amdgcn, parse_mlir, parse_ptx, parse_sass
 from irscope.parse.llvmir import parse_llvm_ir
-from irscope.parse.locations import UNKNOWN, Frame
+from irscope.parse.locations import TRITON_DIR, UNKNOWN, Frame, Location
 
 K = "/src/kern.py"
 S_DIR = "/site-packages/triton/language"
@@ -49,6 +49,16 @@ def test_callsite_lists_callee_then_caller():
     assert loc.name == "i1"  # the callee has no name: the caller's
     assert loc.user_frame(K) == Frame(K, 38, 19)
     assert loc.user_frame() == Frame(K, 38, 19)  # without the kernel's file: the innermost frame outside Triton
+
+
+def test_a_package_beside_triton_whose_name_starts_with_triton_is_not_triton():
+    """triton_kernels (a package of its own, installed beside triton) holds user code: its frames are not
+    Triton's, though its folder's name starts with Triton's."""
+    helper = Frame(f"{TRITON_DIR}/language/core.py", 10, 1)
+    beside = Frame(f"{TRITON_DIR}_kernels/matmul.py", 42, 5)
+    loc = Location((helper, beside, Frame(K, 7, 3)))
+    assert helper.in_triton and not beside.in_triton
+    assert loc.user_frame() == beside
 
 
 def test_callsite_of_unknown_at_an_alias_of_a_callsite():

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from irscope import capture
 from irscope.signatures import summary
+from tests.trajectory_cache import capture
 
 from . import counter_kernels as k
 
@@ -35,6 +35,7 @@ CASES = {
         k.matmul_kernel, "*i8", "*i8", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=3, target="cuda:80"
     ),
     "tma": lambda: capture(k.tma_kernel, "*fp16", "*fp16", 256, 256, BM=64, BN=64),
+    "special": lambda: capture(k.special_kernel, "*fp32", "*i32", "*fp16", "*fp32", N=1024),
 }
 
 
@@ -62,6 +63,12 @@ TOTALS = {
     ("ptx", "compute.mma_wgmma"): r"wgmma\.mma_async\.",
     ("ptx", "compute.mma_sync"): r"mma\.sync\.",
     ("ptx", "compute.atomic"): r"(?:atom|red)\.(?:global|shared)",
+    ("ptx", "sync.redux"): r"redux\.sync\b",
+    ("ptx", "mem.load"): r"ld\.global\b",
+    ("ptx", "mem.store"): r"st\.global\b",
+    ("ptx", "mem.shared_load"): r"(?:ld\.shared|ldmatrix)\b",
+    ("ptx", "mem.shared_store"): r"(?:st\.shared|stmatrix)\b",
+    ("ptx", "compute.special"): r"(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx\b",
     ("sass", "sync.shuffle"): r"SHFL\.",
     ("sass", "sync.barrier"): r"BAR\.(?:SYNC|RED)\b",
     ("sass", "sync.async_wait"): r"(?:LDGDEPBAR|DEPBAR)\b",
@@ -74,6 +81,18 @@ TOTALS = {
     ("sass", "compute.mma_wgmma"): r"HGMMA\.",
     ("sass", "compute.mma_sync"): r"(?:HMMA|IMMA)\.",
     ("sass", "compute.atomic"): r"(?:ATOMG?|ATOMS|REDG?)\.",  # REDG: sm_90's global reduction without a result
+    ("sass", "sync.redux"): r"REDUX\b",
+    ("sass", "mem.load"): r"LDG\b",
+    ("sass", "mem.store"): r"STG\b",
+    ("sass", "mem.shared_load"): r"(?:LDS|LDSM)\b",
+    ("sass", "mem.shared_store"): r"(?:STS|STSM)\b",
+    ("sass", "compute.special"): r"MUFU\b",
+    # the ALU mix: opcode lists (docs/signatures.md), so that a class counted as its sibling fails
+    ("sass", "compute.fp_ops"): (
+        r"(?:FADD|FMUL|FFMA|FMNMX|FSETP|FSEL|HADD2|HMUL2|HFMA2|HMNMX2|DADD|DMUL|DFMA|FCHK|FRND)\b"
+    ),
+    ("sass", "compute.int_ops"): r"(?:IADD3|IMAD|IMUL|LOP3|ISETP|SHF|LEA|IABS|IMNMX|SEL|PRMT|POPC|FLO)\b",
+    ("sass", "compute.vector_fp_ops"): r"(?:HADD2|HMUL2|HFMA2|HMNMX2|HSET2|HSETP2)\b",
 }
 
 # (kind, counter, form, kernel whose text holds it, the form's own regex)
@@ -104,6 +123,13 @@ FORMS = [
     ("ptx", "compute.atomic", "max", "atomics", r"atom\.global\.\S*\.max\."),
     ("ptx", "compute.atomic", "cas", "atomics", r"atom\.global\.\S*\.cas\."),
     ("ptx", "compute.atomic", "red", "inline_ptx", r"red\.global\."),
+    ("ptx", "sync.redux", "redux.sync", "special", r"redux\.sync\."),
+    ("ptx", "mem.load", "ld.global", "cumsum", r"ld\.global\."),
+    ("ptx", "mem.store", "st.global", "cumsum", r"st\.global\."),
+    ("ptx", "mem.shared_load", "ld.shared", "cumsum", r"ld\.shared\b"),
+    ("ptx", "mem.shared_load", "ldmatrix", "mma_f16", r"ldmatrix\."),
+    ("ptx", "mem.shared_store", "st.shared", "cumsum", r"st\.shared\b"),
+    ("ptx", "compute.special", "ex2", "special", r"ex2\.approx\."),
     ("sass", "sync.shuffle", "BFLY", "atomics", r"SHFL\.BFLY\b"),
     ("sass", "sync.shuffle", "UP", "cumsum", r"SHFL\.UP\b"),
     ("sass", "sync.shuffle", "IDX", "gather", r"SHFL\.IDX\b"),
@@ -129,6 +155,18 @@ FORMS = [
     ("sass", "compute.atomic", "ATOMG", "atomics", r"ATOMG\."),
     ("sass", "compute.atomic", "REDG", "atomics", r"REDG\."),
     ("sass", "compute.atomic", "REDG from red.global", "inline_ptx", r"REDG\."),
+    ("sass", "sync.redux", "REDUX", "special", r"REDUX\b"),
+    ("sass", "mem.load", "LDG", "cumsum", r"LDG\."),
+    ("sass", "mem.store", "STG", "cumsum", r"STG\."),
+    ("sass", "mem.shared_load", "LDS", "wgmma", r"LDS\b"),  # 17 LDS, 8 STS: a swap cannot pass unseen
+    ("sass", "mem.shared_load", "LDSM", "mma_f16", r"LDSM\."),
+    ("sass", "mem.shared_store", "STS", "tma", r"STS\b"),  # 34 STS, 26 LDS
+    ("sass", "compute.special", "MUFU", "special", r"MUFU\."),
+    ("sass", "compute.fp_ops", "FADD", "cumsum", r"FADD\b"),
+    ("sass", "compute.fp_ops", "FMNMX", "atomics", r"FMNMX\b"),
+    ("sass", "compute.int_ops", "IMAD", "cumsum", r"IMAD\b"),
+    ("sass", "compute.int_ops", "IADD3", "mma_f16", r"IADD3\b"),
+    ("sass", "compute.vector_fp_ops", "HFMA2", "special", r"HFMA2\b"),
 ]
 
 
@@ -148,6 +186,17 @@ def test_every_counted_pair_has_forms():
     assert {(kind, counter) for kind, counter, *_ in FORMS} == set(TOTALS)
 
 
+def test_every_instruction_class_of_ptx_and_sass_has_a_total():
+    """Each counter that counts the instructions of a class on PTX or SASS (a rule without a value function of
+    its own) is checked against an independent total: shared loads counted as shared stores, or one class as its
+    sibling, then fails on real code. Measures (vector widths, masks, bit widths, branches) are rules with a
+    value function; res.instructions counts every instruction."""
+    from irscope.backends.nvidia_counters import PTX_RULES, SASS_RULES
+
+    classes = {(r.kind, r.counter) for r in PTX_RULES + SASS_RULES if r.value is None}
+    assert classes - {("sass", "res.instructions")} <= set(TOTALS)
+
+
 def test_one_warp_sync_and_barrier_reductions_are_no_ptx_cta_barrier():
     """`bar.warp.sync` synchronises one warp, `bar.red` is counted where ptxas writes it (BAR.RED): neither
     adds to the PTX barrier count."""
@@ -157,3 +206,69 @@ def test_one_warp_sync_and_barrier_reductions_are_no_ptx_cta_barrier():
     ptx, _, s = compiled("inline_ptx")
     assert count(ptx, "ptx", r"bar\.red\.") == 1
     assert s["ptx.sync.barrier"] == count(ptx, "ptx", r"barrier(?:\.cta)?\.sync\b") + count(ptx, "ptx", r"bar\.sync\b")
+
+
+# ---- AMDGCN, for hip:gfx942 -----------------------------------------------------------------------------------
+
+AMD_CASES = {
+    "cumsum": lambda: capture(k.cumsum_kernel, "*fp32", "*fp32", N=1024, target="hip:gfx942"),
+    "special": lambda: capture(k.special_kernel, "*fp32", "*i32", "*fp16", "*fp32", N=1024, target="hip:gfx942"),
+    "mfma": lambda: capture(
+        k.matmul_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=2, target="hip:gfx942"
+    ),
+    "atomic": lambda: capture(k.atomic_add_kernel, "*fp32", "*fp32", N=1024, target="hip:gfx942"),
+}
+
+
+@functools.cache
+def amd_compiled(case: str):
+    traj = AMD_CASES[case]()
+    return traj.stage_output("amdgcn").text, summary(traj)
+
+
+# counter → every instruction it claims, written independently of irscope's rules
+AMD_TOTALS = {
+    "sync.barrier": r"s_barrier\b",
+    "sync.shuffle": r"(?:ds_swizzle|ds_bpermute|ds_permute)\w*|v_\w+.*\b(?:row_shr|row_bcast|quad_perm|row_ror)",
+    "mem.load": r"(?:global|buffer)_load",
+    "mem.store": r"(?:global|buffer)_store",
+    "mem.shared_load": r"ds_read",
+    "mem.shared_store": r"ds_write",
+    "compute.mma_amd": r"v_(?:mfma|wmma|smfmac)",
+    "compute.atomic": r"(?:global|buffer|flat|ds)_atomic",
+    "compute.special": r"v_(?:exp|log|rcp|rsq|sqrt|sin|cos)_",
+}
+# (counter, form, kernel, the form's own regex); shared loads and stores where their counts differ (60 and 9)
+AMD_FORMS = [
+    ("sync.barrier", "s_barrier", "mfma", r"s_barrier\b"),
+    ("sync.shuffle", "ds_swizzle/bpermute", "cumsum", r"(?:ds_swizzle|ds_bpermute)"),
+    ("sync.shuffle", "dpp", "special", r"v_\w+.*\b(?:row_shr|row_bcast|quad_perm|row_ror)"),
+    ("mem.load", "global_load", "mfma", r"global_load"),
+    ("mem.store", "global_store", "mfma", r"global_store"),
+    ("mem.shared_load", "ds_read", "mfma", r"ds_read"),
+    ("mem.shared_store", "ds_write", "mfma", r"ds_write"),
+    ("compute.mma_amd", "mfma", "mfma", r"v_mfma"),
+    ("compute.atomic", "buffer_atomic", "atomic", r"buffer_atomic"),
+    ("compute.special", "v_exp", "special", r"v_exp_"),
+]
+
+
+def amd_count(text: str, pattern: str) -> int:
+    return len(re.findall(r"^\s+" + pattern, text, re.M))
+
+
+@pytest.mark.parametrize("counter,form,case,pattern", AMD_FORMS, ids=[f"{c}-{f}" for c, f, _, _ in AMD_FORMS])
+def test_amdgcn_counter_counts_every_form(counter, form, case, pattern):
+    asm, s = amd_compiled(case)
+    assert amd_count(asm, pattern) > 0, f"{case} no longer emits {form}: pick a kernel that does"
+    assert s.get(f"amdgcn.{counter}", 0) == amd_count(asm, AMD_TOTALS[counter])
+
+
+def test_every_instruction_class_of_amdgcn_has_a_total_and_a_form():
+    """As for PTX and SASS. Local loads and stores (scratch_*) are left out: no kernel here makes the AMD compiler
+    spill (it has no register cap to force one); res.instructions counts every instruction."""
+    from irscope.backends.amd_counters import AMDGCN_RULES
+
+    classes = {r.counter for r in AMDGCN_RULES if r.value is None}
+    assert classes - {"res.instructions", "mem.local_load", "mem.local_store"} == set(AMD_TOTALS)
+    assert {c for c, *_ in AMD_FORMS} == set(AMD_TOTALS)

@@ -16,7 +16,6 @@ from ladder.cli import main
 from tests.irscope import hazard_kernels as K
 
 KERNELS = Path(K.__file__).resolve()
-TRITON = Path(__file__).resolve().parents[2] / "third_party" / "triton"
 ROW_SUM = [
     f"{KERNELS}:row_sum",
     "--arg",
@@ -98,13 +97,8 @@ def test_a_negative_launch_option_is_refused_by_the_parser(capsys):
     assert e.value.code == 2 and "must be at least 1" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (TRITON / "lib").is_dir(), reason="no Triton checkout in third_party/triton")
-def test_with_an_index_l4_cites_the_deciding_condition(tmp_path):
-    from compiler_index.build import build, resolve_roots
-
-    db = tmp_path / "triton.db"
-    build(db, resolve_roots([TRITON], None))
-    d = ladder.diagnose(K.row_sum, "*fp32", "*fp32", 4096, BLOCK=4096, num_warps=8, workdir=tmp_path, index=db)
+def test_with_an_index_l4_cites_the_deciding_condition(tmp_path, triton_db):
+    d = ladder.diagnose(K.row_sum, "*fp32", "*fp32", 4096, BLOCK=4096, num_warps=8, workdir=tmp_path, index=triton_db)
     l4 = d.level("L4")
     assert l4 is not None and l4.status == "ran"
     cited = {(e.source.path, e.source.symbol) for e in l4.evidence if e.source.kind == "compiler_source"}

@@ -3,12 +3,7 @@ invariant's deciding terms and the hazard's cause, dropping gates under guards t
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 import irscope
-from compiler_index.build import build, resolve_roots
 from compiler_index.queries import GateInfo, Loc
 from irscope import hazards
 from irscope.capture import capture_request
@@ -20,7 +15,6 @@ from tests.diagnosis.cases import CASES_FILE, load_cases
 from tests.diagnosis.score import spec_of
 
 INVARIANTS = load()[1]
-TRITON = Path(__file__).resolve().parents[2] / "third_party" / "triton"
 
 
 def gate(kind: str, condition: str, guards: list[str], line: int, file: str = "lib/Analysis/Utility.cpp", **kw):
@@ -70,16 +64,13 @@ def test_an_assert_or_a_debug_print_is_not_quoted_as_a_condition():
     assert [g.loc.line for g in kept] == [1270]
 
 
-@pytest.mark.skipif(not (TRITON / "lib").is_dir(), reason="no Triton checkout in third_party/triton")
-def test_a_helpers_caller_in_the_pipeline_that_ran_is_cited_not_one_in_another(tmp_path):
+def test_a_helpers_caller_in_the_pipeline_that_ran_is_cited_not_one_in_another(tmp_path, triton_db):
     """buildCoalescedEncoding is called by Gluon's layout inference and by the tritongpu-coalesce pass; a
     @triton.jit kernel's compile runs only the second, so that is the caller L4 names."""
-    db = tmp_path / "triton.db"
-    build(db, resolve_roots([TRITON], None))
     case = next(c for c in load_cases(CASES_FILE) if c.id == "channels_last_affine-uncoalesced-access")
     capture_request(spec_of(case).request(), out_dir=tmp_path / "k", disassemble=False)
     found = next(h for h in hazards.find(irscope.load(tmp_path / "k")).hazards if h.symptom == "uncoalesced-access")
     inv = INVARIANTS["uncoalesced-access"]
-    evidence, _ = narrow(db, inv, Finding(found, str(tmp_path / "k"), 1.0), "t", Target.parse("cuda:90"))
+    evidence, _ = narrow(triton_db, inv, Finding(found, str(tmp_path / "k"), 1.0), "t", Target.parse("cuda:90"))
     claims = [e.claim for e in evidence if e.claim.startswith("buildCoalescedEncoding")]
     assert claims and "called from CoalescePass::runOnOperation" in claims[0], claims

@@ -4,12 +4,8 @@ stand-in driver compiles for it; the interpreter validates), and refuses a targe
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import pytest
 
 import irscope
-from compiler_index.build import build, resolve_roots
 from ladder.cli import main as ladder_main
 from ladder.context import operator_context
 from ladder.levels.ir import IRLevel
@@ -17,8 +13,6 @@ from ladder.levels.source import SourceLevel
 from ladder.options import build_options
 from ladder.records import History
 from suite.operator import get_operator
-
-TRITON = Path(__file__).resolve().parents[2] / "third_party" / "triton"
 
 
 def test_ladder_suite_diagnoses_for_the_mi300_on_a_cpu(tmp_path, capsys):
@@ -49,17 +43,14 @@ def test_a_target_the_compiler_cannot_build_for_is_refused(tmp_path, capsys):
     assert "Triton's AMD backend has no ISA family for gfx801" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (TRITON / "lib").is_dir(), reason="no Triton checkout in third_party/triton")
-def test_l4_explains_the_trajectory_for_its_own_target(tmp_path):
+def test_l4_explains_the_trajectory_for_its_own_target(tmp_path, triton_db):
     """L3 compiled for the MI300; L4, asked with the default target, still reads the compiler's AMD code: the gates
     and classes of the compile L3 read, not of the target the round was started with."""
     op = get_operator("layer_norm")
     l3 = IRLevel().run(
         operator_context(op, op.kernel_path, tmp_path / "l3", options=build_options(target="hip:gfx942"))
     )
-    db = tmp_path / "triton.db"
-    build(db, resolve_roots([TRITON], None))
-    options = build_options(index=db, counterfactuals=0)
+    options = build_options(index=triton_db, counterfactuals=0)
     l4 = SourceLevel().run(operator_context(op, op.kernel_path, tmp_path / "l4", options=options).extend(l3))
     implemented = next(e for e in l4.evidence if e.id.endswith(".pass"))
     assert implemented.source.path.startswith("third_party/amd/") and implemented.source.path.endswith(".cpp")

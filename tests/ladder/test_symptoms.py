@@ -28,7 +28,7 @@ def test_every_symptom_has_its_invariant_card_counters_and_docs_row():
     _, invariants = load_invariants()
     cards = default_index().cards
     counters = set(signatures.counter_names("cuda")) | set(signatures.counter_names("hip"))
-    documented = re.findall(r"^\| `([a-z-]+)` \|", DOCS.read_text().split("## Symptoms")[1], re.M)
+    documented = re.findall(r"^\| `([a-z0-9-]+)` \|", DOCS.read_text().split("## Symptoms")[1], re.M)
     assert sorted(documented) == sorted(SYMPTOMS)
     for name, s in SYMPTOMS.items():
         assert s.name == name and len(s.description) > 60

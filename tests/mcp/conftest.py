@@ -20,10 +20,10 @@ import pytest
 from compiler_index.build import build, resolve_roots
 from irscope.examples import kernels
 from suite.operator import get_operator
+from tests import triton_source
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "compiler_index" / "corpus"
-TRITON = REPO / "third_party" / "triton"
 SECRET = "sk-test-must-never-reach-a-kernel"
 
 SECRET_READER = """\
@@ -199,11 +199,6 @@ def corpus_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def triton_index(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
-    """The Triton checkout's index, None without a checkout (compiler-index fetch … --into third_party/triton)."""
-    if not (TRITON / "include" / "triton").is_dir():
-        return None
-    db = tmp_path_factory.mktemp("mcp-triton") / "index.db"
-    report = build(db, resolve_roots([TRITON], None))
-    assert not report.errors, report.errors
-    return db
+def triton_index(request: pytest.FixtureRequest) -> Path | None:
+    """The Triton checkout's index (tests/conftest.py's, built once per run), None without a checkout."""
+    return request.getfixturevalue("triton_db") if triton_source.present() else None

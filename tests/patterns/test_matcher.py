@@ -81,6 +81,16 @@ def test_a_false_precondition_blocks_the_card(index):
     assert blocked and blocked[0].blocked
 
 
+def test_a_precondition_whose_fact_is_unknown_does_not_block_the_card(index):
+    """The matcher's rule: unknown evidence counts neither for nor against a card. IR counters alone say nothing
+    about the source, so `not src.stores_index` is unknown: the card still matches, unblocked, and shows it."""
+    ev = KernelFacts(counters={"ttir.compute.reduce_index": 1})
+    assert ev.get("src.stores_index") is None
+    (top,) = [m for m in match(ev, index) if m.card.id == "index-free-top2"]
+    assert [(r.predicate, r.outcome) for r in top.preconditions] == [("not src.stores_index", None)]
+    assert not top.blocked and top.is_match and top.score > 0
+
+
 def test_profile_facts_drive_l2_cards(tmp_path, index):
     src = REPO / "tests" / "patterns" / "data" / "kernels" / "softmax_3pass.py"
     prof = tmp_path / "profile.json"
@@ -147,3 +157,161 @@ def test_cli_match_on_a_stored_trajectory(argmax_trajectory):
     assert {"stage": "ttir", "line": ARGMAX_LINE}.items() <= next(
         loc for loc in reduce_index["locations"]["ttir.compute.reduce_index"] if "line" in loc
     ).items()
+
+
+# Cards written here from a real one, with clauses chosen so that each part of the score, the filters and the
+# ranking decides something; facts given as counters (`ptx.*`) and source features (`src.*`).
+def card(base, id: str, family: str = "f", status: str = "curated", targets=("cuda",), **clauses):
+    from dataclasses import replace
+
+    from patterns.card import Clause
+    from patterns.predicate import Predicate
+
+    def parse(items):
+        return [Clause(Predicate.parse(text), f"why {text}", weight) for text, weight in items]
+
+    return replace(
+        base,
+        id=id,
+        family=family,
+        status=status,
+        targets=list(targets),
+        symptoms=parse(clauses.get("symptoms", ())),
+        preconditions=parse(clauses.get("preconditions", ())),
+        anti_signals=parse(clauses.get("anti_signals", ())),
+    )
+
+
+@pytest.fixture(scope="module")
+def base(index):
+    return index.cards["index-free-top2"]
+
+
+def test_score_and_confidence_count_known_symptoms_and_subtract_anti_signals(base):
+    from patterns.matcher import ANTI_SIGNAL, PRECONDITION, SYMPTOM, evaluate
+
+    c = card(
+        base,
+        "scored",
+        symptoms=[("ptx.sync.shuffle > 0", 2.0), ("ptx.sync.barrier > 0", 1.0), ("ptx.mem.load > 0", 4.0)],
+        preconditions=[("ptx.sync.shuffle > 0", 1.0)],
+        anti_signals=[("ptx.sync.shuffle > 1", 0.5), ("ptx.sync.barrier > 0", 3.0)],
+    )
+    ev = KernelFacts(counters={"ptx.sync.shuffle": 2, "ptx.sync.barrier": 0})  # mem.load unknown
+    m = evaluate(c, ev)
+    assert m.score == 2.0 - 0.5  # the true symptom less the true anti-signal
+    assert m.confidence == 2.0 / 3.0  # of the symptoms whose value is known
+    assert [r.outcome for r in m.symptoms] == [True, False, None] and [r.predicate for r in m.unknown] == [
+        "ptx.mem.load > 0"
+    ]
+    assert [r.role for r in m.symptoms + m.preconditions + m.anti_signals] == [SYMPTOM] * 3 + [PRECONDITION] + [
+        ANTI_SIGNAL
+    ] * 2
+    assert [r.outcome for r in m.anti_signals] == [True, False]
+    first = m.symptoms[0]
+    assert (first.why, first.weight, first.values) == ("why ptx.sync.shuffle > 0", 2.0, {"ptx.sync.shuffle": 2})
+    assert m.is_match and not m.blocked
+    nothing_known = evaluate(c, KernelFacts(counters={"ptx.sync.shuffle": 0, "ptx.sync.barrier": 0}))
+    assert (nothing_known.score, nothing_known.confidence) == (0.0, 0.0) and not nothing_known.is_match
+    unknown_only = evaluate(c, KernelFacts())
+    assert unknown_only.confidence == 0.0 and len(unknown_only.unknown) == 3
+
+
+def test_a_clause_result_carries_the_predicates_notes(base):
+    from patterns.matcher import evaluate
+
+    c = card(base, "noted", symptoms=[("src.kernel_name > 0", 1.0)])  # a string ordered against a number
+    (r,) = evaluate(c, KernelFacts(source_features={"kernel_name": "k"})).symptoms
+    assert (r.outcome, r.notes) == (None, ["cannot order 'k' and 0 (>): unknown"])
+
+
+def test_candidates_filter_by_family_backend_and_status(base):
+    cards = [
+        card(base, "a", family="f1", symptoms=[("ptx.sync.shuffle > 0", 1.0)]),
+        card(base, "b", family="f2", symptoms=[("ptx.sync.shuffle > 0", 1.0)]),
+        card(base, "c", family="f1", targets=("hip",), symptoms=[("ptx.sync.shuffle > 0", 1.0)]),
+        card(base, "d", family="f1", status="proposed", symptoms=[("ptx.sync.shuffle > 0", 1.0)]),
+        card(base, "e", family="f2", symptoms=[("ptx.sync.barrier > 0", 1.0)]),
+        card(base, "g", family="f1", symptoms=[("ptx.sync.barrier > 0", 1.0)]),
+    ]
+    idx = CardIndex(cards)
+    assert idx.by_family == {"f1": ["a", "c", "d", "g"], "f2": ["b", "e"]} and idx.families() == ["f1", "f2"]
+    cuda = KernelFacts(counters={"ptx.sync.shuffle": 1}, target={"backend": "cuda"})
+    assert [c.id for c in idx.candidates(cuda)] == ["a", "b"]  # not c (hip), d (proposed), e (reads no known fact)
+    assert [c.id for c in idx.candidates(cuda, include_proposed=True)] == ["a", "b", "d"]
+    assert [c.id for c in idx.candidates(cuda, family="f1")] == ["a"]  # the family's, among those above (not g)
+    anywhere = KernelFacts(counters={"ptx.sync.shuffle": 1})  # no backend known: every target's cards
+    assert [c.id for c in idx.candidates(anywhere)] == ["a", "b", "c"]
+    with pytest.raises(KeyError, match="no family 'f3'; families: f1, f2"):
+        idx.candidates(cuda, family="f3")
+    assert [m.card.id for m in match(cuda, cards)] == ["a", "b"]  # a list of cards is indexed the same way
+    assert [m.card.id for m in match(cuda, cards, include_proposed=True)] == ["a", "b", "d"]
+    assert [m.card.id for m in match(cuda, cards, top=1)] == ["a"]
+
+
+def test_ranking_is_by_score_then_confidence_then_fewer_unknowns_then_id(base):
+    from patterns.matcher import evaluate, rank
+
+    ev = KernelFacts(counters={"ptx.sync.shuffle": 1, "ptx.sync.barrier": 0})
+    sure = card(base, "z-sure", symptoms=[("ptx.sync.shuffle > 0", 1.0)])
+    unsure = card(base, "a-unsure", symptoms=[("ptx.sync.shuffle > 0", 1.0), ("ptx.sync.barrier > 0", 1.0)])
+    vague = card(base, "b-vague", symptoms=[("ptx.sync.shuffle > 0", 1.0), ("ptx.mem.load > 0", 1.0)])
+    strong = card(base, "y-strong", symptoms=[("ptx.sync.shuffle > 0", 2.0)])
+    twin = card(base, "x-sure", symptoms=[("ptx.sync.shuffle > 0", 1.0)])
+    ranked = rank(evaluate(c, ev) for c in (sure, unsure, vague, strong, twin))
+    # score 2 first; then confidence 1.0 (fewer unknowns first: x-sure, z-sure by id, then b-vague), then 0.5
+    assert [m.card.id for m in ranked] == ["y-strong", "x-sure", "z-sure", "b-vague", "a-unsure"]
+
+
+def test_a_matchs_json_rounds_its_numbers_to_four_places(base):
+    from dataclasses import replace
+
+    from patterns.matcher import evaluate
+
+    c = replace(
+        card(base, "r", symptoms=[("ptx.sync.shuffle > 0", 1.234567), ("ptx.sync.barrier > 0", 1.0)]), path=None
+    )
+    doc = evaluate(c, KernelFacts(counters={"ptx.sync.shuffle": 1, "ptx.sync.barrier": 0})).to_json()
+    assert (doc["score"], doc["confidence"], doc["path"]) == (1.2346, 0.5525, None)
+
+
+def test_the_default_index_holds_every_card_once():
+    from patterns.matcher import default_index
+
+    assert default_index() is default_index()
+    assert sorted(default_index().cards) == sorted(c.id for c in load_cards())
+    ev = KernelFacts(counters={"res.spill_bytes": 64.0})
+    assert [m.card.id for m in match(ev)] == ["register-spills"]  # cards=None: the default index
+
+
+def test_a_match_in_json_says_what_matched_and_where(argmax_trajectory, index):
+    top = match(KernelFacts.from_trajectory(argmax_trajectory), index)[0]
+    doc = top.to_json()
+    assert (doc["card"], doc["family"], doc["blocked"]) == ("index-free-top2", top.card.family, False)
+    assert (doc["score"], doc["confidence"]) == (round(top.score, 4), round(top.confidence, 4))
+    assert {k: doc[k] for k in ("aliases", "title", "kind", "status", "rewrite", "appliers")} == {
+        "aliases": top.card.aliases,
+        "title": top.card.title,
+        "kind": top.card.kind,
+        "status": top.card.status,
+        "rewrite": top.card.rewrite,
+        "appliers": top.card.appliers,
+    }
+    assert doc["path"] == str(top.card.path)
+    assert [r["predicate"] for r in doc["matched"]] == [r.predicate for r in top.matched]
+    assert len(doc["symptoms"]) == len(top.symptoms) and len(doc["preconditions"]) == len(top.preconditions)
+    assert doc["anti_signals"] == [r.to_json() for r in top.anti_signals]
+    first = doc["matched"][0]
+    r = top.matched[0]
+    assert first == {
+        "role": "symptom",
+        "predicate": r.predicate,
+        "why": r.why,
+        "weight": r.weight,
+        "outcome": True,
+        "values": r.values,
+        "locations": {k: [x.to_json() for x in v] for k, v in r.locations.items()},
+        "notes": r.notes,
+    }
+    assert first["locations"]["ttir.compute.reduce_index"][0]["stage"] == "ttir"
+    json.dumps(doc)  # plain JSON all through

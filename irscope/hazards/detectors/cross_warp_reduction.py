@@ -61,12 +61,12 @@ def _spans_warps(view: KernelView, line: int) -> int | bool | None:
         if r.op.name != "tt.reduce" or r.line != line:
             continue
         axis = re.search(r"axis = (\d+)", r.op.text)
-        operands = tensor_encodings(r.op.tail.split("->")[0] if r.op.tail else "")
+        operands = tensor_encodings(r.op.tail.split("->")[0])  # tail: "" for an op without regions
         fields = blocked(operands[0][1], view.ttgir_aliases) if operands and operands[0][1] else None
         if axis is None or fields is None or "warpsPerCTA" not in fields:
             continue
         warps = fields["warpsPerCTA"][int(axis.group(1))]
-        most = max(most or 0, warps)
+        most = warps if most is None else max(most, warps)
     if most is None:
         return None
     return most if most > 1 else False

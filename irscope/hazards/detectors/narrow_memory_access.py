@@ -8,6 +8,7 @@ from irscope.hazards import cost
 from irscope.hazards.detectors.common import (
     access_cost,
     accesses_by_line,
+    data_masked_stores,
 )
 from irscope.hazards.model import Hazard, Symptom
 from irscope.hazards.plan import Plan, divisibility
@@ -17,7 +18,12 @@ from irscope.trajectory import Trajectory
 
 def narrow_access(view: KernelView) -> list[Hazard]:
     found = []
+    masked = data_masked_stores(view)
     for n, accs in sorted(accesses_by_line(view, "narrow").items()):
+        if n in masked:  # data-dependent-store-mask's: the same store, for a reason no hint removes
+            accs = [x for x in accs if x.kind != "store"]
+            if not accs:
+                continue
         a = min(accs, key=lambda x: x.vector_bits or 0)
         width = a.vector_bits or a.element_bits
         found.append(

@@ -8,12 +8,20 @@ from dataclasses import dataclass
 
 from irscope.hazards import cost
 from irscope.hazards.detectors.common import (
+    ASYNC_LOADS,
+    DOTS,
+    backward,
+    defs_of,
+    dot_operands,
     fmt_lines,
+    loop_of,
+    relaid_loads,
     remarks_at,
+    within,
 )
 from irscope.hazards.model import Hazard, Symptom
 from irscope.hazards.plan import Plan, divisibility, option
-from irscope.hazards.view import KernelView, Reached
+from irscope.hazards.view import LOOP_OPS, KernelView, Reached
 from irscope.trajectory import Trajectory
 
 
@@ -45,12 +53,6 @@ def not_pipelined(view: KernelView) -> list[Hazard]:
     return found
 
 
-ASYNC_LOADS = ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local", "tt.descriptor_load")
-
-
-DOTS = ("tt.dot", "ttng.warp_group_dot")
-
-
 @dataclass(frozen=True)
 class SyncLoop:
     loop: Reached
@@ -61,19 +63,34 @@ class SyncLoop:
 
 def _sync_loops(ops: list[Reached], num_stages: int) -> list[SyncLoop]:
     """Loops whose body issues global loads that stayed synchronous (no cp.async, TMA or descriptor load), and
-    why, by the pipeliner's rules: it takes innermost loops (preCondition), num_stages > 1 (assignLatencies),
-    loads that feed a dot — or every load when the loop carries tl.range's num_stages (loadOpsToIndirectionLevel)
-    — of at least 4 contiguous bytes per thread (canBeConvertedToAsyncLoad)."""
+    why, by the pipeliner's rules: it walks scf.for loops only (assignLatencies: a `while` loop is never
+    scheduled), innermost ones (preCondition), num_stages > 1 (assignLatencies), loads that feed a dot — or every
+    load when the loop carries tl.range's num_stages (loadOpsToIndirectionLevel) — of at least 4 contiguous bytes
+    per thread (canBeConvertedToAsyncLoad). Load by load: in a loop the pipeliner did take, a load it left
+    synchronous although it feeds a dot is one too (lowerLoads: a copy of under 4 bytes per thread stays a load),
+    unless the operand it feeds is re-laid out through shared memory, which is operand-relayout-in-loop's."""
+    defs = defs_of(ops)
     out = []
-    for loop in (r for r in ops if r.op.name == "scf.for"):
-        inside = [r for r in ops if _within(r.op, loop.op)]
+    for loop in (r for r in ops if r.op.name in LOOP_OPS):
+        inside = [r for r in ops if within(r.op, loop.op)]
         names = {r.op.name for r in inside}
-        loads = [r for r in inside if r.op.name == "tt.load" and r.op.parent is loop.op]
-        if not loads or names & set(ASYNC_LOADS):
+        loads = [r for r in inside if r.op.name == "tt.load" and loop_of(r.op) is loop.op]
+        if not loads:
             continue
         has_dot = bool(names & set(DOTS))
+        if loop.op.name == "scf.while":
+            out.append(SyncLoop(loop, loads, has_dot, "while-loop"))
+            continue
+        if names & set(ASYNC_LOADS):
+            relaid = {id(r.op) for r in relaid_loads(defs, inside, loop.op)}
+            dots = [r for r in inside if r.op.name in DOTS and loop_of(r.op) is loop.op]
+            feeding = {id(x.op) for d in dots for x in backward(defs, dot_operands(d), loop.op)}
+            left = [r for r in loads if id(r.op) in feeding and id(r.op) not in relaid]
+            if left:
+                out.append(SyncLoop(loop, left, True, "partial"))
+            continue
         explicit = "tt.num_stages" in (loop.op.tail or "") or "tt.num_stages" in loop.op.text
-        if "scf.for" in {r.op.name for r in inside}:
+        if names & set(LOOP_OPS):
             cause = "outer-loop"
         elif (int(_stages(loop)) if explicit else num_stages) <= 1:
             cause = "num_stages"
@@ -90,16 +107,10 @@ def _stages(loop: Reached) -> int:
     return int(m.group(1)) if m else 0
 
 
-def _within(op, ancestor) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent is ancestor:
-            return True
-        parent = parent.parent
-    return False
-
-
 WHY_SYNC = {
+    "while-loop": "the pipeliner walks scf.for loops only: a `while` loop is never pipelined",
+    "partial": "the pipeliner made the loop's other loads asynchronous but left these, which feed the dot, "
+    "synchronous: under 4 contiguous bytes per thread reach shared memory (lowerLoads)",
     "num_stages": "num_stages ≤ 1 turns the pipeliner off",
     "no-dot": "the pipeliner takes loops without a dot only under tl.range(…, num_stages=N)",
     "outer-loop": "the pipeliner takes innermost loops only",
