@@ -1,5 +1,5 @@
-"""The data-dependent-store-mask symptom (a store whose mask is computed from loaded data): its detector, the counters
-that show it and its what-if planner, in one record (SYMPTOM)."""
+"""The data-dependent-store-mask symptom (a store whose mask is computed from loaded data): its detector, in one record
+(SYMPTOM). No compile-time edit expresses its cause, so it has no what-if planner."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The global-atomics symptom (an atomic read-modify-write per element to global memory): its detector, the counters
-that show it and its what-if planner, in one record (SYMPTOM)."""
+"""The global-atomics symptom (an atomic read-modify-write per element to global memory): its detector, in one record
+(SYMPTOM). No compile-time edit expresses its cause, so it has no what-if planner."""
 
 from __future__ import annotations
 

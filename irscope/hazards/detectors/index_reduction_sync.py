@@ -1,5 +1,5 @@
-"""The index-reduction-sync symptom (an index-producing reduction (argmax/argmin)): its detector, the counters that
-show it and its what-if planner, in one record (SYMPTOM)."""
+"""The index-reduction-sync symptom (an index-producing reduction (argmax/argmin)): its detector, in one record
+(SYMPTOM). No compile-time edit expresses its cause, so it has no what-if planner."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The int64-index-division symptom (64-bit integer division or remainder per element (div.s64, rem.s64 in the PTX),
-usually index arithmetic in int64): its detector, the counters that show it and its what-if planner, in one record
-(SYMPTOM)."""
+usually index arithmetic in int64): its detector, in one record (SYMPTOM). No compile-time edit expresses its cause,
+so it has no what-if planner."""
 
 from __future__ import annotations
 

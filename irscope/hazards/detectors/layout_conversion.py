@@ -1,6 +1,6 @@
 """The layout-conversion symptom (a ttg.convert_layout that survived tritongpu-remove-layout-conversions and lowers
 through shared memory (stores, a barrier, loads) because producer and consumer want different layouts): its
-detector, the counters that show it and its what-if planner, in one record (SYMPTOM)."""
+detector, in one record (SYMPTOM). No compile-time edit expresses its cause, so it has no what-if planner."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The narrow-memory-access symptom (global accesses whose addresses are contiguous but issued narrower than 128
-bits): its detector, the counters that show it and its what-if planner, in one record (SYMPTOM)."""
+"""The narrow-memory-access symptom (global accesses whose addresses are contiguous but issued narrower than 128 bits):
+its detector, the counters that show it and its what-if planner, in one record (SYMPTOM)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The operand-relayout-in-loop symptom (an MMA operand loaded into registers and written into shared memory
-(ttg.local_alloc) in every iteration of a loop whose other loads are asynchronous): its detector, the counters that
-show it and its what-if planner, in one record (SYMPTOM)."""
+(ttg.local_alloc) in every iteration of a loop whose other loads are asynchronous): its detector, in one record
+(SYMPTOM). No compile-time edit expresses its cause, so it has no what-if planner."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The synchronous-wgmma symptom (a warp-group MMA (wgmma) in a loop that the same iteration waits for to complete
-(warp_group_dot_wait with pendings = 0)): its detector, the counters that show it and its what-if planner, in one
-record (SYMPTOM)."""
+(warp_group_dot_wait with pendings = 0)): its detector, in one record (SYMPTOM). No compile-time edit expresses its
+cause, so it has no what-if planner."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The uncoalesced-access symptom (neighbouring threads access addresses a stride apart (the index of the thread-fast
 axis is multiplied by a stride), so every thread issues its own scalar transaction instead of a warp sharing
-128-byte lines): its detector, the counters that show it and its what-if planner, in one record (SYMPTOM)."""
+128-byte lines): its detector, in one record (SYMPTOM). No compile-time edit expresses its cause, so it has no what-
+if planner."""
 
 from __future__ import annotations
 
