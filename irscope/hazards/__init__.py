@@ -10,8 +10,9 @@ latency of all its instructions plus what each hazard adds (exposed load latency
 shares of its hazards sum to less than 100 % and the rest is named: what no hazard explains. One cause is one
 finding: two detectors that price the same instructions on the same lines (a cross-warp reduction and the layout
 conversion it implies) give one hazard under the first detector's name, the other kept as an alias. A hazard below
-MIN_SHARE of the kernel's instructions' cost is kept apart as minor: it exists, but it is not what limits the kernel. Symptom
-names are a contract (docs/hazards.md): the ladder's invariants and the pattern cards refer to them.
+MIN_SHARE of the kernel's instructions' cost is kept apart as minor: it exists, but it is not what limits the
+kernel. Symptom names are a contract (docs/hazards.md): the ladder's invariants and the pattern cards refer to
+them.
 """
 
 from __future__ import annotations
