@@ -107,6 +107,31 @@ def cite(h: hazards.Hazard, traj: Trajectory, prefix: str, machine: dict[int, di
     return out
 
 
+def said(traj: Trajectory, tag: str, cited: set[str]) -> tuple[list[Evidence], list[str]]:
+    """Everything the compiler said while it compiled (warnings and remarks, with their pass and line) as
+    evidence; and, as notes, each warning that no hazard cites: a compiler that expects poor performance is a
+    finding of its own, even where no detector explains it."""
+    assert traj.root is not None
+    evidence, notes = [], []
+    for i, r in enumerate(traj.remarks(("warning", "remark"))):
+        text = " ".join((r.message, *r.notes))
+        where = f"line {r.line}" if r.line else r.location or "no kernel line"
+        times = f" ({r.count} times)" if r.count > 1 else ""
+        evidence.append(
+            Evidence(
+                f"L3.{tag}.said{i}",
+                "L3",
+                f"{traj.kernel.name}: {r.severity} from pass {r.pass_arg} ({where}){times}: {text}",
+                SourceRef(SNAPSHOT, str(traj.root), snapshot=r.snapshot, pass_arg=r.pass_arg),
+            )
+        )
+        if r.severity == "warning" and text not in cited:
+            notes.append(
+                f"unexplained: the compiler warned in {r.pass_arg} ({where}): {r.message} (no hazard explains it)"
+            )
+    return evidence, notes
+
+
 class IRLevel(Level):
     name = "L3"
 
@@ -143,6 +168,9 @@ class IRLevel(Level):
             view = hazards.KernelView(traj)
             machine[str(i)] = view.lines(view.machine_stage)
             ranked += [(h, found, traj, str(i)) for h in found.hazards]
+            compiler_said, unexplained = said(traj, str(i), {r for h in found.hazards for r in h.remarks})
+            evidence += compiler_said
+            notes += unexplained
             notes += [
                 f"minor: {h.symptom} at {h.kernel} {_where(h)} ({found.share(h):.1%} of the kernel's cost)"
                 for h in found.minor

@@ -54,6 +54,18 @@ TF32_REL_ERROR = 2.0**-10
 PRECISION_REL_ERROR = {"tf32": TF32_REL_ERROR, "tf32x3": 2.0**-20, "ieee": 0.0}
 
 
+# Families whose rewrite no source transform makes safely, and why: the offline rewriter falls back to the tunable
+# families and its description says so; the LLM rewriter (or the user) makes these, from the card's Rewrite section.
+WITHOUT_APPLIER = {
+    "async-mma": "moving a scale after the loop is exact only for a per-row or per-column factor the same in every "
+    "iteration, which the source does not show",
+    "operand-layout": "the operand's order in global memory is the caller's: the weight is stored K-major on the host",
+    "index-arithmetic": "32-bit division is exact only while every index fits in 31 bits, which the caller knows",
+    "masked-store": "storing the selected values writes every element, which is right only where the kernel owns "
+    "all of them (an in-place update, a fresh output)",
+}
+
+
 @dataclass(frozen=True)
 class Option:
     candidate: Candidate
@@ -185,8 +197,9 @@ class OfflineRewriter(Rewriter):
                 description = f"no diagnosis: {description}"
             else:
                 n_own = sum(not o.fallback for o in options)
+                why = f" ({WITHOUT_APPLIER[family]})" if family in WITHOUT_APPLIER else ""
                 reason = (
-                    "has no mechanical applier"
+                    f"has no mechanical applier{why}"
                     if not own
                     else f"has mechanical appliers ({', '.join(own)}) but none applies to this kernel"
                     + (f" ({'; '.join(failed)})" if failed else "")

@@ -53,6 +53,27 @@ class Compiled:
         final = [s for s in self.traj.stage_snapshots("ttgir") if s.kind == MLIR][-1]
         return parse_mlir(final.text)
 
+    @cached_property
+    def defs(self) -> dict[str, Op]:
+        """Each value of the final TTGIR and the op that defines it (block arguments have none)."""
+        return {r.split(":")[0]: op for op in self.ttgir.ops for r in op.results}
+
+    def defined_by(self, value: str) -> Op | None:
+        return self.defs.get(value.split("#")[0])
+
+    def computed_from(self, value: str, names: tuple[str, ...]) -> bool:
+        """Whether `value` is computed, through any chain of ops, from an op named in `names`."""
+        todo, seen = [value], set()
+        while todo:
+            v = todo.pop().split("#")[0]
+            if v in seen or (op := self.defs.get(v)) is None:
+                continue
+            seen.add(v)
+            if op.name in names:
+                return True
+            todo += op.operands
+        return False
+
     def at(self, stage: str, line: int) -> dict[str, int]:
         return self.lines.get(stage, {}).get(line, {})
 
@@ -130,15 +151,105 @@ def register_spills(k: Compiled) -> set[int]:
     return {KERNEL} if s.get("res.spill_bytes", 0) > 0 and local > 0 else set()
 
 
+LOOPS = ("scf.for", "scf.while")
+
+
 def not_pipelined(k: Compiled) -> set[int]:
-    """A tensor tt.load left inside an scf.for after the pipeliner (neither cp.async nor TMA), still a
-    synchronous global load in the PTX of its line."""
+    """A tensor tt.load left inside a loop (scf.for or scf.while) after the pipeliner (neither cp.async nor TMA),
+    still a synchronous global load in the PTX of its line."""
     return {
         n
         for op in k.ttgir.ops
-        if op.name == "tt.load" and "scf.for" in _ancestors(op) and _tensor_op(op)
+        if op.name == "tt.load" and set(LOOPS) & set(_ancestors(op)) and _tensor_op(op)
         if (n := k.line_of(op)) and k.at("ptx", n).get("mem.load", 0) > 0
     }
+
+
+def _innermost_loop(op: Op) -> Op | None:
+    p = op.parent
+    while p is not None and p.name not in LOOPS:
+        p = p.parent
+    return p
+
+
+def _users(k: Compiled, value: str, loop: Op) -> list[Op]:
+    return [op for op in k.ttgir.ops if value in op.operands and loop in _parents(op)]
+
+
+def _parents(op: Op) -> list[Op]:
+    out, p = [], op.parent
+    while p is not None:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def _from_load_by_layout(k: Compiled, value: str) -> bool:
+    """Whether `value` is a tt.load's tile with only its layout changed."""
+    op = k.defined_by(value)
+    while op is not None and op.name in ("ttg.convert_layout", "tt.trans", "tt.reshape") and op.operands:
+        op = k.defined_by(op.operands[0])
+    return op is not None and op.name == "tt.load"
+
+
+def synchronous_wgmma(k: Compiled) -> set[int]:
+    """A warp_group_dot_wait with pendings = 0 inside a loop that the kernel could avoid: the dot's product is only
+    scaled and accumulated in the loop, or one of its operands is a loaded tile stored into shared memory there
+    (in a loop that copies others asynchronously). A wait the math needs (a softmax on the product, an operand
+    computed in the loop) is not one."""
+    out = set()
+    for wait in k.ttgir.ops:
+        loop = _innermost_loop(wait)
+        if wait.name != "ttng.warp_group_dot_wait" or "pendings = 0" not in wait.text or loop is None:
+            continue
+        dot = k.defined_by(wait.operands[0])
+        if dot is None or dot.name != "ttng.warp_group_dot" or not (n := k.line_of(dot)):
+            continue
+        allocs = [a for o in dot.operands[:2] if (a := k.defined_by(o)) and a.name == "ttg.local_alloc"]
+        relaid = any(a.operands and loop in _parents(a) and _from_load_by_layout(k, a.operands[0]) for a in allocs)
+        asynchronous = any(op.name == "ttg.async_copy_global_to_local" and loop in _parents(op) for op in k.ttgir.ops)
+        product = wait.results[0].split(":")[0] + ("#0" if ":" in wait.results[0] else "")
+        todo, ops = [product], []
+        while todo:
+            for u in _users(k, todo.pop(), loop):
+                ops.append(u.name)
+                todo += [r.split(":")[0] for r in u.results]
+        scaled = "arith.mulf" in ops and set(ops) <= {"arith.mulf", "arith.divf", "arith.addf", "scf.yield"}
+        if (relaid and asynchronous) or scaled:
+            out.add(n)
+    return out
+
+
+def operand_relayout_in_loop(k: Compiled) -> set[int]:
+    """A ttg.local_alloc of a register tensor inside a loop that also issues asynchronous copies (the pipeliner
+    took the loop, but this operand goes through registers into shared memory), with shared stores on its line."""
+    async_loops = {
+        id(loop) for op in k.ttgir.ops if op.name == "ttg.async_copy_global_to_local" if (loop := _innermost_loop(op))
+    }
+    return {
+        n
+        for op in k.ttgir.ops
+        if op.name == "ttg.local_alloc" and "(tensor<" in op.text and id(_innermost_loop(op)) in async_loops
+        if op.operands and _from_load_by_layout(k, op.operands[0])
+        if (n := k.line_of(op)) and k.at("ptx", n).get("mem.shared_store", 0) > 0
+    }
+
+
+def int64_index_division(k: Compiled) -> set[int]:
+    """64-bit integer divisions or remainders in the PTX of a line."""
+    return {n for n in k.stage_lines("ptx") if k.at("ptx", n).get("compute.int64_div", 0) > 0}
+
+
+def data_dependent_store_mask(k: Compiled) -> set[int]:
+    """A masked tt.store whose mask comes from loaded values, issued as several scalar stores and no vector."""
+    out = set()
+    for op in k.ttgir.ops:
+        if op.name != "tt.store" or len(op.operands) < 3 or not (n := k.line_of(op)):
+            continue
+        c, from_data = k.at("ptx", n), k.computed_from(op.operands[2], ("tt.load",))
+        if c.get("mem.store_vec1", 0) >= 2 and not c.get("mem.store_vec4", 0) and from_data:
+            out.add(n)
+    return out
 
 
 def dot_on_fma(k: Compiled) -> set[int]:
@@ -215,17 +326,37 @@ def _narrow_lines(k: Compiled) -> set[int]:
     return out
 
 
+INDEXING = ("tt.load", "arith.divsi", "arith.remsi", "arith.divui", "arith.remui")
+
+
+def _indexed_lines(k: Compiled) -> set[int]:
+    """Lines of accesses whose addresses are computed from loaded values or a division: gathers and scatters,
+    whose neighbours are not contiguous whatever the alignment."""
+    return {
+        n
+        for op in k.ttgir.ops
+        if op.name in ("tt.load", "tt.store") and op.operands and k.computed_from(op.operands[0], INDEXING)
+        if (n := k.line_of(op))
+    }
+
+
 def narrow_memory_access(k: Compiled) -> set[int]:
     """Narrow accesses where the specialization leaves some alignment unproven (an argument not divisible by
     16, a pointer aligned below 16 bytes): the width is capped by what the compiler cannot prove. A case
-    confirms it with `fixed_by` arguments that restore the alignment."""
-    return set() if k.fully_aligned() else _narrow_lines(k)
+    confirms it with `fixed_by` arguments that restore the alignment. Not gathers (uncoalesced) nor stores a
+    data-dependent mask narrows (their own symptom)."""
+    if k.fully_aligned():
+        return set()
+    return _narrow_lines(k) - _indexed_lines(k) - data_dependent_store_mask(k)
 
 
 def uncoalesced_access(k: Compiled) -> set[int]:
     """Narrow accesses although every pointer is 16-byte aligned and every integer argument divisible by 16:
-    then only missing contiguity (a stride along the thread-fast axis) can cap the width."""
-    return _narrow_lines(k) if k.fully_aligned() else set()
+    then only missing contiguity (a stride along the thread-fast axis) can cap the width; and narrow gathers,
+    whatever the alignment. Not stores a data-dependent mask narrows (their own symptom)."""
+    narrow = _narrow_lines(k)
+    aligned = narrow if k.fully_aligned() else narrow & _indexed_lines(k)
+    return aligned - data_dependent_store_mask(k)
 
 
 def occupancy_limit(k: Compiled) -> set[int]:
@@ -241,12 +372,16 @@ SIGNATURES: dict[str, Callable[[Compiled], set[int]]] = {
     "index-reduction-sync": index_reduction_sync,
     "register-spills": register_spills,
     "not-pipelined": not_pipelined,
+    "synchronous-wgmma": synchronous_wgmma,
+    "operand-relayout-in-loop": operand_relayout_in_loop,
     "dot-on-fma": dot_on_fma,
     "mma-downgrade": mma_downgrade,
     "layout-conversion": layout_conversion,
     "global-atomics": global_atomics,
     "narrow-memory-access": narrow_memory_access,
     "uncoalesced-access": uncoalesced_access,
+    "int64-index-division": int64_index_division,
+    "data-dependent-store-mask": data_dependent_store_mask,
     "occupancy-limit": occupancy_limit,
 }
 
@@ -257,12 +392,16 @@ FAMILIES = {
     "index-reduction-sync": "index-reduction",
     "register-spills": "resources",
     "not-pipelined": "pipelining",
+    "synchronous-wgmma": "async-mma",
+    "operand-relayout-in-loop": "operand-layout",
     "dot-on-fma": "tensor-core",
     "mma-downgrade": "tensor-core",
     "layout-conversion": "layout",
     "global-atomics": "global-reduction",
     "narrow-memory-access": "vectorization",
     "uncoalesced-access": "memory-access",
+    "int64-index-division": "index-arithmetic",
+    "data-dependent-store-mask": "masked-store",
     "occupancy-limit": "resources",
 }
 

@@ -1,8 +1,8 @@
 """The evaluation sets say true things: every case's root cause is really in its compiled code.
 
 Three sets share one format and these checks: cases.yaml; holdout.yaml, held out from the ladder's rules and
-written with kernels of its own; and unseen.yaml, likewise, whose `new:` symptoms (not in docs/hazards.md yet)
-have no signature here: those cases are left out, and checked with plain Triton by test_unseen.py. Each case is
+written with kernels of its own; and unseen.yaml, likewise (a `new:` symptom, one docs/hazards.md does not have
+yet, has no signature here: such a case is left out, and checked with plain Triton by test_unseen.py). Each case is
 compiled once per module with irscope (real Triton 3.6, for its target, on the CPU) and its expected symptom's
 structural signature (symptoms.py) must hold on the expected line; no other symptom may hold unless the case
 lists it under `also`; a healthy kernel shows none; and where a case names `fixed_by` settings, compiling with
@@ -34,9 +34,9 @@ class Coverage:
 
 SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE, "unseen": UNSEEN_FILE}
 COVERAGE = {
-    "cases": Coverage(symptoms=len(SIGNATURES), faulty_kernels=14, healthy_kernels=4),
+    "cases": Coverage(symptoms=11, faulty_kernels=14, healthy_kernels=4),
     "holdout": Coverage(symptoms=8, faulty_kernels=12, healthy_kernels=4),
-    "unseen": Coverage(symptoms=5, faulty_kernels=8, healthy_kernels=4),  # its cases with a signature
+    "unseen": Coverage(symptoms=9, faulty_kernels=12, healthy_kernels=4),  # its cases with a signature
 }
 
 
@@ -55,25 +55,9 @@ def _faulty(case: Case) -> bool:
     return case.expect.symptom != NONE
 
 
-# Root causes that test_unseen.py proves with plain Triton but the signatures do not see yet (issue #27): the
-# check is expected to fail until they do, and then fails as an unexpected pass, so that this entry goes.
-SIGNATURE_MISSES = {
-    "unseen/moe_grouped_gemm-not-pipelined": "the K loop is an scf.while: its loads stay synchronous, unseen",
-}
-
-
-def params(keep: Callable[[Case], bool] = lambda case: True, misses: bool = False) -> list:
-    """The sets' cases (those `keep` accepts) as test parameters named SET/KERNEL-SYMPTOM; with `misses`, the
-    signatures' known misses are marked as expected failures."""
-    out = []
-    for name, loaded in LOADED.items():
-        for c in loaded:
-            if not keep(c):
-                continue
-            miss = SIGNATURE_MISSES.get(f"{name}/{c.id}") if misses else None
-            marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
-            out.append(pytest.param(c, id=f"{name}/{c.id}", marks=marks))
-    return out
+def params(keep: Callable[[Case], bool] = lambda case: True) -> list:
+    """The sets' cases (those `keep` accepts) as test parameters named SET/KERNEL-SYMPTOM."""
+    return [pytest.param(c, id=f"{name}/{c.id}") for name, loaded in LOADED.items() for c in loaded if keep(c)]
 
 
 pytestmark = pytest.mark.slow
@@ -109,6 +93,12 @@ def test_the_set_covers_the_symptoms(name: str):
     for c in loaded:
         assert set(c.expect.also) <= set(SIGNATURES), c.id
         assert c.expect.symptom not in c.expect.also, c.id
+
+
+def test_every_symptom_has_a_case():
+    """Each symptom of docs/hazards.md is some set's root cause: a signature nothing exercises proves nothing."""
+    expected = {c.expect.symptom for loaded in LOADED.values() for c in loaded if _faulty(c)}
+    assert set(SIGNATURES) - expected == set()
 
 
 def test_the_holdout_set_has_kernels_of_its_own():
@@ -151,7 +141,7 @@ def test_l4_names_real_triton_source(case: Case, triton_checkout: Path):
         assert any(d in text for d in declared), f"{src.name} has no class {scope}"
 
 
-@pytest.mark.parametrize("case", params(misses=True))
+@pytest.mark.parametrize("case", params())
 def test_root_cause_is_in_the_compiled_code(case: Case, compiled):
     found = present(compiled(case))
     if case.expect.symptom == NONE:

@@ -121,3 +121,10 @@ def atomic_add_kernel(x_ptr, y_ptr, N: tl.constexpr):
     # one atomic add per element: the one atomic kind every backend lowers (AMD's compile of atomics_kernel fails)
     offs = tl.arange(0, N)
     tl.atomic_add(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+@triton.jit
+def int64_div_kernel(x_ptr, y_ptr, HW, N: tl.constexpr):
+    # a 64-bit index divided by a runtime value: PTX `div.s64` and `rem.s64`, which ptxas turns into called routines
+    offs = tl.program_id(0).to(tl.int64) * N + tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.load(x_ptr + (offs // HW) + (offs % HW)))

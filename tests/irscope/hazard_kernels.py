@@ -81,3 +81,114 @@ def copy_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * n_cols + offs)
     tl.store(out_ptr + row * n_cols + offs, x * 2.0)
+
+
+@triton.jit
+def scaled_matmul(
+    a_ptr,
+    b_ptr,
+    s_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    SCALE_IN_LOOP: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    s = tl.load(s_ptr + rm)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        if SCALE_IN_LOOP:
+            acc += tl.dot(a, b) * s[:, None]
+        else:
+            acc = tl.dot(a, b, acc)
+    if not SCALE_IN_LOOP:
+        acc = acc * s[:, None]
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def running_row_max(a_ptr, b_ptr, out_ptr, N, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # the product feeds a max every iteration (as a softmax does): the wait is the math's, not a defect
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    best = tl.full((BLOCK_M,), float("-inf"), tl.float32)
+    for n in range(0, N, BLOCK_N):
+        rn = n + tl.arange(0, BLOCK_N)
+        b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+        best = tl.maximum(best, tl.max(tl.dot(a, b), 1))
+    tl.store(out_ptr + rm, best)
+
+
+@triton.jit
+def while_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    k = 0
+    while k < K:
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+        k += BLOCK_K
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def channel_scale(x_ptr, scale_ptr, out_ptr, n, HW, C, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    if WIDE:
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    else:
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    channel = (offs // HW) % C
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * tl.load(scale_ptr + channel, mask=mask), mask=mask)
+
+
+@triton.jit
+def keep_positive(x_ptr, out_ptr, n, BLOCK: tl.constexpr, MASK_BY_VALUE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if MASK_BY_VALUE:
+        tl.store(out_ptr + offs, x, mask=(offs < n) & (x > 0))
+    else:
+        tl.store(out_ptr + offs, tl.where(x > 0, x, 0.0), mask=offs < n)
+
+
+@triton.jit
+def fp8_matmul(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    B_K_CONTIGUOUS: tl.constexpr,
+):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        if B_K_CONTIGUOUS:  # B stored (N, K): the order an fp8 wgmma reads
+            b = tl.load(b_ptr + rn[None, :] * K + (k + rk)[:, None])
+        else:  # B stored (K, N)
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))

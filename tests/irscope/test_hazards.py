@@ -19,6 +19,9 @@ from tests.irscope import hazard_kernels as K
 RECORD = Path(__file__).with_name("hazards_recorded.json")
 
 MM = dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*bf16", M=4096, N=4096, K=4096)
+FP8 = dict(MM, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv")
+TILE = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4)
+CHANNELS = dict(x_ptr="*bf16", scale_ptr="*fp32", out_ptr="*bf16", n=1 << 24, HW=196, C=1024)
 CASES = {
     "row_sum_8_warps": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4096), dict(BLOCK=4096, num_warps=8)),
     "row_sum_1_warp": (K.row_sum, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=1024), dict(BLOCK=1024, num_warps=1)),
@@ -41,6 +44,28 @@ CASES = {
     ),
     "copy_aligned": (K.copy_rows, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4096), dict(BLOCK=1024)),
     "copy_odd": (K.copy_rows, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4095), dict(BLOCK=1024)),
+    "scale_in_loop": (K.scaled_matmul, {**MM, "s_ptr": "*fp32"}, dict(TILE, SCALE_IN_LOOP=True, num_stages=3)),
+    "scale_after_loop": (K.scaled_matmul, {**MM, "s_ptr": "*fp32"}, dict(TILE, SCALE_IN_LOOP=False, num_stages=3)),
+    "running_row_max": (
+        K.running_row_max,
+        dict(a_ptr="*bf16", b_ptr="*bf16", out_ptr="*fp32", N=4096),
+        dict(K=64, BLOCK_M=128, BLOCK_N=128, num_warps=4, num_stages=3),
+    ),
+    "matmul_while": (K.while_matmul, MM, dict(TILE, num_stages=3)),
+    "fp8_b_n_major": (K.fp8_matmul, FP8, dict(TILE, B_K_CONTIGUOUS=False, num_stages=3)),
+    "fp8_b_k_major": (K.fp8_matmul, FP8, dict(TILE, B_K_CONTIGUOUS=True, num_stages=3)),
+    "channel_int64": (K.channel_scale, CHANNELS, dict(BLOCK=1024, WIDE=True)),
+    "channel_int32": (K.channel_scale, CHANNELS, dict(BLOCK=1024, WIDE=False)),
+    "mask_by_value": (
+        K.keep_positive,
+        dict(x_ptr="*fp32", out_ptr="*fp32", n=4096),
+        dict(BLOCK=1024, MASK_BY_VALUE=True),
+    ),
+    "select_then_store": (
+        K.keep_positive,
+        dict(x_ptr="*fp32", out_ptr="*fp32", n=4096),
+        dict(BLOCK=1024, MASK_BY_VALUE=False),
+    ),
 }
 
 
@@ -155,6 +180,43 @@ def test_strided_reads_are_uncoalesced_and_unaligned_rows_are_narrow(found):
     odd = symptoms(found["copy_odd"])
     assert odd == ["narrow-memory-access", "narrow-memory-access"]  # the load and the store of each row
     assert found["copy_aligned"].hazards == ()  # n_cols=4096 is specialized divisible by 16: 128-bit accesses
+
+
+def test_a_wgmma_waited_for_a_scale_is_synchronous_and_one_the_math_needs_is_not(found):
+    (h,) = [h for h in found["scale_in_loop"].hazards if h.symptom == "synchronous-wgmma"]
+    assert h.cause == "scaled-product" and h.lines == (line_of(K.scaled_matmul, "tl.dot(a, b) * s"),)
+    assert h.introduced_by is not None and h.introduced_by.pass_arg == "tritongpu-pipeline"
+    assert "synchronous-wgmma" not in symptoms(found["scale_after_loop"])
+    # a max of the product every iteration waits too, but nothing in the kernel can be moved to avoid it
+    assert "synchronous-wgmma" not in symptoms(found["running_row_max"])
+
+
+def test_a_while_loop_is_never_pipelined(found):
+    (h,) = [h for h in found["matmul_while"].hazards if h.symptom == "not-pipelined"]
+    assert h.cause == "while-loop" and h.lines == (
+        line_of(K.while_matmul, "a = tl.load"),
+        line_of(K.while_matmul, "b = tl.load"),
+    )
+
+
+def test_an_fp8_operand_in_the_wrong_order_is_relaid_out_every_iteration(found):
+    (h,) = [h for h in found["fp8_b_n_major"].hazards if h.symptom == "operand-relayout-in-loop"]
+    assert h.lines == (line_of(K.fp8_matmul, "(k + rk)[:, None] * N"),) and h.counters["mem.shared_store"] > 0
+    assert any("pipelined load for this operand" in r for r in h.remarks)  # the compiler's own warning, kept
+    assert "operand-relayout-in-loop" not in symptoms(found["fp8_b_k_major"])
+
+
+def test_int64_index_division_is_a_hazard_and_int32_is_not(found):
+    (h,) = [h for h in found["channel_int64"].hazards if h.symptom == "int64-index-division"]
+    assert h.lines == (line_of(K.channel_scale, "channel ="),)
+    assert "int64-index-division" not in symptoms(found["channel_int32"])
+
+
+def test_a_mask_from_loaded_values_narrows_the_store_and_a_select_does_not(found):
+    (h,) = [h for h in found["mask_by_value"].hazards if h.symptom == "data-dependent-store-mask"]
+    assert h.lines == (line_of(K.keep_positive, "(x > 0))"),)
+    assert "narrow-memory-access" not in symptoms(found["mask_by_value"])  # one cause once
+    assert "data-dependent-store-mask" not in symptoms(found["select_then_store"])
 
 
 def test_hazards_are_ranked_by_cost_and_minor_ones_kept_apart(found):

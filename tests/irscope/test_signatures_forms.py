@@ -36,6 +36,7 @@ CASES = {
     ),
     "tma": lambda: capture(k.tma_kernel, "*fp16", "*fp16", 256, 256, BM=64, BN=64),
     "special": lambda: capture(k.special_kernel, "*fp32", "*i32", "*fp16", "*fp32", N=1024),
+    "int64_div": lambda: capture(k.int64_div_kernel, "*fp32", "*fp32", 3000, N=128),
 }
 
 
@@ -69,6 +70,7 @@ TOTALS = {
     ("ptx", "mem.shared_load"): r"(?:ld\.shared|ldmatrix)\b",
     ("ptx", "mem.shared_store"): r"(?:st\.shared|stmatrix)\b",
     ("ptx", "compute.special"): r"(?:ex2|lg2|rcp|rsqrt|sqrt|sin|cos|tanh)\.approx\b",
+    ("ptx", "compute.int64_div"): r"(?:div|rem)\.[su]64\b",  # the remainder is often a multiply and subtract
     ("sass", "sync.shuffle"): r"SHFL\.",
     ("sass", "sync.barrier"): r"BAR\.(?:SYNC|RED)\b",
     ("sass", "sync.async_wait"): r"(?:LDGDEPBAR|DEPBAR)\b",
@@ -130,6 +132,7 @@ FORMS = [
     ("ptx", "mem.shared_load", "ldmatrix", "mma_f16", r"ldmatrix\."),
     ("ptx", "mem.shared_store", "st.shared", "cumsum", r"st\.shared\b"),
     ("ptx", "compute.special", "ex2", "special", r"ex2\.approx\."),
+    ("ptx", "compute.int64_div", "div.s64", "int64_div", r"div\.s64\b"),
     ("sass", "sync.shuffle", "BFLY", "atomics", r"SHFL\.BFLY\b"),
     ("sass", "sync.shuffle", "UP", "cumsum", r"SHFL\.UP\b"),
     ("sass", "sync.shuffle", "IDX", "gather", r"SHFL\.IDX\b"),

@@ -5,14 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import irscope
+from irscope import hazards
 from ladder.context import operator_context
 from ladder.evidence import FAILED, SNAPSHOT, SOURCE_LINE
 from ladder.levels import LEVELS
-from ladder.levels.ir import IRLevel
+from ladder.levels.ir import IRLevel, said
 from ladder.policy import beyond, climb
 from ladder.validators.interpret import InterpretValidator
 from patterns.appliers import generate
 from suite.operator import get_operator
+from tests.irscope import hazard_kernels as K
 from tests.ladder import h200, moe_op
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -101,3 +103,19 @@ def test_l3_captures_the_heaviest_case_that_is_cheap_enough_to_build(tmp_path):
     # Naive moe on the H200: c5 is furthest from SoL but moves 302 MB (over the cap); c4 (88 MB) is next.
     timed = h200.timed(tuple(zip(h200.MOE_NAIVE, h200.MOE_SOL)))
     assert IRLevel._case(operator_context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path, validation=timed)) == "c4"
+
+
+def test_what_the_compiler_said_is_evidence_and_a_warning_no_hazard_explains_is_a_finding(tmp_path):
+    # an fp8 wgmma's B operand stored (K, N): AccelerateMatmul warns that the operand's pipelined load is disabled
+    args = dict(a_ptr="*fp8e4nv", b_ptr="*fp8e4nv", c_ptr="*bf16", M=4096, N=4096, K=4096)
+    options = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=3, B_K_CONTIGUOUS=False)
+    traj = irscope.capture(K.fp8_matmul, target="cuda:90", kernel_kwargs=args, out_dir=tmp_path / "t", **options)
+    evidence, notes = said(traj, "0", set())
+    (warned,) = [e for e in evidence if "warning from pass tritongpu-accelerate-matmul" in e.claim]
+    assert warned.source.kind == SNAPSHOT and traj.snapshots[warned.source.snapshot].pass_arg == warned.source.pass_arg
+    assert "pipelined load for this operand will be disabled" in warned.claim
+    assert len(notes) == 1 and notes[0].startswith("unexplained: the compiler warned in tritongpu-accelerate-matmul")
+    # the relayout hazard cites that warning: then it is explained, still evidence, no longer a note of its own
+    cited = {r for h in hazards.find(traj).hazards for r in h.remarks}
+    evidence_cited, notes_cited = said(traj, "0", cited)
+    assert [e.claim for e in evidence_cited] == [e.claim for e in evidence] and notes_cited == []

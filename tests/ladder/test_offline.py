@@ -24,7 +24,7 @@ from ladder.records import NOTHING_LEFT, History, Rewrite
 from ladder.report import HARNESS, STAGES
 from ladder.rewriters import REWRITERS
 from ladder.rewriters.base import RewriteRequest
-from ladder.rewriters.offline import OfflineRewriter, family_appliers
+from ladder.rewriters.offline import WITHOUT_APPLIER, OfflineRewriter, family_appliers
 from ladder.validation import CaseResult, Validation
 from patterns.appliers.check import check_candidates
 from patterns.matcher import default_index
@@ -58,10 +58,12 @@ def test_a_family_reaches_its_cards_appliers_and_those_of_cards_sharing_an_alias
 
 
 def test_every_family_a_card_names_reaches_an_applier():
-    """The ladder settles on a card's family or one of its aliases (L2's names): each must reach a transform."""
+    """The ladder settles on a card's family or one of its aliases (L2's names): each must reach a transform, or
+    be declared as one no source transform makes safely, with the reason the fallback's description gives."""
     cards = [c for c in default_index().cards.values() if c.status != "proposed"]
     families = {c.family for c in cards} | {a for c in cards for a in c.aliases}
-    assert {f for f in families if not family_appliers(f)} == set()
+    assert {f for f in families if not family_appliers(f)} == set(WITHOUT_APPLIER)
+    assert all(len(why) > 40 for why in WITHOUT_APPLIER.values())
     assert len(families) >= 30
 
 
@@ -126,6 +128,14 @@ def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_co
     listed = json.loads((tmp_path / "offline-candidates.json").read_text())
     assert listed["family"] == "no-card-names-this" and listed["family_appliers"] == []
     assert [c["chosen"] for c in listed["candidates"]].count(True) == 1
+
+
+def test_a_family_declared_without_an_applier_says_why_in_the_fallback(tmp_path):
+    d = diagnosed(MOE, "masked-store", operator_context(MOE, MOE.kernel_path, tmp_path / "diag"))
+    rw = OfflineRewriter(tune_configs=4).rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
+    assert rw.description.startswith(
+        f"fallback: the diagnosed family masked-store has no mechanical applier ({WITHOUT_APPLIER['masked-store']}); "
+    )
 
 
 def vectorization_diagnosis(ctx: Context) -> Diagnosis:

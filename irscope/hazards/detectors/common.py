@@ -164,19 +164,24 @@ def stored_from_registers(defs: dict[str, Reached], operand: str, loop) -> Reach
     return None
 
 
+def relaid_load(defs: dict[str, Reached], dot: Reached, loop) -> Reached | None:
+    """The load whose tile, unchanged but for its layout, the dot's shared-memory operand is written from inside
+    the loop: a loaded operand re-laid out through shared memory every iteration (not a tile the loop computes,
+    dequantized or scaled)."""
+    for operand in dot_operands(dot):
+        alloc = stored_from_registers(defs, operand, loop)
+        src = defs.get(value_of(alloc.op.operands[0])) if alloc is not None else None
+        while src is not None and src.op.name in LAYOUT_ONLY and src.op.operands:
+            src = defs.get(value_of(src.op.operands[0]))
+        if src is not None and src.op.name == "tt.load" and within(src.op, loop):
+            return src
+    return None
+
+
 def relaid_loads(defs: dict[str, Reached], inside: list[Reached], loop) -> list[Reached]:
-    """Loads whose tile, unchanged but for its layout, is written into an MMA's shared-memory operand inside the
-    loop: a loaded operand re-laid out through shared memory every iteration."""
-    out = []
-    for d in (r for r in inside if r.op.name in DOTS and loop_of(r.op) is loop):
-        for operand in dot_operands(d):
-            alloc = stored_from_registers(defs, operand, loop)
-            src = defs.get(value_of(alloc.op.operands[0])) if alloc is not None else None
-            while src is not None and src.op.name in LAYOUT_ONLY and src.op.operands:
-                src = defs.get(value_of(src.op.operands[0]))
-            if src is not None and src.op.name == "tt.load" and within(src.op, loop):
-                out.append(src)
-    return out
+    """The relaid loads of every dot directly in the loop."""
+    dots = (r for r in inside if r.op.name in DOTS and loop_of(r.op) is loop)
+    return [load for d in dots if (load := relaid_load(defs, d, loop))]
 
 
 def first_with(view: KernelView, test: Callable[[list[Reached]], bool], stage: str = "ttgir") -> PassRef | None:

@@ -4,7 +4,7 @@ folded-BatchNorm + SiLU + skip-add that follows a cuDNN convolution in a ResNet-
 Flat 1D launch over all N*C*H*W elements; offsets are int64 "because activations of large batches at high
 resolution can pass 2**31 elements".
 
-Root cause (new:int64-index-division): the channel of each element is recovered with a 64-bit `//` and `%` by
+Root cause (int64-index-division): the channel of each element is recovered with a 64-bit `//` and `%` by
 runtime sizes; the GPU has no 64-bit divider, so each is a call to a ~70-instruction division routine.
 """
 

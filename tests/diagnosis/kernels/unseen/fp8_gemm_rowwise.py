@@ -2,7 +2,7 @@
 row-wise FP8 matmuls of public inference stacks: A is (M, K) row-major, B is given as (N, K) row-major (a Linear
 weight) and read K-major, output bf16.
 
-Root cause (new:synchronous-wgmma): the scales are applied to every partial product inside the K loop.
+Root cause (synchronous-wgmma): the scales are applied to every partial product inside the K loop.
 """
 
 import triton

@@ -4,7 +4,7 @@ x is (M, K) row-major; the weight's strides are arguments so the same kernel ser
 stored like nn.Linear, (N, K). Here the checkpoint loader stored the quantized weight pre-transposed, (K, N)
 row-major (stride_wk = N, stride_wn = 1).
 
-Root cause (new:operand-relayout-in-loop): an FP8 wgmma needs B K-major in shared memory; a (K, N) row-major
+Root cause (operand-relayout-in-loop): an FP8 wgmma needs B K-major in shared memory; a (K, N) row-major
 weight is transposed in registers and stored to shared memory every iteration, and its load is not pipelined.
 """
 

@@ -4,7 +4,7 @@ folded-BatchNorm + SiLU + skip-add that follows a cuDNN convolution in a detecti
 Flat 1D launch over all N*C*H*W elements; offsets are int64 because activations of large batches at high
 resolution pass 2**31 elements.
 
-Root cause (new:int64-index-division): the channel of each element is recovered with a 64-bit `//` and `%` by
+Root cause (int64-index-division): the channel of each element is recovered with a 64-bit `//` and `%` by
 runtime sizes, which PTX has no instruction for (a ~60-instruction div.s64 / rem.s64 sequence per element).
 """
 

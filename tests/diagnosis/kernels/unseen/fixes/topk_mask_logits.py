@@ -1,7 +1,7 @@
 """Top-k logit filtering for sampling, in place: every logit below the row's k-th largest value becomes -inf
 (the threshold comes from a previous top-k pass), as a sampler does before the softmax over a 128k vocabulary.
 
-Root cause (new:data-dependent-store-mask): the store's mask depends on the loaded logits, so it differs from
+Root cause (data-dependent-store-mask): the store's mask depends on the loaded logits, so it differs from
 element to element and the 128-bit store splits into one predicated 32-bit store per element.
 """
 
