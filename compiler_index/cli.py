@@ -27,8 +27,8 @@ from compiler_index import queries, render
 from compiler_index.fetch import FetchError
 from compiler_index.sources import SourceError
 from compiler_index.store import IndexDbError
-from compiler_index.target import TargetError
 from irscope.argtypes import non_negative, positive
+from irscope.targets import TargetError
 from irscope.version import add_version_argument
 
 DEFAULT_DB = "out/compiler-index.db"

@@ -26,10 +26,12 @@ from compiler_index.queries.context import Context
 from compiler_index.queries.gates import gates_of, prefetch_gates, ref_key
 from compiler_index.queries.ops import op_sites, prefetch_op_sites
 from compiler_index.queries.passes import find_passes
-from compiler_index.target import YES, Target, TargetError, file_applies, for_target
+from compiler_index.target import YES, file_applies, for_target
+from irscope.backends import adapter_for
 from irscope.opcounts import snapshot_op_counts
 from irscope.parse import op_counts
 from irscope.parse.diagnostics import parse_diagnostics
+from irscope.targets import Target
 from irscope.trajectory import MLIR, Snapshot, Trajectory
 
 # gate kinds by how directly they decide whether the rewrite happens (others after these)
@@ -106,10 +108,8 @@ def explain(
 ) -> Explanation:
     traj = trajectory if isinstance(trajectory, Trajectory) else irscope.load(trajectory)
     snap, prev = snapshot_for(traj, pass_ref)
-    try:
-        target: Target | None = Target.parse(str(traj.target))
-    except TargetError:  # a backend the guards know nothing of (Ascend): nothing is filtered
-        target = None
+    # a backend whose compiler code the index does not hold (Ascend: triton-ascend is not Triton's tree) filters nothing
+    target = traj.target if adapter_for(traj.target).source_dirs else None
     with connection(db) as con:
         ctx = Context(con)
         result = Explanation(

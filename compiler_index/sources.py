@@ -17,10 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler_index.extract import PIPELINE, SOURCE, extractor_for
+from irscope.backends import ADAPTERS
 
-TRITON_SUBDIRS = ("lib", "include", "third_party/nvidia", "third_party/amd", "python/src")
-# vendored HIP/HSA headers; the AOT-compile code templates under tools/ (C with `{placeholders}`)
-TRITON_EXCLUDES = ("third_party/amd/backend/include", "third_party/nvidia/tools", "third_party/amd/tools")
+
+def triton_subdirs() -> tuple[str, ...]:
+    """Triton's own code, and each backend's folders as its adapter names them (irscope.backends)."""
+    return ("lib", "include", *(d for a in ADAPTERS.values() for d in a.source_dirs), "python/src")
+
+
+def triton_excludes() -> tuple[str, ...]:
+    """What each backend's adapter leaves out of its folders (vendored headers, code templates)."""
+    return tuple(d for a in ADAPTERS.values() for d in a.source_excludes)
+
+
 EXCLUDED_DIR_NAMES = frozenset({"test", "unittest", "__pycache__"})
 
 
@@ -61,7 +70,7 @@ def source_root(path: str | Path) -> Root:
             f"get Triton's sources with `compiler-index fetch --into {path}`"
         )
     if is_triton_checkout(p):
-        return Root(SOURCE, p, p, tuple(d for d in TRITON_SUBDIRS if (p / d).is_dir()), TRITON_EXCLUDES)
+        return Root(SOURCE, p, p, tuple(d for d in triton_subdirs() if (p / d).is_dir()), triton_excludes())
     return Root(SOURCE, p, p, (".",), ())
 
 

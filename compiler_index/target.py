@@ -1,4 +1,4 @@
-"""Does a gate apply to a compile target? Its guards, evaluated on what the target fixes.
+"""Does a gate apply to a compile target (irscope.targets.Target)? Its guards, evaluated on what the target fixes.
 
 A gate quoted for sm_90 is misleading when it sits in a `version == 5` branch (Blackwell's tensor cores), behind
 `computeCapability >= 100`, `isCDNA(…)`, or in an AMD-only file. The guards a gate records
@@ -14,8 +14,9 @@ evaluates the simple ones in three-valued logic:
 
 Anything else (a type test, a tensor shape) is unknown, and so is a guard that uses it. `gate_applies` says
 "no" only when some guard is false for every MMA version the target may use, "yes" when all are true, else
-"unknown". Files of one backend (third_party/amd/, third_party/nvidia/, the TritonNVIDIAGPU dialect) apply to
-that backend only.
+"unknown". Files of one backend (third_party/amd/, third_party/nvidia/, the TritonNVIDIAGPU dialect: the folders
+its adapter names) apply to that backend only. The capability, MMA versions and ISA family are the target's own
+(its machine, irscope.backends); this module keeps no table of them.
 """
 
 from __future__ import annotations
@@ -26,69 +27,23 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from irscope.backends import ADAPTERS
+from irscope.targets import Target
+
 if TYPE_CHECKING:
     from compiler_index.queries import GateInfo
 
 YES, NO, UNKNOWN = "yes", "no", "unknown"
 
-# path prefix → the only backend whose compiles run the code there
-BACKEND_PATHS = {
-    "third_party/nvidia/": "cuda",
-    "lib/Dialect/TritonNVIDIAGPU/": "cuda",
-    "include/triton/Dialect/TritonNVIDIAGPU/": "cuda",
-    "third_party/amd/": "hip",
-}
-
-# compute capability → MMA versions Triton tries, in order (AccelerateMatmul.cpp, getMMAVersionSafe)
-_MMA_VERSIONS = ((75, (1,)), (90, (2,)), (100, (3, 2)), (110, (5, 2)), (130, (2,)))
-
-# gfx architecture → ISA family (third_party/amd/lib/TritonAMDGPUToLLVM/TargetUtils.cpp, deduceISAFamily)
-_ISA_FAMILIES = {"gfx1250": "GFX1250", "gfx950": "CDNA4", "gfx942": "CDNA3", "gfx90a": "CDNA2", "gfx908": "CDNA1"}
-_RDNA = ((1200, 1201, "RDNA4"), (1100, 1153, "RDNA3"), (1030, 1036, "RDNA2"), (1010, 1013, "RDNA1"))
-
-
-class TargetError(ValueError):
-    """A target string that names no CUDA capability or AMD architecture."""
-
-
-@dataclass(frozen=True)
-class Target:
-    backend: str  # cuda | hip
-    capability: int | None = None  # cuda: 90
-    arch: str | None = None  # hip: gfx942
-
-    @classmethod
-    def parse(cls, text: str) -> Target:
-        """`cuda:90`, `sm_90`, `sm90a`, `90` → CUDA; `hip:gfx942`, `gfx942` → AMD."""
-        t = text.strip().lower()
-        if m := re.fullmatch(r"(?:cuda:|sm_?)?(\d{2,3})a?", t):
-            return cls("cuda", capability=int(m.group(1)))
-        if m := re.fullmatch(r"(?:hip:)?(gfx[0-9a-f]+)", t):
-            return cls("hip", arch=m.group(1))
-        raise TargetError(f"target {text!r}: expected cuda:CC (cuda:90, sm_90) or hip:gfxNNN (hip:gfx942)")
-
-    def __str__(self) -> str:
-        return f"cuda:{self.capability}" if self.backend == "cuda" else f"hip:{self.arch}"
-
-    @property
-    def mma_versions(self) -> tuple[int, ...]:
-        if self.backend != "cuda" or self.capability is None:
-            return ()
-        return next((v for bound, v in _MMA_VERSIONS if self.capability < bound), ())
-
-    @property
-    def isa_family(self) -> str | None:
-        if self.backend != "hip" or self.arch is None:
-            return None
-        if self.arch in _ISA_FAMILIES:
-            return _ISA_FAMILIES[self.arch]
-        number = int(m.group(1)) if (m := re.fullmatch(r"gfx(\d+)", self.arch)) else 0
-        return next((f for lo, hi, f in _RDNA if lo <= number <= hi), "Unknown")
-
 
 def file_applies(path: str, target: Target) -> bool:
-    """False for a file only another backend's compiles run (third_party/amd/ for a CUDA target, …)."""
-    return all(backend == target.backend for prefix, backend in BACKEND_PATHS.items() if path.startswith(prefix))
+    """False for a file only another backend's compiles run (third_party/amd/ for a CUDA target, …): the folders
+    each backend's adapter names as its own (irscope.backends)."""
+    return all(
+        backend == target.backend
+        for backend, adapter in ADAPTERS.items()
+        if any(path.startswith(prefix) for prefix in adapter.own_sources)
+    )
 
 
 def gate_applies(gate: GateInfo, target: Target) -> str:

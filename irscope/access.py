@@ -581,7 +581,7 @@ def _caps(
 def _threads(traj: Trajectory, text: str) -> int:
     found = dict(_MODULE_INT.findall(text))
     warps = int(found.get("num-warps", traj.specialization.options.get("num_warps", 4)))
-    lanes = int(found.get("threads-per-warp", 64 if traj.target.backend == "hip" else 32))
+    lanes = int(found.get("threads-per-warp", traj.target.warp_size or 32))  # an NPU has no warps
     return warps * lanes
 
 

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from irscope.argtypes import non_negative
-from irscope.backends import adapter_for
+from irscope.backends import BackendAdapter, adapter_for
 from irscope.backends.ascend.environment import AscendEnvironmentError
 from irscope.capture import CompileError, SpecError, capture_request
 from irscope.capture.arguments import add_specialization_arguments, specialization
@@ -24,7 +24,7 @@ from irscope.capture.specialize import build_request
 from irscope.capture.stagetable import stage_rows
 from irscope.interop import commands as interop
 from irscope.store import OutputDirError, TrajectoryFormatError, load
-from irscope.targets import TargetError, parse_target
+from irscope.targets import Target, TargetError, parse_target
 from irscope.trajectory import Trajectory
 from irscope.version import add_version_argument
 
@@ -69,7 +69,8 @@ def _captured(run: Callable[[], Trajectory], out: Path) -> Trajectory | None:
 
 
 def cmd_dump(a: argparse.Namespace) -> int:
-    ascend = parse_target(a.target).backend == "npu"
+    target = parse_target(a.target)
+    adapter = adapter_for(target)
     if a.example:
         from irscope.examples import get_example
 
@@ -78,14 +79,14 @@ def cmd_dump(a: argparse.Namespace) -> int:
     else:
         if not a.kernel:
             raise SpecError("give FILE.py:KERNEL or --example NAME")
-        # triton-ascend imports the file itself (in its own environment): it may use its language extensions
-        kernel, args, options = (a.kernel if ascend else load_kernel(a.kernel)), {}, {}
+        # a backend compiling in its own process imports the file itself (triton-ascend: its language extensions)
+        kernel, args, options = (a.kernel if adapter.own_capture else load_kernel(a.kernel)), {}, {}
     given_args, given_options = specialization(a)
     args.update(given_args)
     options.update(given_options)
-    if ascend:
-        return dump_ascend(a, kernel, args, options)
-    req = build_request(kernel, args, options, a.target, a.config)
+    if adapter.own_capture:
+        return dump_own(a, adapter, target, kernel, args, options)
+    req = build_request(kernel, args, options, target, a.config)
     traj = _captured(lambda: capture_request(req, out_dir=a.out, disassemble=not a.no_disassemble), a.out)
     if traj is None:
         return 1
@@ -96,21 +97,17 @@ def cmd_dump(a: argparse.Namespace) -> int:
     return 0
 
 
-def dump_ascend(a: argparse.Namespace, kernel: object, args: dict, options: dict) -> int:
-    from irscope.backends.ascend.capture import capture_ascend
-
-    traj = _captured(
-        lambda: capture_ascend(kernel, args, options, target=a.target, out_dir=a.out, config=a.config), a.out
-    )
+def dump_own(
+    a: argparse.Namespace, adapter: BackendAdapter, target: Target, kernel: object, args: dict, options: dict
+) -> int:
+    """A backend's own capture path (Ascend)."""
+    traj = _captured(lambda: adapter.capture(kernel, args, options, target, a.out, a.config), a.out)
     if traj is None:
         return 1
     console.print(summary_table(traj))
     console.print(f"{len(traj.snapshots)} snapshots → {a.out}")
-    if traj.error is not None:  # only npubin, for want of CANN: everything before it is complete
-        err_console.print(
-            f"[yellow]note:[/yellow] stage {traj.error.stage} not built, CANN's bishengir-compile "
-            f"is not installed ({traj.error.message.splitlines()[0]}); ttir and ttadapter are complete"
-        )
+    if note := adapter.capture_note(traj):
+        err_console.print(f"[yellow]note:[/yellow] {note}")
     return 0
 
 

@@ -14,6 +14,7 @@ from rich.console import Console
 import irscope
 from irscope.cli import summary_table
 from irscope.examples import EXAMPLES
+from irscope.targets import DEFAULT_TARGET
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 
@@ -22,7 +23,7 @@ def main(out_root: str = "out/demo") -> int:
     root = Path(out_root)
     for name, ex in EXAMPLES.items():
         out = root / name
-        traj = irscope.capture(ex.kernel, target="cuda:90", out_dir=out, kernel_kwargs=ex.args, **ex.options)
+        traj = irscope.capture(ex.kernel, target=DEFAULT_TARGET, out_dir=out, kernel_kwargs=ex.args, **ex.options)
         console.rule(f"[bold]{name}[/bold]: {ex.what}")
         console.print(summary_table(traj))
         changed = ", ".join(s.pass_arg for s in traj.changed_passes())

@@ -1,11 +1,27 @@
-"""Compilation targets as users write them (`cuda:90`, `hip:gfx942`) and as Triton wants them (`GPUTarget`)."""
+"""Compilation targets: one value from the edge (`cuda:90`, `hip:gfx942`, `npu:Ascend910B3`) to Triton's `GPUTarget`,
+carrying the machine it compiles for.
+
+A command line, an API call or an MCP tool parses its target string once (`parse_target`); everything below it
+takes the `Target`. Each backend's adapter (irscope/backends) owns its spelling, what Triton can build for, and
+its machine facts (`Machine`: warp size, SMs, registers and shared memory per SM, MMA versions, ISA family), so
+the cost model, the counterfactuals, the appliers and the compiler index's gate evaluation ask the target, never
+a table of their own.
+"""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from triton.backends.compiler import GPUTarget
+
+if TYPE_CHECKING:
+    from irscope.backends.base import BackendAdapter
+
+# What a CPU machine compiles for when nothing says otherwise: the H100/H200 (sm_90).
+DEFAULT_TARGET = "cuda:90"
 
 
 class TargetError(ValueError):
@@ -13,13 +29,45 @@ class TargetError(ValueError):
 
 
 @dataclass(frozen=True)
+class Machine:
+    """Facts of the part a target's code runs on, per SM (NVIDIA) or compute unit (AMD); 0 where not known."""
+
+    part: str  # the part the facts are for ("H100/H200")
+    sm_count: int = 0
+    registers_per_sm: int = 0  # 32-bit registers
+    shared_bytes_per_sm: int = 0
+    cta_shared_reserved: int = 0  # shared memory the driver keeps per CTA
+    max_warps_per_sm: int = 0
+    max_ctas_per_sm: int = 0
+    mma_versions: tuple[int, ...] = ()  # NVIDIA: MMA versions Triton tries, in order
+    isa_family: str | None = None  # AMD: Triton's ISAFamily (CDNA3, RDNA3, …)
+
+
+@dataclass(frozen=True)
 class Target:
-    backend: str  # "cuda" | "hip" | "npu"
+    backend: str  # the GPUTarget backend: cuda | hip | npu (irscope.backends.ADAPTERS keys)
     arch: int | str  # 90 for cuda, "gfx942" for hip, "Ascend910B3" for npu
     warp_size: int  # 0 for npu, as triton-ascend's GPUTarget has it
 
     def __str__(self) -> str:
         return f"{self.backend}:{self.arch}"
+
+    @cached_property
+    def machine(self) -> Machine:
+        return _adapter(self.backend).machine(self)
+
+    @property
+    def capability(self) -> int | None:
+        """The CUDA compute capability (90), None on other backends."""
+        return self.arch if self.backend == "cuda" and isinstance(self.arch, int) else None
+
+    @property
+    def mma_versions(self) -> tuple[int, ...]:
+        return self.machine.mma_versions
+
+    @property
+    def isa_family(self) -> str | None:
+        return self.machine.isa_family
 
     def to_gpu_target(self) -> GPUTarget:
         return GPUTarget(self.backend, self.arch, self.warp_size)
@@ -31,57 +79,52 @@ class Target:
     def to_json(self) -> dict:
         return {"backend": self.backend, "arch": self.arch, "warp_size": self.warp_size}
 
-
-_CUDA = re.compile(r"^(?:cuda|sm_?)?:?(\d{2,3})a?$")
-_HIP = re.compile(r"^(?:hip|rocm|amd)?:?(gfx[0-9a-f]+)$")
-_NPU = re.compile(r"^(?:ascend|npu)(?::(?:ascend)?([0-9][0-9a-z_]*))?$")
-# triton-ascend 3.2.0 has no default SoC (it asks the device, or reads TRITON_ASCEND_ARCH); its default compile
-# path is the Atlas A2/A3 one, so `ascend` means an A2 part. The arch reaches only the npubin stage.
-ASCEND_DEFAULT_ARCH = "Ascend910B3"
-
-
-# What the Triton 3.6 wheel can build for, checked here so that an impossible target is a clear error instead of
-# an abort deep in LLVM or ptxas. CUDA: the `sm_*` values of `ptxas --gpu-name` in the bundled ptxas (CUDA 12.8,
-# used below sm_100) and ptxas-blackwell (CUDA 12.9, sm_100 and up). HIP: the gfx names Triton's AMD backend
-# gives an ISA family (deduceISAFamily in third_party/amd/lib/TritonAMDGPUToLLVM/TargetUtils.cpp; the GK_* ranges
-# of LLVM's AMDGPU target parser); any other name fails in ConvertTritonAMDGPUToLLVM.
-CUDA_CAPABILITIES = (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
-HIP_ARCHS = (
-    *("gfx908", "gfx90a", "gfx942", "gfx950"),  # CDNA1-4
-    *("gfx1010", "gfx1011", "gfx1012", "gfx1013"),  # RDNA1
-    *(f"gfx{n}" for n in range(1030, 1037)),  # RDNA2
-    *("gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"),  # RDNA3
-    *("gfx1200", "gfx1201", "gfx1250"),  # RDNA4, gfx1250
-)
+    @classmethod
+    def parse(cls, text: str | Target | GPUTarget) -> Target:
+        """Any target a backend's spelling names (`cuda:90`, `sm_90a`, `90`, `hip:gfx942`, `gfx942`, `ascend`,
+        `npu:910b3`), whether or not Triton can build for it: what a question about a target (does a compiler
+        gate apply to it?) needs. A compile's target goes through `parse_target`, which also checks that."""
+        if isinstance(text, Target):
+            return text
+        if isinstance(text, GPUTarget):
+            return cls.from_gpu_target(text)
+        t = text.strip().lower()
+        for adapter in _adapters():
+            if (target := adapter.read_target(t)) is not None:
+                return target
+        forms = ", ".join(a.target_forms for a in _adapters())
+        raise TargetError(f"unknown target {text!r}: expected {forms}")
 
 
 def parse_target(text: str | Target | GPUTarget) -> Target:
-    """`cuda:90`, `sm90`, `cuda:80`, `hip:gfx942`, `ascend`, `npu:Ascend910B3` → Target. RDNA (gfx1xxx) runs
-    wave32, CDNA wave64; an Ascend SoC name is canonicalized (`npu:910b3` → Ascend910B3)."""
-    if isinstance(text, Target):
-        return text
-    if isinstance(text, GPUTarget):
-        return Target.from_gpu_target(text)
-    t = text.strip().lower()
-    if m := _CUDA.match(t):
-        capability = int(m.group(1))
-        if capability not in CUDA_CAPABILITIES:
-            raise TargetError(
-                f"target {text!r}: Triton's ptxas cannot build for sm_{capability}; CUDA capabilities it supports: "
-                f"{', '.join(map(str, CUDA_CAPABILITIES))} (e.g. cuda:90 for H100, cuda:80 for A100)"
-            )
-        return Target("cuda", capability, 32)
-    if m := _HIP.match(t):
-        arch = m.group(1)
-        if arch not in HIP_ARCHS:
-            raise TargetError(
-                f"target {text!r}: Triton's AMD backend has no ISA family for {arch}; supported: "
-                f"{', '.join(HIP_ARCHS)} (e.g. hip:gfx942 for MI300)"
-            )
-        return Target("hip", arch, 32 if arch.startswith("gfx1") else 64)
-    if m := _NPU.match(t):
-        return Target("npu", f"Ascend{m.group(1).upper()}" if m.group(1) else ASCEND_DEFAULT_ARCH, 0)
-    raise TargetError(
-        f"unknown target {text!r}: use cuda:<capability> (e.g. cuda:90, cuda:80), hip:<gfx arch> (e.g. hip:gfx942) "
-        f"or ascend / npu:<SoC> (e.g. npu:Ascend910B3, npu:Ascend910_9589)"
-    )
+    """A compile's target, from the edge: parsed (Target.parse) and checked against what Triton can build for, so
+    that an impossible target is a clear error instead of an abort deep in LLVM or ptxas."""
+    target = Target.parse(text)
+    _adapter(target.backend).check_buildable(target, str(text))
+    return target
+
+
+def local_target() -> Target:
+    """The target of this machine's first GPU as torch reports it (a CUDA capability or a ROCm gfx name), or the
+    default target on a machine without one: what a ladder run diagnoses for unless told otherwise."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return parse_target(DEFAULT_TARGET)
+    props = torch.cuda.get_device_properties(0)
+    if torch.version.hip:
+        return parse_target(f"hip:{props.gcnArchName.split(':')[0]}")
+    return parse_target(f"cuda:{props.major}{props.minor}")
+
+
+def _adapters() -> Iterable[BackendAdapter]:
+    # The backends import the capture machinery, which imports this module: they are looked up when asked.
+    from irscope.backends import ADAPTERS
+
+    return ADAPTERS.values()
+
+
+def _adapter(backend: str) -> BackendAdapter:
+    from irscope.backends import adapter_for_backend
+
+    return adapter_for_backend(backend)

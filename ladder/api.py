@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from irscope.capture.specialize import unwrap_kernel
-from ladder.context import Context, quiet
-from ladder.evidence import LEVELS, Finding, LevelResult
+from irscope.targets import DEFAULT_TARGET, Target
+from ladder.context import Context, KernelSubject, quiet
+from ladder.evidence import LEVEL_NAMES, Finding, LevelResult
 from ladder.kernel_spec import KernelSpec
-from ladder.levels import registry
+from ladder.levels import LEVELS
+from ladder.options import build_options
 from ladder.policy import Diagnosis, beyond, climb
 
 
@@ -51,7 +53,7 @@ class KernelDiagnosis:
             "kernel": self.spec.name,
             "file": str(self.spec.path),
             "specialization": self.spec.describe(),
-            "target": self.spec.target,
+            "target": str(self.spec.target),
             **self.diagnosis.to_json(),
             "beyond": [r.to_json() for r in self.deeper],
         }
@@ -68,26 +70,26 @@ def run(
     counterfactuals: int | None = None,
 ) -> KernelDiagnosis:
     """Diagnose `spec` up to level `through`; `counterfactuals` caps L4's what-if compiles (0 skips them)."""
-    if through not in LEVELS:
-        raise ValueError(f"through={through!r}: one of {', '.join(LEVELS)}")
     out = Path(workdir) if workdir else Path("out") / "diagnose" / spec.name
     out.mkdir(parents=True, exist_ok=True)
-    options: tuple[tuple[str, Any], ...] = (("target", spec.target),)
-    if index:
-        options += (("index_db", str(index)),)
-    if invariants:
-        options += (("invariants", str(invariants)),)
-    if counterfactuals is not None:
-        options += (("counterfactuals", counterfactuals),)
-    ctx = Context(None, spec.path, out, options=options, spec=spec, say=say if say is not None else quiet)
-    d = climb(ctx, registry())
-    return KernelDiagnosis(spec, d, beyond(ctx, registry(), d, through))
+    options = build_options(target=spec.target, index=index, invariants=invariants, counterfactuals=counterfactuals)
+    ctx = Context(KernelSubject(spec), out, options=options, say=say if say is not None else quiet)
+    return KernelDiagnosis(spec, *ascend(ctx, through))
+
+
+def ascend(ctx: Context, through: str = "L4") -> tuple[Diagnosis, tuple[LevelResult, ...]]:
+    """One pass up the ladder on any subject (an operator's kernel or a kernel spec), and the levels above where it
+    stopped, up to `through`: what `ladder diagnose` and `ladder.diagnose` run."""
+    if through not in LEVEL_NAMES:
+        raise ValueError(f"through={through!r}: one of {', '.join(LEVEL_NAMES)}")
+    d = climb(ctx, LEVELS)
+    return d, beyond(ctx, LEVELS, d, through)
 
 
 def diagnose(
     kernel: Any,
     *args: Any,
-    target: str = "cuda:90",
+    target: str | Target = DEFAULT_TARGET,
     through: str = "L4",
     index: str | Path | None = None,
     workdir: str | Path | None = None,

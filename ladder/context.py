@@ -1,21 +1,25 @@
-"""What a ladder level sees: the operator, the kernel under diagnosis, its latest validation, earlier findings."""
+"""What a ladder level sees and extends: one typed state (`Context`) that climbs L1 → L4.
+
+The state holds the subject (an operator's kernel module, or one kernel and its specialization), the options the
+command, the API or an MCP tool built (ladder.options), the kernel's latest validation, earlier rounds, and what
+the levels below found: each level's result appended, and what a level hands up typed (L3's findings, which L4
+narrows) in a field of its own (`Context.extend`). Nothing is read back out of text ids.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ladder.evidence import LevelResult, SourceRef
+from ladder.evidence import Hypothesis, LevelResult, SourceRef
 from ladder.kernel_spec import CASE, KernelSpec
+from ladder.options import Options
 from ladder.validation import Validation
 from suite.operator import Operator
-
-# A case has reached its target once it runs within this fraction of speed of light (docs/suite.md uses 80 %).
-DEFAULT_SOL_TARGET = 0.8
 
 
 def digest(source: str) -> str:
@@ -44,50 +48,100 @@ def quiet(message: str) -> None:
 
 
 @dataclass(frozen=True)
-class Context:
-    """What a level sees. Either `op` (an operator: cases, inputs, a kernel module whose `forward` runs them)
-    or `spec` (one kernel and one specialization, no cases and no timings) is set."""
+class OperatorSubject:
+    """An operator's kernel module (`forward` runs the operator's cases on its inputs): timed on a GPU, captured
+    by L3 on the case that matters most."""
 
-    op: Operator | None
-    kernel_path: Path  # the kernel under diagnosis, on disk (source-line evidence points into it)
+    op: Operator
+    kernel_path: Path  # the module under diagnosis, on disk (source-line evidence points into it)
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    def cases(self) -> list[str]:
+        return [c.name for c in self.op.cases]
+
+
+@dataclass(frozen=True)
+class KernelSubject:
+    """One kernel and one specialization (`ladder diagnose FILE.py:KERNEL`, `ladder.diagnose`): its one case is
+    the specialization, and it has no inputs, reference or timings."""
+
+    spec: KernelSpec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def kernel_path(self) -> Path:
+        return self.spec.path
+
+    def cases(self) -> list[str]:
+        return [CASE]
+
+
+Subject = OperatorSubject | KernelSubject
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a level sees; `extend` gives the state the next level sees."""
+
+    subject: Subject
     workdir: Path  # where levels write their artifacts for this round
     round: int = 0
     validation: Validation | None = None  # the kernel's latest validation (timed on a GPU, or not)
     validation_ref: SourceRef | None = None  # the artifact that validation was read from
     earlier: tuple[LevelResult, ...] = ()  # levels already run this round, in order
     history: tuple[PastRound, ...] = ()
-    sol_target: float = DEFAULT_SOL_TARGET
-    options: tuple[tuple[str, Any], ...] = ()  # level options from the command line, e.g. (("ncu", "ncu"),)
-    spec: KernelSpec | None = None
+    options: Options = field(default_factory=Options)
     say: Callable[[str], None] = field(default=quiet, compare=False)  # progress of long levels, for people
-
-    def __post_init__(self) -> None:
-        if (self.op is None) == (self.spec is None):
-            raise ValueError("a ladder context diagnoses either an operator's kernel or a kernel spec, not both")
+    findings: tuple[Hypothesis, ...] = ()  # L3's hypotheses, each with its typed finding: what L4 narrows
 
     @property
-    def subject(self) -> str:
-        """What is diagnosed, for messages: the operator's name or the kernel's."""
-        return self.op.name if self.op is not None else self.spec.name if self.spec else "?"
+    def kernel_path(self) -> Path:
+        return self.subject.kernel_path
+
+    @property
+    def sol_target(self) -> float:
+        return self.options.sol_target
 
     @property
     def timed(self) -> bool:
         v = self.validation
         return v is not None and v.timed and len(v.times("sol_ms")) == len(v.cases)
 
-    def option(self, key: str, default: Any = None) -> Any:
-        return dict(self.options).get(key, default)
+    def extend(self, result: LevelResult) -> Context:
+        """The state the next level sees: this one with `result` appended, and what it hands up typed in its field
+        (hypotheses that carry a finding, L3's, become `findings`)."""
+        found = tuple(h for h in result.hypotheses if h.finding is not None)
+        return replace(self, earlier=(*self.earlier, result), findings=found or self.findings)
 
     def case_weights(self) -> dict[str, float]:
         """The cases that still matter, weighted by how far they are from target (log of time over target).
 
-        Without a timed validation every suite case matters equally (a kernel spec has one case, its
-        specialization). With one, a case's weight is log(ms / (sol_ms / sol_target)): its share of the geo-mean
-        headroom; cases at target drop out.
+        Without a timed validation every case matters equally (a kernel spec has one case, its specialization).
+        With one, a case's weight is log(ms / (sol_ms / sol_target)): its share of the geo-mean headroom; cases at
+        target drop out.
         """
         v = self.validation
         if not self.timed or v is None:
-            return {c.name: 1.0 for c in self.op.cases} if self.op is not None else {CASE: 1.0}
+            return dict.fromkeys(self.subject.cases(), 1.0)
         ms, sol = v.times(), v.times("sol_ms")
         weights = {c: math.log(ms[c] * self.sol_target / sol[c]) for c in ms}
         return {c: w for c, w in weights.items() if w > 0}
+
+
+def operator_context(
+    op: Operator,
+    kernel_path: Path,
+    workdir: Path,
+    round: int = 0,
+    validation: Validation | None = None,
+    validation_ref: SourceRef | None = None,
+    **state: Any,
+) -> Context:
+    """The state for an operator's kernel module (the loop's rounds, `ladder diagnose OP`)."""
+    return Context(OperatorSubject(op, kernel_path), workdir, round, validation, validation_ref, **state)

@@ -14,7 +14,7 @@ from typing import Any
 
 from irscope.hazards import Hazard
 
-LEVELS = ("L1", "L2", "L3", "L4")
+LEVEL_NAMES = ("L1", "L2", "L3", "L4")
 LEVEL_TITLES = {
     "L1": "pattern triage",
     "L2": "profiling diagnosis",
@@ -29,8 +29,8 @@ RAN, UNAVAILABLE, FAILED = "ran", "unavailable", "failed"
 
 
 def _check_level(level: str) -> None:
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; levels are {', '.join(LEVELS)}")
+    if level not in LEVEL_NAMES:
+        raise ValueError(f"unknown level {level!r}; levels are {', '.join(LEVEL_NAMES)}")
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """Distilled backend invariants (ladder/data/invariants.yaml): per L3 symptom, what the compiler's source says
 causes it, which functions to cite, which conditions decide it, and the pattern card whose rewrite fixes it.
 
-One owner per vocabulary: the symptom names are irscope.hazards' (an entry for an unknown symptom fails the load;
-the bundled file covers every symptom, tests/ladder/test_l1.py checks it), the rewrite family is the named card's
-family (patterns), and every symbol must resolve in the compiler index the entries are joined with (`check`).
+One owner per vocabulary: the symptom names are irscope.hazards' table (`SYMPTOMS`; an entry for an unknown
+symptom fails the load, and a symptom without an entry is not an error: L3 and L4 note it; the bundled file covers
+every symptom, tests/ladder/test_symptoms.py checks it), the rewrite family is the named card's family (patterns),
+and every symbol must resolve in the compiler index the entries are joined with (`check`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from irscope.hazards import symptoms
+from irscope.hazards import SYMPTOMS
 from ladder.evidence import RewriteFamily
 from patterns.card import Card
 from patterns.matcher import default_index
@@ -81,7 +82,7 @@ def load(path: str | Path | None = None) -> tuple[Path, dict[str, Invariant]]:
             f"{p}: format_version {doc.get('format_version')!r}; this ladder reads version {FORMAT_VERSION}"
         )
     cards = default_index().cards
-    known = symptoms()
+    known = SYMPTOMS
     out: dict[str, Invariant] = {}
     problems: list[str] = []
     for name, d in (doc.get("invariants") or {}).items():

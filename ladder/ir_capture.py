@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from irscope import childproc
+from irscope.targets import DEFAULT_TARGET, Target
 
 if TYPE_CHECKING:  # the parent never imports the capture machinery: only its child runs it
     from irscope.capture.api import Recording
@@ -33,7 +34,7 @@ class CaptureError(RuntimeError):
 
 
 def capture(
-    kernel: Path, op_ref: str, case: str, out_dir: Path, target: str = "cuda:90", timeout_s: float = 600
+    kernel: Path, op_ref: str, case: str, out_dir: Path, target: str | Target = DEFAULT_TARGET, timeout_s: float = 600
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
@@ -47,7 +48,7 @@ def capture(
             op_ref,
             case,
             str(out_dir.resolve()),
-            target,
+            str(target),
         ]
         run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=timeout_s)
     if run.timed_out:

@@ -15,7 +15,7 @@ from typing import Any
 
 from irscope.capture.loader import load_kernel
 from irscope.capture.specialize import build_request, unwrap_kernel
-from irscope.targets import parse_target
+from irscope.targets import DEFAULT_TARGET, Target, parse_target
 
 CASE = "spec"  # the one "case" of a kernel spec: its specialization
 
@@ -26,7 +26,7 @@ class KernelSpec:
     path: Path  # its source file
     args: Mapping[str, Any] = field(default_factory=dict)  # runtime arguments: spec strings, ints, tensors
     options: Mapping[str, Any] = field(default_factory=dict)  # constexprs and num_warps/num_stages/…
-    target: str = "cuda:90"
+    target: Target = field(default_factory=lambda: parse_target(DEFAULT_TARGET))
 
     @property
     def name(self) -> str:
@@ -44,18 +44,19 @@ class KernelSpec:
 
     @classmethod
     def from_ref(
-        cls, ref: str, args: Mapping[str, Any], options: Mapping[str, Any], target: str = "cuda:90"
+        cls, ref: str, args: Mapping[str, Any], options: Mapping[str, Any], target: str | Target = DEFAULT_TARGET
     ) -> KernelSpec:
         """`FILE.py:KERNEL` as `irscope dump` takes it (KernelLoadError on a bad reference)."""
-        parse_target(target)  # TargetError on a bad target, before anything is imported
+        tgt = parse_target(target)  # TargetError on a bad target, before anything is imported
         kernel = load_kernel(ref)
-        return cls(kernel, Path(ref.rpartition(":")[0]).resolve(), dict(args), dict(options), target)
+        return cls(kernel, Path(ref.rpartition(":")[0]).resolve(), dict(args), dict(options), tgt)
 
     @classmethod
-    def from_kernel(cls, kernel: Any, args: Mapping[str, Any], options: Mapping[str, Any], target: str) -> KernelSpec:
+    def from_kernel(
+        cls, kernel: Any, args: Mapping[str, Any], options: Mapping[str, Any], target: str | Target
+    ) -> KernelSpec:
         fn = unwrap_kernel(kernel)[0]  # SpecError for anything but a (wrapped) @triton.jit function
-        parse_target(target)
-        return cls(kernel, Path(fn.fn.__code__.co_filename).resolve(), dict(args), dict(options), target)
+        return cls(kernel, Path(fn.fn.__code__.co_filename).resolve(), dict(args), dict(options), parse_target(target))
 
 
 def _show(v: Any) -> str:

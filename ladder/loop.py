@@ -19,15 +19,16 @@ import shutil
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from ladder import status
-from ladder.context import DEFAULT_SOL_TARGET, Context, PastRound, digest
+from ladder.context import PastRound, digest, operator_context
 from ladder.evidence import ARTIFACT, SourceRef
 from ladder.facts import diagnosis_facts
+from ladder.options import Options
 from ladder.policy import ACTIONABLE, AT_TARGET, INCONCLUSIVE, Diagnosis, RunsLevel, climb
 from ladder.records import (
     ACCEPTED,
@@ -59,8 +60,7 @@ class ProgressSink(Protocol):
 class LoopConfig:
     rounds: int = 15
     diagnose: bool = True  # False: rewrite without the ladder (the ablation baseline)
-    sol_target: float = DEFAULT_SOL_TARGET
-    level_options: tuple[tuple[str, Any], ...] = ()
+    options: Options = field(default_factory=Options)  # what the levels are asked (ladder.options)
     deadline_s: float | None = None  # start no round (baseline included) this many seconds after the Loop began
     # A candidate is accepted only this much faster than its base (geo-mean over the cases): smaller gains are
     # within the run-to-run spread of the harness's medians, and accepting them would walk the run on noise.
@@ -223,7 +223,7 @@ class Loop:
             0,
             BASELINE,
             "the frozen initial kernel" + ("" if v.correct else f": {v.detail}"),
-            target=self._target(),
+            goal=self._goal(),
             validation=v,
             speedup=1.0 if v.timed else None,
             speedup_initial=1.0 if v.timed else None,
@@ -233,8 +233,8 @@ class Loop:
             seconds=seconds,
         )
 
-    def _target(self) -> str:
-        return f"{self.config.sol_target:.0%} of speed of light on every case"
+    def _goal(self) -> str:
+        return f"{self.config.options.sol_target:.0%} of speed of light on every case"
 
     def _round(self, op: Operator, n: int) -> Round:
         started = _now()
@@ -245,21 +245,13 @@ class Loop:
         base_path.write_text(op.initial_source() if best.round == 0 or best.rewrite is None else best.rewrite.source)
         past = self._past(op)
         seconds: dict[str, float] = {}  # filled stage by stage; every Round below is built after its stages
-        common: dict[str, Any] = {"target": self._target(), "started": started, "seconds": seconds}
+        common: dict[str, Any] = {"goal": self._goal(), "started": started, "seconds": seconds}
         diagnosis: Diagnosis | None = None
         if self.config.diagnose:
             self._stage(op.name, n, "diagnose")
             ref = SourceRef(ARTIFACT, best.artifacts["validation"]) if "validation" in best.artifacts else None
-            ctx = Context(
-                op,
-                base_path,
-                rdir,
-                n,
-                best.validation,
-                ref,
-                history=past,
-                sol_target=self.config.sol_target,
-                options=self.config.level_options,
+            ctx = operator_context(
+                op, base_path, rdir, n, best.validation, ref, history=past, options=self.config.options
             )
             with _timed(seconds, "diagnose"):
                 diagnosis = climb(ctx, self.levels)

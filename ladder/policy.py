@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from ladder.context import Context
 from ladder.evidence import (
-    LEVELS,
+    LEVEL_NAMES,
     RAN,
     UNAVAILABLE,
     Evidence,
@@ -220,47 +220,51 @@ class Diagnosis:
         return cls(outcome=d["outcome"], results=tuple(LevelResult.from_json(r) for r in d["results"]))
 
 
-def _visit(name: str, levels: Mapping[str, RunsLevel], here: Context) -> LevelResult:
-    """Run level `name` (or record it unavailable when this build has none), its stop tests assessed."""
+def _visit(name: str, levels: Mapping[str, RunsLevel], here: Context) -> tuple[LevelResult, Context]:
+    """Run level `name` (or record it unavailable when this build has none), its stop tests assessed, and the state
+    the next level sees."""
     level = levels.get(name)
     if level is None:
-        return assess(LevelResult(name, UNAVAILABLE, f"no {name} level is registered in this build"), here)
+        result = assess(LevelResult(name, UNAVAILABLE, f"no {name} level is registered in this build"), here)
+        return result, here.extend(result)
     result = level.run(here)
     if result.level != name or result.tests is None:
         raise ValueError(f"level registered as {name} returned an unassessed or {result.level} result")
-    return result
+    return result, here.extend(result)
 
 
 def climb(ctx: Context, levels: Mapping[str, RunsLevel]) -> Diagnosis:
-    """Visit L1..L4 in order, stopping at the first level whose stop tests pass.
+    """Visit L1..L4 in order, each extending the state the last one left, stopping at the first level whose stop
+    tests pass.
 
     A level with no implementation in `levels` is recorded as unavailable and the ladder climbs past it.
     """
     if not ctx.case_weights():
         return Diagnosis(AT_TARGET, ())
-    results: list[LevelResult] = []
-    for name in LEVELS:
-        result = _visit(name, levels, replace(ctx, earlier=tuple(results)))
-        results.append(result)
+    here = replace(ctx, earlier=(), findings=())  # what this climb's levels find
+    for name in LEVEL_NAMES:
+        result, here = _visit(name, levels, here)
         if result.stopped:
-            return Diagnosis(ACTIONABLE, tuple(results))
-    return Diagnosis(INCONCLUSIVE, tuple(results))
+            return Diagnosis(ACTIONABLE, here.earlier)
+    return Diagnosis(INCONCLUSIVE, here.earlier)
 
 
 def beyond(
     ctx: Context, levels: Mapping[str, RunsLevel], diagnosis: Diagnosis, through: str
 ) -> tuple[LevelResult, ...]:
-    """The levels above where the ladder stopped, up to `through`, each seeing everything below it.
+    """The levels above where the ladder stopped, up to `through`, each seeing everything below it (the climb's
+    state, extended again by the levels of `diagnosis`).
 
     For `ladder diagnose --through L4`: what deeper evidence would add. The diagnosis itself does not change;
     optimization rounds never run these.
     """
-    if diagnosis.reached is None or LEVELS.index(through) <= LEVELS.index(diagnosis.reached):
+    if diagnosis.reached is None or LEVEL_NAMES.index(through) <= LEVEL_NAMES.index(diagnosis.reached):
         return ()
-    results = list(diagnosis.results)
+    here = replace(ctx, earlier=(), findings=())
+    for r in diagnosis.results:
+        here = here.extend(r)
     extra: list[LevelResult] = []
-    for name in LEVELS[LEVELS.index(diagnosis.reached) + 1 : LEVELS.index(through) + 1]:
-        result = _visit(name, levels, replace(ctx, earlier=tuple(results)))
-        results.append(result)
+    for name in LEVEL_NAMES[LEVEL_NAMES.index(diagnosis.reached) + 1 : LEVEL_NAMES.index(through) + 1]:
+        result, here = _visit(name, levels, here)
         extra.append(result)
     return tuple(extra)

@@ -110,7 +110,7 @@ class Round:
     decision: str
     reason: str  # why that decision, in words
     next: str = ""  # what the next round should do
-    target: str = ""  # what the round aims at, e.g. "80% of speed of light"
+    goal: str = ""  # what the round aims at, e.g. "80% of speed of light" (the compile target is the options')
     diagnosis: Diagnosis | None = None
     rewrite: Rewrite | None = None
     validation: Validation | None = None
@@ -143,7 +143,7 @@ class Round:
             "decision": self.decision,
             "reason": self.reason,
             "next": self.next,
-            "target": self.target,
+            "goal": self.goal,
             "diagnosis": self.diagnosis.to_json() if self.diagnosis else None,
             "rewrite": self.rewrite.to_json() if self.rewrite else None,
             "validation": self.validation.to_json() if self.validation else None,
@@ -164,7 +164,7 @@ class Round:
             decision=d["decision"],
             reason=d["reason"],
             next=d.get("next", ""),
-            target=d.get("target", ""),
+            goal=d.get("goal", d.get("target", "")),  # "target" in histories written before it was renamed
             diagnosis=Diagnosis.from_json(d["diagnosis"]) if d.get("diagnosis") else None,
             rewrite=Rewrite.from_json(d["rewrite"]) if d.get("rewrite") else None,
             validation=Validation.from_json(d["validation"]) if d.get("validation") else None,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ladder import gpu_busy
-from ladder.evidence import LEVELS, RAN
+from ladder.evidence import LEVEL_NAMES, RAN
 from ladder.records import ACCEPTED, BASELINE, REJECTED, History, Round
 from ladder.validation import Validation
 from suite.stats import geomean
@@ -83,7 +83,7 @@ def summarize_op(history: History, op: str) -> OpSummary:
     rounds = history.rounds(op)
     best = history.best(op)
     diagnosed = [r.diagnosis for r in rounds if r.diagnosis]
-    reached_max = max((LEVELS.index(d.reached) for d in diagnosed if d.reached), default=-1)
+    reached_max = max((LEVEL_NAMES.index(d.reached) for d in diagnosed if d.reached), default=-1)
     ran = {lr.level for d in diagnosed for lr in d.results if lr.status == RAN}
     s = OpSummary(
         op,
@@ -94,8 +94,8 @@ def summarize_op(history: History, op: str) -> OpSummary:
         None,
         None,
         None,
-        reached={lv: i <= reached_max for i, lv in enumerate(LEVELS)},
-        ran={lv: lv in ran for lv in LEVELS},
+        reached={lv: i <= reached_max for i, lv in enumerate(LEVEL_NAMES)},
+        ran={lv: lv in ran for lv in LEVEL_NAMES},
         decisions=dict(Counter(r.decision for r in rounds if r.decision != BASELINE)),
         tokens=sum(r.rewrite.usage.get("total_tokens", 0) for r in rounds if r.rewrite),
     )
@@ -171,9 +171,9 @@ def summarize(history: History, run_dir: Path | None = None) -> SuiteSummary:
         vs_eager_geomean=_geo([o.vs_eager for o in ops]),
         vs_compile_geomean=_geo([o.vs_compile for o in ops]),
         sol_geomean=_geo([o.sol_fraction for o in ops]),
-        best_level_counts={k: levels[k] for k in (*LEVELS, INITIAL, "no diagnosis") if levels[k]},
-        reached_counts={lv: sum(o.reached[lv] for o in ops) for lv in LEVELS},
-        ran_counts={lv: sum(o.ran[lv] for o in ops) for lv in LEVELS},
+        best_level_counts={k: levels[k] for k in (*LEVEL_NAMES, INITIAL, "no diagnosis") if levels[k]},
+        reached_counts={lv: sum(o.reached[lv] for o in ops) for lv in LEVEL_NAMES},
+        ran_counts={lv: sum(o.ran[lv] for o in ops) for lv in LEVEL_NAMES},
         rewriters=_tally(rounds, lambda r: r.rewrite.rewriter if r.rewrite and r.rewrite.source else None),
         families=_tally(rounds, lambda r: r.diagnosis.family.name if r.diagnosis and r.diagnosis.family else None),
         stage_seconds=stage_seconds,
@@ -192,7 +192,7 @@ def render(s: SuiteSummary) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for o in s.ops:
-        reached = " | ".join("✓" if o.ran[lv] else "○" if o.reached[lv] else "·" for lv in LEVELS)
+        reached = " | ".join("✓" if o.ran[lv] else "○" if o.reached[lv] else "·" for lv in LEVEL_NAMES)
         decisions = ", ".join(f"{k} {v}" for k, v in sorted(o.decisions.items()))
         best = "–" if o.best_round is None else str(o.best_round)
         lines.append(
@@ -213,7 +213,7 @@ def render(s: SuiteSummary) -> str:
         "Level accounting: evidence level of each operator's best round: "
         + (", ".join(f"{k} {v}" for k, v in s.best_level_counts.items()) or "none timed")
         + ". Operators whose rounds reached each level (and where it could run): "
-        + ", ".join(f"{lv} {s.reached_counts[lv]} ({s.ran_counts[lv]})" for lv in LEVELS)
+        + ", ".join(f"{lv} {s.reached_counts[lv]} ({s.ran_counts[lv]})" for lv in LEVEL_NAMES)
         + ".",
         "Level columns: ✓ ran in some round, ○ reached but could not run (unavailable or failed), · never reached.",
     ]

@@ -16,14 +16,15 @@ import threading
 from contextlib import nullcontext
 from pathlib import Path
 
+from irscope.targets import Target, local_target, parse_target
 from ladder import gpu_busy, rewriters, status, validators
 from ladder.confine import SandboxUnavailable
-from ladder.context import DEFAULT_SOL_TARGET
 from ladder.harness.baselines import BaselineCache
 from ladder.harness.baselines import default_path as baseline_cache_path
 from ladder.harness.gpu_lock import GpuSlot, gpu_slots
-from ladder.levels import registry
+from ladder.levels import LEVELS
 from ladder.loop import Loop, LoopConfig, LoopError
+from ladder.options import DEFAULT_SOL_TARGET, build_options
 from ladder.progress import HEARTBEAT_S, LOG, RichProgress, RunLog, Tee
 from ladder.records import History, HistoryError
 from ladder.rewriters.base import Rewriter, RewriterUnavailable
@@ -81,6 +82,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="compiler index for L4 (default: out/compiler-index.db in the current directory; when that is absent, L4 "
         "builds it from ./third_party/triton if that checkout exists, else L4 reports itself unavailable and how "
         "to get the sources: third_party/README.md)",
+    )
+    p.add_argument(
+        "--target",
+        help="what the ladder diagnoses for (L1's cards, L3's captures, L4's compiler gates): cuda:90, cuda:80, "
+        "hip:gfx942, … (default: what this machine's GPU reports; cuda:90 on a machine without one)",
     )
     p.add_argument(
         "--deadline-s",
@@ -153,8 +159,10 @@ class _Pool:
         rewriter: Rewriter,
         validators_by_slot: dict[GpuSlot | None, Validator],
         progress: Tee,
+        target: Target,
     ):
         self.args, self.rewriter, self.validators, self.progress = args, rewriter, validators_by_slot, progress
+        self.target = target
         self.todo: queue.Queue[Operator] = queue.Queue()
         for op in ops:
             self.todo.put(op)
@@ -164,13 +172,18 @@ class _Pool:
 
     def _config(self, slot: GpuSlot | None) -> LoopConfig:
         a = self.args
-        options: tuple = (("ncu", a.ncu), ("ncu_cases", a.ncu_cases), ("gpu_slot", slot))
-        options += (("index_db", str(a.index)),) if a.index else ()
+        options = build_options(
+            target=self.target,
+            sol_target=a.sol_target,
+            index=a.index,
+            ncu=a.ncu,
+            ncu_cases=a.ncu_cases,
+            gpu_slot=slot,
+        )
         return LoopConfig(
             rounds=a.rounds,
             diagnose=not a.no_ladder,
-            sol_target=a.sol_target,
-            level_options=options,
+            options=options,
             deadline_s=a.deadline_s,
             min_gain=a.min_gain,
             time_compile=not a.no_torch_compile,
@@ -184,7 +197,7 @@ class _Pool:
                 self.args.out,
                 self.rewriter,
                 self.validators[slot],
-                registry(),
+                LEVELS,
                 self._config(slot),
                 self.progress,
             )
@@ -224,6 +237,7 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        target = parse_target(args.target) if args.target else local_target()
         rewriter = rewriters.from_args(args)
         gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
         slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
@@ -245,7 +259,7 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
             RunLog(args.out / LOG, None if bar is None else bar.console, args.heartbeat_s) as log,
             gpu_busy.sampling(args.out),
         ):
-            pool = _Pool(ops, args, rewriter, validators_by_slot, Tee(bar, log))
+            pool = _Pool(ops, args, rewriter, validators_by_slot, Tee(bar, log), target)
             pool.run(slots[: len(ops)])
     except RewriterUnavailable as e:
         print(

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope import childproc
+from irscope.targets import DEFAULT_TARGET
 from patterns.appliers.tune_search import tune_module
 from suite.operator import Operator
 
@@ -66,7 +67,7 @@ def compile_configs(
     configs: list[dict[str, Any]],
     op: Operator,
     workdir: Path,
-    target: str = "cuda:90",
+    target: str = DEFAULT_TARGET,
     jobs: int | None = None,
     timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> list[ConfigCompile]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server import MCPServer
 from pydantic import BaseModel, Field
 
+from irscope.targets import DEFAULT_TARGET
 from mcp_server.app import App
 from mcp_server.bounds import clip, first_line, trim
 from mcp_server.children import ChildError, Specialization, failure, kernel_ref, run_module
@@ -216,7 +217,7 @@ def register(mcp: MCPServer, app: App) -> None:
         kernel: KernelArg,
         args: ArgSpecs = {},  # noqa: B006 - pydantic copies defaults
         constexprs: Constexprs = {},  # noqa: B006
-        target: Target = "cuda:90",
+        target: Target = DEFAULT_TARGET,
         num_warps: Warps = None,
         num_stages: Stages = None,
         num_ctas: Ctas = None,

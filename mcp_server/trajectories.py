@@ -14,6 +14,7 @@ from irscope.backends import adapter_for
 from irscope.compare import compare
 from irscope.report.model import remark_text
 from irscope.store import JOURNAL, load, lock_file
+from irscope.targets import DEFAULT_TARGET
 from irscope.trajectory import Trajectory
 from mcp_server.app import App
 from mcp_server.bounds import MAX_LIMIT, Offset, PageInfo, clip, first_line, page, per_page, trim
@@ -356,7 +357,7 @@ def register(mcp: MCPServer, app: App) -> None:
         kernel: KernelArg,
         args: ArgSpecs = {},  # noqa: B006 - pydantic copies defaults
         constexprs: Constexprs = {},  # noqa: B006
-        target: Target = "cuda:90",
+        target: Target = DEFAULT_TARGET,
         num_warps: Warps = None,
         num_stages: Stages = None,
         num_ctas: Ctas = None,

@@ -1,8 +1,9 @@
 """The round history synthesis reads: JSON Lines, one finished optimization round per line (docs/patterns.md).
 
-The ladder keeps its history in SQLite and exports this format; only `op`, `round`, `description` and
-`decision` are required, the rest makes the mapping sharper (sources give feature deltas, a diff gives
-keywords, evidence gives the facts a proposed card's symptoms are made of).
+The record (`HistoryRound`) and its line (`to_line`, read back by `parse_round`) are defined here, where they are
+read; the ladder keeps its history in SQLite and produces these records from it (ladder/synthesis_export.py).
+Only `op`, `round`, `description` and `decision` are required, the rest makes the mapping sharper (sources give
+feature deltas, a diff gives keywords, evidence gives the facts a proposed card's symptoms are made of).
 """
 
 from __future__ import annotations
@@ -68,6 +69,31 @@ class HistoryRound:
     timestamp: str | None = None
     where: str = ""  # file:line of the record
 
+    def to_line(self) -> dict[str, Any]:
+        """This round as one line of the format: what `read_history` reads back, and what the ladder writes
+        (`ladder export --format synthesis`). Evidence as flat namespaced facts."""
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "op": self.op,
+            "round": self.round,
+            "level": self.level,
+            "rewriter": self.rewriter,
+            "family": self.family,
+            "card": self.card,
+            "applier": self.applier,
+            "description": self.description,
+            "parent_source": self.parent_source,
+            "candidate_source": self.candidate_source,
+            "diff": self.diff,
+            "evidence": flat_facts(self.evidence),
+            "speedup": self.speedup,
+            "speedup_vs_initial": self.speedup_vs_initial,
+            "correct": self.correct,
+            "decision": self.decision,
+            "timestamp": self.timestamp,
+        }
+
     def to_json(self) -> dict[str, Any]:
         return {
             "op": self.op,
@@ -113,6 +139,19 @@ def evidence_from_record(value: Any, where: str) -> KernelFacts:
         else:
             ev.counters[name] = v
     return ev
+
+
+def flat_facts(facts: KernelFacts) -> dict[str, Any]:
+    """`evidence_from_record`'s flat form of `facts`: counters by their own names, the rest under their namespace."""
+    out: dict[str, Any] = dict(facts.counters)
+    for head, values in (
+        ("src", facts.source_features),
+        ("l2", facts.l2),
+        ("spec", facts.spec),
+        ("target", facts.target),
+    ):
+        out.update({f"{head}.{k}": v for k, v in values.items()})
+    return out
 
 
 def parse_round(obj: Any, where: str) -> HistoryRound:

@@ -17,6 +17,7 @@ import time
 import irscope
 from irscope.examples import EXAMPLES
 from irscope.report import build_model
+from irscope.targets import DEFAULT_TARGET
 
 
 def main() -> None:
@@ -28,7 +29,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as root:
         for name, ex in EXAMPLES.items():
             out = f"{root}/{name}"
-            irscope.capture(ex.kernel, target="cuda:90", out_dir=out, kernel_kwargs=ex.args, **ex.options)
+            irscope.capture(ex.kernel, target=DEFAULT_TARGET, out_dir=out, kernel_kwargs=ex.args, **ex.options)
             times = []
             for _ in range(a.runs):
                 t0 = time.perf_counter()

@@ -36,12 +36,13 @@ import triton
 from irscope.capture import build_request
 from irscope.capture.specialize import unwrap_kernel
 from irscope.examples import EXAMPLES
+from irscope.targets import DEFAULT_TARGET
 from suite.stats import geomean
 from tools.bench_kernels import BENCH_KERNELS
 
 VARIANTS = ("plain", "dump", "ir", "sass")
 CHILD = Path(__file__).resolve().parent / "capture_bench_child.py"
-TARGET = "cuda:90"
+TARGET = DEFAULT_TARGET
 
 
 def kernels() -> dict[str, tuple[Any, dict, dict]]:

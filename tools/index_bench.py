@@ -26,7 +26,7 @@ from pathlib import Path
 
 from compiler_index import queries as q
 from compiler_index.build import build, resolve_roots
-from compiler_index.sources import SOURCE, TRITON_EXCLUDES, Root, is_triton_checkout
+from compiler_index.sources import SOURCE, Root, is_triton_checkout, triton_excludes
 
 TARGET_DIRS = ("lib", "include", "third_party/nvidia", "third_party/amd")
 TARGETS = {"build_s": 15.0, "rebuild_s": 1.0, "query_p95_ms": 50.0}
@@ -87,7 +87,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        target_roots = [Root(SOURCE, src, src, TARGET_DIRS, TRITON_EXCLUDES)]
+        target_roots = [Root(SOURCE, src, src, TARGET_DIRS, triton_excludes())]
         target_times, target_report = time_builds(target_roots, args.runs, args.jobs, work, "target")
         default_roots = resolve_roots([src], None)
         default_times, default_report = time_builds(default_roots, args.runs, args.jobs, work, "default")

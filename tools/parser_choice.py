@@ -23,6 +23,7 @@ from triton._C import libtriton
 import irscope
 from irscope.examples import EXAMPLES
 from irscope.parse import parse_mlir
+from irscope.targets import DEFAULT_TARGET
 
 _DUMP_CHILD = """
 import os
@@ -31,7 +32,7 @@ import triton
 from irscope.capture import build_request
 from irscope.examples import EXAMPLES
 ex = EXAMPLES["matmul"]
-req = build_request(ex.kernel, ex.args, dict(ex.options), "cuda:90")
+req = build_request(ex.kernel, ex.args, dict(ex.options))  # the default target
 triton.compile(req.source, target=req.target.to_gpu_target(), options=req.options)
 """
 
@@ -83,7 +84,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     ex = EXAMPLES["matmul"]
-    traj = irscope.capture(ex.kernel, target="cuda:90", disassemble=False, kernel_kwargs=ex.args, **ex.options)
+    traj = irscope.capture(ex.kernel, target=DEFAULT_TARGET, disassemble=False, kernel_kwargs=ex.args, **ex.options)
     llir = [s for s in traj.stage_snapshots("llir") if s.kind == "mlir"]
     samples = {
         "ttgir (final)": traj.stage_output("ttgir").text,

@@ -25,6 +25,7 @@ from pathlib import Path
 from compiler_index.explain import explain, trace_diagnostics
 from irscope import capture, load
 from irscope.examples import EXAMPLES
+from irscope.targets import DEFAULT_TARGET
 from tools.index_bench import QUERIES, percentile
 
 TRAJECTORIES = ("matmul", "softmax", "top2_argmax", "attention")
@@ -38,7 +39,7 @@ def trajectory_queries(root: Path) -> list[tuple[str, str, Callable[[str], objec
     for name in TRAJECTORIES:
         ex = EXAMPLES[name]
         d = root / name
-        capture(ex.kernel, target="cuda:90", out_dir=d, disassemble=False, kernel_kwargs=ex.args, **ex.options)
+        capture(ex.kernel, target=DEFAULT_TARGET, out_dir=d, disassemble=False, kernel_kwargs=ex.args, **ex.options)
         traj = load(d)
         for snap in traj.changed_passes():
             out.append(("explain", f"{name} {snap.pass_arg}", _bound(explain, d, snap.index)))

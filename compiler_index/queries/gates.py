@@ -12,7 +12,8 @@ from compiler_index.callgraph import FnRow
 from compiler_index.queries.context import Context, connection
 from compiler_index.queries.results import Conditions, FunctionRef, GateInfo
 from compiler_index.queries.symbols import resolve_targets
-from compiler_index.target import Target, for_target
+from compiler_index.target import for_target
+from irscope.targets import Target
 
 
 def function_gates(db: str | Path | sqlite3.Connection, function: FunctionRef) -> list[GateInfo]:

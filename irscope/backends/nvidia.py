@@ -1,4 +1,5 @@
-"""NVIDIA: ttir → ttgir → llir → ptx → cubin; SASS and resource usage from the bundled ptxas/nvdisasm."""
+"""NVIDIA: `cuda:CC` targets and their parts; ttir → ttgir → llir → ptx → cubin; SASS and resource usage from the
+bundled ptxas/nvdisasm; counters in nvidia_counters.py."""
 
 from __future__ import annotations
 
@@ -13,14 +14,37 @@ import tempfile
 import threading
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triton import knobs
 
 from irscope import childproc
 from irscope.backends.base import BackendAdapter
 from irscope.capture.builder import TrajectoryBuilder
+from irscope.targets import Machine, Target, TargetError
 from irscope.trajectory import Artifact
+
+if TYPE_CHECKING:
+    from irscope.signatures.rules import InstrRule, OpRule
+
+_CUDA = re.compile(r"^(?:cuda|sm_?)?:?(\d{2,3})a?$")
+# What Triton 3.6's wheel can build for: the `sm_*` values of `ptxas --gpu-name` in the bundled ptxas (CUDA 12.8,
+# used below sm_100) and ptxas-blackwell (CUDA 12.9, sm_100 and up).
+CUDA_CAPABILITIES = (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121)
+# compute capability → MMA versions Triton tries, in order (AccelerateMatmul.cpp, getMMAVersionSafe)
+_MMA_VERSIONS = ((75, (1,)), (90, (2,)), (100, (3, 2)), (110, (5, 2)), (130, (2,)))
+# Per compute capability, the data-center part most built for: its SM count, and the CUDA C++ Programming
+# Guide's per-SM limits (shared memory in KB, resident warps, resident CTAs; 64K registers on every one of them).
+# A capability without a row takes the facts of the closest one below it (the lowest row for older ones).
+_PARTS = {  # capability: (part, SMs, shared KB per SM, warps per SM, CTAs per SM)
+    70: ("V100", 80, 96, 64, 32),
+    75: ("T4", 40, 64, 32, 16),
+    80: ("A100", 108, 164, 64, 32),
+    86: ("A10", 72, 100, 48, 16),
+    89: ("L4", 58, 100, 48, 24),
+    90: ("H100/H200", 132, 228, 64, 32),
+    100: ("B200", 148, 228, 64, 32),
+}
 
 _PTXAS_REGS = re.compile(r"Used (\d+) registers")
 _PTXAS_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -51,6 +75,38 @@ def ascii_comments(ptx: str) -> str:
 
 
 class NvidiaAdapter(BackendAdapter):
+    def read_target(self, text: str) -> Target | None:
+        m = _CUDA.match(text)
+        return Target("cuda", int(m.group(1)), 32) if m else None
+
+    def check_buildable(self, target: Target, text: str) -> None:
+        if target.arch not in CUDA_CAPABILITIES:
+            raise TargetError(
+                f"target {text!r}: Triton's ptxas cannot build for sm_{target.arch}; CUDA capabilities it supports: "
+                f"{', '.join(map(str, CUDA_CAPABILITIES))} (e.g. cuda:90 for H100, cuda:80 for A100)"
+            )
+
+    def machine(self, target: Target) -> Machine:
+        capability = int(target.arch)
+        row = max((c for c in _PARTS if c <= capability), default=min(_PARTS))
+        part, sms, shared_kb, warps, ctas = _PARTS[row]
+        return Machine(
+            part if row == capability else f"{part} (sm_{row}'s facts)",
+            sm_count=sms,
+            registers_per_sm=65536,
+            shared_bytes_per_sm=shared_kb * 1024,
+            cta_shared_reserved=1024 if capability >= 80 else 0,
+            max_warps_per_sm=warps,
+            max_ctas_per_sm=ctas,
+            mma_versions=next((v for bound, v in _MMA_VERSIONS if capability < bound), ()),
+        )
+
+    def counter_rules(self) -> tuple[list[OpRule], list[InstrRule]]:
+        # imported when asked: the analysis modules are no import-time dependency of the capture
+        from irscope.backends.nvidia_counters import MLIR_RULES, NVIDIA_INSTR_RULES
+
+        return MLIR_RULES, NVIDIA_INSTR_RULES
+
     def wrap_stage(self, key: str, fn: Any, builder: TrajectoryBuilder) -> Any:
         if key != "cubin":
             return fn
@@ -186,5 +242,10 @@ NVIDIA = NvidiaAdapter(
     name="nvidia",
     triton_backend="cuda",
     stages=("ttir", "ttgir", "llir", "ptx", "cubin"),
+    target_forms="cuda:CC (cuda:90 for H100, cuda:80 for A100; sm_90)",
     capture_knobs={("nvidia", "dump_ptxas_log"): True},
+    derived={"sass": derive_sass},
+    source_dirs=("third_party/nvidia",),
+    source_excludes=("third_party/nvidia/tools",),  # the AOT-compile code templates (C with `{placeholders}`)
+    own_sources=("third_party/nvidia/", "lib/Dialect/TritonNVIDIAGPU/", "include/triton/Dialect/TritonNVIDIAGPU/"),
 )

@@ -13,12 +13,13 @@ from typing import Any
 
 import triton
 
+from irscope.backends import adapter_for
 from irscope.capture.builder import TrajectoryBuilder
 from irscope.capture.session import CompileSession, failure_from, finish, versions
 from irscope.capture.specialize import CompileRequest, build_request, unwrap_kernel
 from irscope.capture.stagetable import failure_place
 from irscope.store import DirectoryWriter
-from irscope.targets import Target, parse_target
+from irscope.targets import DEFAULT_TARGET, Target, parse_target
 from irscope.trajectory import FORMAT_VERSION, KernelInfo, Specialization, Trajectory
 
 _capture_lock = threading.RLock()  # knobs and the pass-manager patch are process-wide
@@ -73,7 +74,7 @@ def _header(kernel: KernelInfo, target: Target, spec: Specialization) -> dict:
 def capture(
     kernel: Any,
     *args: Any,
-    target: str | Target = "cuda:90",
+    target: str | Target = DEFAULT_TARGET,
     out_dir: str | Path | None = None,
     disassemble: bool = True,
     config: int = 0,
@@ -87,14 +88,12 @@ def capture(
     passes kernel parameters whose names collide with this function's own keywords. With `out_dir`, snapshots
     are written as they are produced. On a compile failure raises CompileError carrying the partial trajectory.
     """
-    if parse_target(target).backend == "npu":  # triton-ascend compiles in its own environment: docs/ascend.md
-        from irscope.backends.ascend.capture import capture_ascend
-
+    tgt = parse_target(target)
+    adapter = adapter_for(tgt)
+    if adapter.own_capture:  # e.g. triton-ascend, which compiles in its own environment: docs/ascend.md
         named = dict(zip(unwrap_kernel(kernel)[0].arg_names, args))
-        return capture_ascend(
-            kernel, {**named, **kwargs, **(kernel_kwargs or {})}, target=target, out_dir=out_dir, config=config
-        )
-    req = build_request(kernel, args, {**kwargs, **(kernel_kwargs or {})}, target, config)
+        return adapter.capture(kernel, {**named, **kwargs, **(kernel_kwargs or {})}, {}, tgt, out_dir, config)
+    req = build_request(kernel, args, {**kwargs, **(kernel_kwargs or {})}, tgt, config)
     return capture_request(req, out_dir=out_dir, disassemble=disassemble)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from irscope.argtypes import positive
 from irscope.capture.specialize import SpecError, parse_value
+from irscope.targets import DEFAULT_TARGET
 
 COMPILE_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
@@ -15,7 +16,7 @@ COMPILE_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 def add_specialization_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--target",
-        default="cuda:90",
+        default=DEFAULT_TARGET,
         help="cuda:90 (default), cuda:80, hip:gfx942, …, ascend / npu:<SoC> (docs/ascend.md)",
     )
     p.add_argument(

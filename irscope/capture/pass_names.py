@@ -70,7 +70,9 @@ def collect(targets: list[str]) -> dict[str, str]:
 def main() -> None:
     import triton
 
-    names = collect(["cuda:90", "cuda:80", "hip:gfx942"])
+    from irscope.targets import DEFAULT_TARGET
+
+    names = collect([DEFAULT_TARGET, "cuda:80", "hip:gfx942"])
     DATA.parent.mkdir(parents=True, exist_ok=True)
     DATA.write_text(
         json.dumps(

@@ -19,7 +19,7 @@ from triton.compiler import ASTSource, make_backend
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction, create_function_from_signature, serialize_specialization_data
 
-from irscope.targets import Target, parse_target
+from irscope.targets import DEFAULT_TARGET, Target, parse_target
 from irscope.trajectory import Specialization
 
 
@@ -233,7 +233,11 @@ _OPTION_NAMES = {
 
 
 def build_request(
-    kernel: Any, args: tuple | list | dict, kwargs: dict[str, Any], target: str | Target = "cuda:90", config: int = 0
+    kernel: Any,
+    args: tuple | list | dict,
+    kwargs: dict[str, Any],
+    target: str | Target = DEFAULT_TARGET,
+    config: int = 0,
 ) -> CompileRequest:
     """Bind `args`/`kwargs` like `kernel[grid](*args, **kwargs)` would, for `target`, without a GPU."""
     fn, config_kwargs, heuristics = unwrap_kernel(kernel, config)

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from triton.backends.driver import DriverBase
 from triton.runtime.driver import driver as driver_config
 
-from irscope.targets import Target, parse_target
+from irscope.targets import DEFAULT_TARGET, Target, parse_target
 
 _Driver = TypeVar("_Driver", bound=DriverBase)
 
@@ -79,14 +79,14 @@ class DryRunDriver(CpuStandInDriver):
 
 
 @contextmanager
-def cpu_driver(target: str | Target = "cuda:90") -> Iterator[CpuStandInDriver]:
+def cpu_driver(target: str | Target = DEFAULT_TARGET) -> Iterator[CpuStandInDriver]:
     """Make the stand-in the active driver for the block; the previous driver state comes back afterwards."""
     with _active(CpuStandInDriver(parse_target(target))) as stand_in:
         yield stand_in
 
 
 @contextmanager
-def dry_run_driver(target: str | Target = "cuda:90") -> Iterator[DryRunDriver]:
+def dry_run_driver(target: str | Target = DEFAULT_TARGET) -> Iterator[DryRunDriver]:
     """Make the dry-run stand-in the active driver for the block (compile without launching)."""
     with _active(DryRunDriver(parse_target(target))) as stand_in:
         yield stand_in

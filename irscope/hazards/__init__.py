@@ -4,15 +4,15 @@
     for h in found.hazards:             # costliest first; each on kernel lines, with its pass
         print(h.symptom, h.lines, h.claim, h.pass_ref)
 
-Each symptom is one detector (irscope/hazards/detectors.py) stating a general mechanism; costs come from the
-machine code (irscope/hazards/cost.py). Shares are fractions of one cost model: the kernel's cost is the weighted
-latency of all its instructions plus what each hazard adds (exposed load latency, serialized atomics, …), so the
-shares of its hazards sum to less than 100 % and the rest is named: what no hazard explains. One cause is one
-finding: two detectors that price the same instructions on the same lines (a cross-warp reduction and the layout
-conversion it implies) give one hazard under the first detector's name, the other kept as an alias. A hazard below
-MIN_SHARE of the kernel's instructions' cost is kept apart as minor: it exists, but it is not what limits the
-kernel. Symptom names are a contract (docs/hazards.md): the ladder's invariants and the pattern cards refer to
-them.
+Each symptom is one record in one table (irscope/hazards/detectors: `SYMPTOMS`, a module each) whose detector
+states a general mechanism; costs come from the machine code (irscope/hazards/cost.py). Shares are fractions of
+one cost model: the kernel's cost is the weighted latency of all its instructions plus what each hazard adds
+(exposed load latency, serialized atomics, …), so the shares of its hazards sum to less than 100 % and the rest is
+named: what no hazard explains. One cause is one finding: two detectors that price the same instructions on the
+same lines (a cross-warp reduction and the layout conversion it implies) give one hazard under the first
+detector's name, the other kept as an alias. A hazard below MIN_SHARE of the kernel's instructions' cost is kept
+apart as minor: it exists, but it is not what limits the kernel. Symptom names are a contract (docs/hazards.md):
+the ladder's invariants and the pattern cards refer to them.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from irscope.hazards import cost
-from irscope.hazards.detectors import DETECTORS, Detector
-from irscope.hazards.model import Hazard, PassRef
+from irscope.hazards.detectors import SYMPTOMS
+from irscope.hazards.model import Hazard, PassRef, Symptom
 from irscope.hazards.view import KernelView
 from irscope.trajectory import Trajectory
 
@@ -56,11 +56,9 @@ def find(traj: Trajectory) -> Findings:
     view = KernelView(traj)
     instructions = kernel_cost(view)
     found: list[Hazard] = []
-    for d in DETECTORS.values():
-        for h in d.detect(view):
-            if h.symptom == "occupancy-limit":  # a lone CTA's prologue, epilogue and barriers go unoverlapped
-                h = replace(h, cost=instructions * cost.ONE_CTA_IDLE)
-            found.append(h)
+    for s in SYMPTOMS.values():
+        for h in s.detect(view):
+            found.append(h if s.kernel_share is None else replace(h, cost=instructions * s.kernel_share))
     found = one_cause_once(found)
     total = instructions + sum(h.cost for h in found)
     found.sort(key=lambda h: -h.cost)
@@ -94,7 +92,7 @@ def one_cause_once(found: list[Hazard]) -> list[Hazard]:
 
 def symptoms() -> dict[str, str]:
     """Every symptom a detector can report, with its mechanism in one sentence."""
-    return {name: d.description for name, d in DETECTORS.items()}
+    return {name: s.description for name, s in SYMPTOMS.items()}
 
 
-__all__ = ["DETECTORS", "Detector", "Findings", "Hazard", "KernelView", "PassRef", "find", "symptoms"]
+__all__ = ["SYMPTOMS", "Findings", "Hazard", "KernelView", "PassRef", "Symptom", "find", "symptoms"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from irscope.targets import DEFAULT_TARGET, Target
+
 LOOP_TRIPS = 8  # assumed iterations per enclosing loop: only relative ranking matters
 
 WEIGHTS = {
@@ -38,9 +40,6 @@ WGMMA_WAIT_LATENCY = 200.0
 # a 64-bit integer division or remainder: no instruction does it, ptxas calls a ~40-instruction routine
 INT64_DIVISION = 70.0
 
-# Occupancy on NVIDIA Hopper (sm_90): per-SM limits the resident-warp count is derived from.
-SM90 = {"registers": 65536, "shared_bytes": 228 * 1024, "cta_shared_reserved": 1024, "max_warps": 64, "max_ctas": 32}
-
 
 def weighted(counts: Mapping[str, float], names: tuple[str, ...] | None = None) -> float:
     keys = names if names is not None else tuple(WEIGHTS)
@@ -51,20 +50,23 @@ def loop_factor(depth: int) -> float:
     return float(LOOP_TRIPS**depth)
 
 
-def resident_warps(registers: int, shared_bytes: int, num_warps: int, limits: dict[str, int] = SM90) -> tuple[int, str]:
-    """Resident warps per SM and what limits them (registers, shared memory, warps or CTAs per SM).
+def resident_warps(registers: int, shared_bytes: int, num_warps: int, target: Target | None = None) -> tuple[int, str]:
+    """Resident warps per SM of `target`'s machine (default: the default target's) and what limits them
+    (registers, shared memory, warps or CTAs per SM).
 
-    Registers are allocated per warp in units of 256 (8 per thread); shared memory per CTA includes the
-    1 KB the driver reserves.
+    Registers are allocated per warp in units of 256 (8 per thread); shared memory per CTA includes what the
+    driver reserves.
     """
+    target = target or Target.parse(DEFAULT_TARGET)
+    m = target.machine
     per_thread = max(8, -(-registers // 8) * 8) if registers else 8
     by = {  # the architectural limits first: on a tie they are what binds
-        "warps per SM": limits["max_warps"] // num_warps,
-        "CTAs per SM": limits["max_ctas"],
-        "registers": limits["registers"] // (per_thread * 32 * num_warps),
-        "shared memory": limits["shared_bytes"] // (shared_bytes + limits["cta_shared_reserved"])
+        "warps per SM": m.max_warps_per_sm // num_warps,
+        "CTAs per SM": m.max_ctas_per_sm,
+        "registers": m.registers_per_sm // (per_thread * target.warp_size * num_warps),
+        "shared memory": m.shared_bytes_per_sm // (shared_bytes + m.cta_shared_reserved)
         if shared_bytes
-        else limits["max_ctas"],
+        else m.max_ctas_per_sm,
     }
     limiter = min(by, key=lambda k: by[k])
     return by[limiter] * num_warps, limiter

@@ -1,10 +1,16 @@
-"""What a hazard finding is: a symptom on kernel lines, the pass that made (or failed to remove) it, its cost."""
+"""What a hazard finding is (a symptom on kernel lines, the pass that made or failed to remove it, its cost), and
+what a symptom is (`Symptom`: its detector, the counters that show it, its what-if planner)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from irscope.hazards.plan import Plan
+    from irscope.hazards.view import KernelView
+    from irscope.trajectory import Trajectory
 
 
 @dataclass(frozen=True)
@@ -80,3 +86,19 @@ class Hazard:
             cause=d.get("cause", ""),
             aliases=tuple(d.get("aliases", ())),
         )
+
+
+@dataclass(frozen=True)
+class Symptom:
+    """One symptom, everything irscope knows of it in one record (irscope/hazards/detectors: one module each, one
+    table). Its invariant — what the compiler's source says causes it, and the pattern card whose rewrite fixes it —
+    is the ladder's, under the same name in ladder/data/invariants.yaml (it names cards and compiler code, which
+    live above irscope)."""
+
+    name: str  # a contract (docs/hazards.md): invariants, cards and round records refer to it
+    description: str  # the mechanism, in one sentence
+    detect: Callable[[KernelView], list[Hazard]]
+    shows: tuple[str, ...] = ()  # summary counters that show its mechanism (a what-if verdict's before → after)
+    plan: Callable[[Hazard, Trajectory], list[Plan]] | None = None  # compile-time edits that would remove its cause
+    needs_sass: bool = False  # its detector reads SASS (or ptxas's report): a what-if compile of it disassembles
+    kernel_share: float | None = None  # a property of the whole kernel, costing this share of the kernel's cost

@@ -69,8 +69,7 @@ class KernelView:
 
     @property
     def capability(self) -> int:
-        arch = self.traj.target.arch
-        return int(arch) if isinstance(arch, int) or str(arch).isdigit() else 0
+        return self.traj.target.capability or 0
 
     @property
     def num_warps(self) -> int:

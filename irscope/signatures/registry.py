@@ -1,4 +1,4 @@
-"""The counter registry: Triton-wide rules plus each backend's own, selected by the trajectory's backend."""
+"""The counter registry: Triton-wide rules plus those of the trajectory's backend, which its adapter owns."""
 
 from __future__ import annotations
 
@@ -7,21 +7,13 @@ from irscope.signatures.rules import InstrRule, OpRule
 
 
 def rules_for(backend: str) -> tuple[list[OpRule], list[InstrRule]]:
-    # Backend rule sets live with their adapters; imported here, where the registry is asked, to keep
-    # irscope.backends free of a dependency on the analysis modules at import time.
-    if backend == "cuda":
-        from irscope.backends.nvidia_counters import MLIR_RULES, NVIDIA_INSTR_RULES
+    # The adapters import the capture machinery, which does not need the analysis: looked up when asked.
+    from irscope.backends import ADAPTERS
 
-        return CORE_RULES + MLIR_RULES, NVIDIA_INSTR_RULES
-    if backend == "hip":
-        from irscope.backends.amd_counters import AMDGCN_RULES, MLIR_RULES
-
-        return CORE_RULES + MLIR_RULES, AMDGCN_RULES
-    if backend == "npu":
-        from irscope.backends.ascend.counters import ASCEND_RULES
-
-        return CORE_RULES + ASCEND_RULES, []
-    return list(CORE_RULES), []
+    if backend not in ADAPTERS:
+        return list(CORE_RULES), []
+    ops, instrs = ADAPTERS[backend].counter_rules()
+    return CORE_RULES + ops, instrs
 
 
 def counter_names(backend: str) -> list[str]:

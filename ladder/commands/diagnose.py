@@ -19,11 +19,11 @@ from irscope.capture.loader import KernelLoadError, load_module
 from irscope.targets import TargetError
 from ladder import api
 from ladder.commands.base import Command
-from ladder.context import DEFAULT_SOL_TARGET, Context
+from ladder.context import operator_context
 from ladder.evidence import ARTIFACT, LEVEL_TITLES, RAN, LevelResult, SourceRef
 from ladder.kernel_spec import KernelSpec
-from ladder.levels import registry
-from ladder.policy import Diagnosis, beyond, climb
+from ladder.options import DEFAULT_SOL_TARGET, build_options
+from ladder.policy import Diagnosis
 from ladder.validation import Validation
 from suite.operator import get_operator
 
@@ -167,13 +167,21 @@ def run(args: argparse.Namespace) -> int:
     if workdir.exists() and not workdir.is_dir():
         print(f"ladder: --out {workdir} is a file: give a directory for the levels' artifacts", file=sys.stderr)
         return 2
+    try:
+        options = build_options(
+            target=args.target,
+            sol_target=args.sol_target,
+            index=args.index,
+            ncu=args.ncu,
+            counterfactuals=args.counterfactuals,
+        )
+    except TargetError as e:
+        print(f"ladder: {e}", file=sys.stderr)
+        return 2
     workdir.mkdir(parents=True, exist_ok=True)
-    options: tuple = (("ncu", args.ncu), ("target", args.target))
-    options += (("index_db", str(args.index)),) if args.index else ()
-    options += (("counterfactuals", args.counterfactuals),) if args.counterfactuals is not None else ()
-    ctx = Context(op, kernel, workdir, 0, validation, ref, sol_target=args.sol_target, options=options, say=_say)
-    d = climb(ctx, registry())
-    deeper = beyond(ctx, registry(), d, args.through)
+    d, deeper = api.ascend(
+        operator_context(op, kernel, workdir, 0, validation, ref, options=options, say=_say), args.through
+    )
     if args.json:
         print(json.dumps({**d.to_json(), "beyond": [r.to_json() for r in deeper]}, indent=1))
     else:

@@ -1,29 +1,19 @@
-"""The levels registry: one implementation per level name (L1..L4), discovered from this package's modules.
+"""The ladder's levels, in one explicit table: name → the level that answers that question, in climbing order.
 
-A module here defines `LEVEL = SomeLevel()`; `registry()` maps level names to them. A level whose module is
-absent is reported by the ladder as unavailable in this build, and the ladder climbs past it.
+    LEVELS = {"L1": pattern triage, "L2": profiling, "L3": IR attribution, "L4": compiler source}
+
+Each level receives the typed state of the levels below it (ladder.context.Context), which its result extends
+(`Context.extend`): L3 hands its findings up as a field, which L4 reads directly.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from functools import cache
-
 from ladder.levels.base import Level
+from ladder.levels.ir import IRLevel
+from ladder.levels.patterns import PatternLevel
+from ladder.levels.profile import ProfileLevel
+from ladder.levels.source import SourceLevel
 
+LEVELS: dict[str, Level] = {"L1": PatternLevel(), "L2": ProfileLevel(), "L3": IRLevel(), "L4": SourceLevel()}
 
-@cache
-def registry() -> dict[str, Level]:
-    found: dict[str, Level] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name == "base":
-            continue
-        level = getattr(importlib.import_module(f"{__name__}.{info.name}"), "LEVEL", None)
-        if isinstance(level, Level):
-            if level.name in found:
-                raise ValueError(
-                    f"two modules register {level.name}: {type(found[level.name]).__name__} and {type(level).__name__}"
-                )
-            found[level.name] = level
-    return dict(sorted(found.items()))
+__all__ = ["LEVELS", "Level"]

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from ladder.context import Context
-from ladder.evidence import FAILED, LEVELS, LevelResult
+from ladder.evidence import FAILED, LEVEL_NAMES, LevelResult
 from ladder.policy import assess
 
 
@@ -22,7 +22,6 @@ class Level(ABC):
 
     @abstractmethod
     def gather(self, ctx: Context) -> LevelResult: ...
-
     def run(self, ctx: Context) -> LevelResult:
         try:
             result = self.gather(ctx)
@@ -34,5 +33,5 @@ class Level(ABC):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        if getattr(cls, "name", None) not in LEVELS:
-            raise TypeError(f"{cls.__name__}.name must be one of {', '.join(LEVELS)}")
+        if getattr(cls, "name", None) not in LEVEL_NAMES:
+            raise TypeError(f"{cls.__name__}.name must be one of {', '.join(LEVEL_NAMES)}")

@@ -10,7 +10,8 @@ rival within RIVAL_SHARE of it (then the policy sees competing classes and escal
 
 Each hypothesis carries its hazard typed (ladder.evidence.Finding): lines, the pass that introduced it or
 declined to remove it, the trajectory. Its rewrite family is the family of the pattern card the symptom's
-invariant names (ladder/data/invariants.yaml): the cards own the family names.
+invariant names (ladder/data/invariants.yaml): the cards own the family names. A symptom with no invariant yet is
+still a hypothesis, with a note that no family names it, rather than a failure of the level.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from irscope import hazards, signatures
 from irscope.capture import CompileError, SpecError, capture_request
 from irscope.hazards import Findings
 from irscope.trajectory import Trajectory
-from ladder.context import Context
+from ladder.context import Context, KernelSubject, OperatorSubject
 from ladder.evidence import (
     ARTIFACT,
     RAN,
@@ -38,11 +39,11 @@ from ladder.evidence import (
 )
 from ladder.invariants import load as load_invariants
 from ladder.ir_capture import CaptureError, capture
+from ladder.kernel_spec import KernelSpec
 from ladder.levels.base import Level
 from ladder.policy import RIVAL_SHARE
 
 CAPTURE_BYTES = 256 << 20  # largest case (minimum bytes moved) whose inputs L3 builds on the CPU
-CAPTURE_TIMEOUT_S = 300.0
 SUMMARY_SHOWN = (
     "ttgir.compute.reduce_index",
     "ttgir.layout.convert_layout",
@@ -135,29 +136,24 @@ class IRLevel(Level):
     name = "L3"
 
     def gather(self, ctx: Context) -> LevelResult:
-        target = ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90")
+        target = ctx.options.target
         started = time.monotonic()
-        if ctx.spec is not None:
-            dirs, what = self._capture_spec(ctx), f"as specialized: {ctx.spec.describe()}"
-        else:
-            assert ctx.op is not None  # a context holds an operator or a kernel spec
-            case = self._case(ctx)
-            shapes = self._shapes(ctx, case)
-            ctx.say(f"L3: capturing {ctx.subject} for {target} on case {case} ({shapes}) …")
-            try:
-                dirs = capture(
-                    ctx.kernel_path,
-                    ctx.op.ref,
-                    case,
-                    ctx.workdir / "ir",
-                    target,
-                    timeout_s=float(ctx.option("capture_timeout_s", CAPTURE_TIMEOUT_S)),
-                )
-            except CaptureError as e:
-                raise CaptureError(f"{e} (case {case}: {shapes})") from None
-            what = f"as specialized for case {case} ({shapes})"
+        match ctx.subject:
+            case KernelSubject(spec=spec):
+                dirs, what = self._capture_spec(ctx, spec), f"as specialized: {spec.describe()}"
+            case OperatorSubject(op=op):
+                chosen = self._case(ctx)
+                shapes = self._shapes(ctx, chosen)
+                ctx.say(f"L3: capturing {op.name} for {target} on case {chosen} ({shapes}) …")
+                try:
+                    dirs = capture(
+                        ctx.kernel_path, op.ref, chosen, ctx.workdir / "ir", target, ctx.options.capture_timeout_s
+                    )
+                except CaptureError as e:
+                    raise CaptureError(f"{e} (case {chosen}: {shapes})") from None
+                what = f"as specialized for case {chosen} ({shapes})"
         ctx.say(f"L3: captured {len(dirs)} kernel(s) in {time.monotonic() - started:.1f} s; reading hazards")
-        _, invariants = load_invariants(ctx.option("invariants"))
+        inv_path, invariants = load_invariants(ctx.options.invariants)
         evidence: list[Evidence] = []
         facts: dict[str, float] = {}
         ranked: list[tuple[hazards.Hazard, Findings, Trajectory, str]] = []
@@ -212,7 +208,10 @@ class IRLevel(Level):
             ids = tuple(e.id for e in items)
             finding = Finding(h, str(traj.root), share)
             hypotheses.append(Hypothesis(h.symptom, f"{h.kernel} {_where(h)}", (), ids, finding))
-            inv = invariants[h.symptom]
+            inv = invariants.get(h.symptom)
+            if inv is None:  # a symptom without an invariant yet: found and cited, but no family to name
+                notes.append(f"{h.symptom}: no invariant in {inv_path}, so no card names its rewrite family")
+                continue
             families[inv.family] = inv.rewrite_family(ids, families.get(inv.family))
         return LevelResult(
             self.name,
@@ -226,9 +225,7 @@ class IRLevel(Level):
         )
 
     @staticmethod
-    def _capture_spec(ctx: Context) -> list[Path]:
-        spec = ctx.spec
-        assert spec is not None
+    def _capture_spec(ctx: Context, spec: KernelSpec) -> list[Path]:
         out = ctx.workdir / "ir" / f"000-{spec.name}"
         ctx.say(f"L3: capturing {spec.name} for {spec.target} ({spec.describe() or 'no arguments'}) …")
         try:
@@ -244,24 +241,22 @@ class IRLevel(Level):
     @staticmethod
     def _case(ctx: Context) -> str:
         """The heaviest case that still matters and is cheap to build on the CPU; else the cheapest case."""
-        assert ctx.op is not None
-        cases = {c.name: c for c in ctx.op.cases}
+        assert isinstance(ctx.subject, OperatorSubject)  # a kernel spec has one case, its specialization
+        op = ctx.subject.op
+        cases = {c.name: c for c in op.cases}
         weights = ctx.case_weights()
         for name in sorted(weights, key=lambda c: -weights[c]):
-            if name in cases and ctx.op.bytes_moved(cases[name]) <= CAPTURE_BYTES:
+            if name in cases and op.bytes_moved(cases[name]) <= CAPTURE_BYTES:
                 return name
-        return min(ctx.op.cases, key=ctx.op.bytes_moved).name
+        return min(op.cases, key=op.bytes_moved).name
 
     @staticmethod
     def _shapes(ctx: Context, case: str) -> str:
-        assert ctx.op is not None
-        return next(c for c in ctx.op.cases if c.name == case).label()
+        assert isinstance(ctx.subject, OperatorSubject)
+        return next(c for c in ctx.subject.op.cases if c.name == case).label()
 
 
 def _where(h: hazards.Hazard) -> str:
     if not h.lines:
         return "as a whole"
     return ("line " if len(h.lines) == 1 else "lines ") + ", ".join(map(str, h.lines))
-
-
-LEVEL = IRLevel()

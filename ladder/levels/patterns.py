@@ -23,8 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from irscope.targets import parse_target
-from ladder.context import Context, digest
+from ladder.context import Context, KernelSubject, OperatorSubject, Subject, digest
 from ladder.evidence import (
     ARTIFACT,
     RAN,
@@ -66,16 +65,9 @@ class PatternLevel(Level):
     name = "L1"
 
     def gather(self, ctx: Context) -> LevelResult:
-        kernel = Path(ctx.kernel_path)
+        kernel = ctx.kernel_path
         source = kernel.read_text()
-        target = parse_target(ctx.spec.target if ctx.spec else ctx.option("target", "cuda:90"))
-        spec = ctx.spec
-        if spec is not None:  # the named kernel and its helpers only; its constexprs as specialized
-            constexprs = {k: v for k, v in spec.options.items() if isinstance(v, int) and not isinstance(v, bool)}
-            facts = KernelFacts.from_source(source, str(kernel), spec.name, constexprs)
-        else:
-            facts = KernelFacts.from_source(source, str(kernel))
-        facts = facts.merge(KernelFacts(target=target.to_json()))
+        facts = _source_facts(ctx.subject, source).merge(KernelFacts(target=ctx.options.target.to_json()))
         cited: list[Evidence] = []  # where the non-source facts came from
         notes: list[str] = []
         same = [p for p in ctx.history if p.kernel == digest(source) and p.facts and p.facts_ref]
@@ -211,6 +203,17 @@ class PatternLevel(Level):
         return [card_ev, *lines]
 
 
+def _source_facts(subject: Subject, source: str) -> KernelFacts:
+    """An operator's module as a whole; a kernel spec's named kernel and its helpers only, with its constexprs as
+    specialized."""
+    match subject:
+        case OperatorSubject(kernel_path=path):
+            return KernelFacts.from_source(source, str(path))
+        case KernelSubject(spec=spec):
+            constexprs = {k: v for k, v in spec.options.items() if isinstance(v, int) and not isinstance(v, bool)}
+            return KernelFacts.from_source(source, str(spec.path), spec.name, constexprs)
+
+
 def _reads(m: Match, e: Evidence) -> bool:
     """Did a clause that held for `m` read a fact that `e` (a cited fact origin) supplied?"""
     return any(name in e.data for r in m.matched for name in r.values)
@@ -218,6 +221,3 @@ def _reads(m: Match, e: Evidence) -> bool:
 
 def _render(facts: Any) -> str:
     return ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in sorted(facts.items()))
-
-
-LEVEL = PatternLevel()

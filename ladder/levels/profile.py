@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ladder import ncu
-from ladder.context import Context, digest
+from ladder.context import Context, KernelSubject, OperatorSubject, digest
 from ladder.evidence import ARTIFACT, RAN, UNAVAILABLE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.levels.base import Level
 
 EXCESS_TRAFFIC = 1.5
 BUSY_PCT = 60.0
 LOW_WAVES = 1.0
-NCU_CASES = 2
 
 EXCESS, UNDER_PARALLEL, MEMORY, ISSUE, LATENCY = (
     "excess-memory-traffic",
@@ -102,34 +101,28 @@ class ProfileLevel(Level):
 
     def gather(self, ctx: Context) -> LevelResult:
         v = ctx.validation
-        if v is None or not v.timed or ctx.op is None:
+        if v is None or not v.timed or not isinstance(ctx.subject, OperatorSubject):  # timings need an operator
             return LevelResult(self.name, UNAVAILABLE, self._needs_gpu(ctx))
+        op, opts = ctx.subject.op, ctx.options
         if ctx.validation_ref is None:
             raise ValueError("the timed validation has no artifact to cite; pass the validation JSON file")
         evidence = self._roofline(ctx)
         notes: list[str] = []
-        reason = ncu.unavailable_reason(ctx.option("ncu", "ncu"))
+        reason = ncu.unavailable_reason(opts.ncu)
         if reason:
             notes.append(f"no hardware counters: {reason}")
             return LevelResult(self.name, RAN, evidence=tuple(evidence), notes=tuple(notes))
         classified: list[Classified] = []
         kernels: Counter[str] = Counter()
         weights = ctx.case_weights()
-        for case in sorted(weights, key=lambda c: -weights[c])[: ctx.option("ncu_cases", NCU_CASES)]:
+        for case in sorted(weights, key=lambda c: -weights[c])[: opts.ncu_cases]:
             earlier = _earlier_report(ctx, case)
             if earlier is not None:
-                counters = ncu.counters(earlier, case, ctx.option("ncu", "ncu"))
+                counters = ncu.counters(earlier, case, opts.ncu)
                 notes.append(f"{case}: counters read back from {earlier} (an earlier round profiled this kernel)")
             else:
-                counters = ncu.profile(
-                    ctx.kernel_path,
-                    ctx.op.ref,
-                    case,
-                    ctx.workdir / "ncu",
-                    ctx.option("ncu", "ncu"),
-                    slot=ctx.option("gpu_slot"),
-                )
-            c = classify(counters, ctx.op.bytes_moved(next(x for x in ctx.op.cases if x.name == case)))
+                counters = ncu.profile(ctx.kernel_path, op.ref, case, ctx.workdir / "ncu", opts.ncu, slot=opts.gpu_slot)
+            c = classify(counters, op.bytes_moved(next(x for x in op.cases if x.name == case)))
             classified.append(c)
             kernels[counters.dominant.name] += 1
             evidence.append(
@@ -181,7 +174,7 @@ class ProfileLevel(Level):
     def _needs_gpu(ctx: Context) -> str:
         import torch
 
-        if ctx.spec is not None:
+        if isinstance(ctx.subject, KernelSubject):
             return (
                 "L2 needs timings, and a kernel spec has no inputs, reference or speed of light to time against: "
                 "wrap the kernel as an operator (`ladder optimize --op-file`) to profile it on a GPU"
@@ -204,6 +197,3 @@ def _earlier_report(ctx: Context, case: str) -> Path | None:
             if report.is_file():
                 return report
     return None
-
-
-LEVEL = ProfileLevel()

@@ -1,19 +1,20 @@
 """L4 compiler-source escalation: which pass, pattern and condition in the compiler produce what L3 found.
 
-L3 hands up typed findings (ladder.evidence.Finding): a symptom, its kernel lines, the pass that introduced it
-or declined to remove it, and the trajectory. L4 narrows each with the compiler index (compiler_index.queries)
-and the distilled invariants (ladder/data/invariants.yaml): the pass's definition and C++ class, the pattern of
-that pass that handles the op behind the symptom, the code whose calls produce the symptom (file:line, on the
-target's backend), the conditions that decide whether the compiler could avoid it — ranked by the terms the
-symptom is about, gates whose guards exclude the target dropped — and every remark the compile printed, traced
-to the code that emits it (compiler_index.explain, the one trajectory × index join). It then states the
-mechanism in one sentence. A symptom whose compiler evidence is found keeps its card's rewrite family, now
-justified by compiler source; when nothing is found, L4 says so and the round stays inconclusive.
+L3 hands up typed findings (ladder.evidence.Finding, the state's `findings`): a symptom, its kernel lines, the pass
+that introduced it or declined to remove it, and the trajectory. L4 narrows each with the compiler index
+(compiler_index.queries) and the distilled invariants (ladder/data/invariants.yaml): the pass's definition and C++
+class, the pattern of that pass that handles the op behind the symptom, the code whose calls produce the symptom
+(file:line, on the backend of the target the trajectory was compiled for), the conditions that decide whether the
+compiler could avoid it — ranked by the terms the symptom is about, gates whose guards exclude that target dropped —
+and every remark the compile printed, traced to the code that emits it (compiler_index.explain, the one trajectory ×
+index join). It then states the mechanism in one sentence. A symptom whose compiler evidence is found keeps its
+card's rewrite family, now justified by compiler source; when nothing is found, L4 says so and the round stays
+inconclusive.
 
 Where the blocking condition is a compile-time fact, L4 then tests it (ladder.counterfactual): the captured
 kernel is compiled again with the condition made to hold, and the hypothesis is confirmed when the symptom goes
 away. Confirmed hypotheses rank first; at most `counterfactuals` what-if compiles run per diagnosis (option,
-default ladder.counterfactual.MAX_PER_DIAGNOSIS; 0 skips them), their trajectories kept in the round's whatif/.
+default ladder.options.MAX_COUNTERFACTUALS; 0 skips them), their trajectories kept in the round's whatif/.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from compiler_index import queries as q
 from compiler_index.build import build, resolve_roots
 from compiler_index.explain import trace_diagnostics
 from compiler_index.store import IndexDbError, open_index
-from compiler_index.target import Target, file_applies, for_target
+from compiler_index.target import file_applies, for_target
+from irscope.targets import Target
+from irscope.trajectory import Trajectory
 from ladder import counterfactual
 from ladder.context import Context
 from ladder.evidence import (
@@ -66,10 +69,9 @@ NOT_DECISIONS = frozenset({"assert", "debug"})
 
 def index_db(ctx: Context) -> tuple[Path | None, str]:
     """The compiler index to query: --index, else out/compiler-index.db, built from third_party/triton if absent."""
-    given = ctx.option("index_db")
+    given = ctx.options.index_db
     if given:
-        p = Path(given)
-        return (p, "") if p.exists() else (None, f"compiler index {p} does not exist")
+        return (given, "") if given.exists() else (None, f"compiler index {given} does not exist")
     checkout = (DEFAULT_CHECKOUT / "lib").is_dir()
     if DEFAULT_INDEX.exists():
         try:
@@ -121,8 +123,12 @@ def ranked_gates(inv: Invariant, gates: list[q.GateInfo], target: Target) -> lis
     return kept
 
 
-def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target) -> tuple[list[Evidence], list[str]]:
-    """Compiler evidence for one finding; notes say what the index could not find."""
+def narrow(
+    db: Path, inv: Invariant, finding: Finding, tag: str, target: Target, traj: Trajectory | None = None
+) -> tuple[list[Evidence], list[str]]:
+    """Compiler evidence for one finding on `target`, and from `traj` (its trajectory) the remarks its compile
+    printed; notes say what the index could not find."""
+    traj = traj if traj is not None else _trajectory(finding)
     ev: list[Evidence] = []
     notes: list[str] = []
     ref = finding.hazard.pass_ref
@@ -170,7 +176,7 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
             calls = []
         if pattern is not None:
             calls = [c for c in calls if c.caller.name.startswith(pattern.name + "::")] or calls
-        ran = _files_of_passes_that_ran(db, finding)
+        ran = _files_of_passes_that_ran(db, traj)
         calls.sort(key=lambda c: c.call.file not in ran)  # stable: a caller in a pipeline that ran comes first
         via = f" (called from {calls[0].caller.name}, {calls[0].call.file}:{calls[0].call.line})" if calls else ""
         ev.append(
@@ -200,20 +206,18 @@ def narrow(db: Path, inv: Invariant, finding: Finding, tag: str, target: Target)
         defs = [t for t in cond.targets if file_applies(t.loc.file, target)]
         if not gates and defs:
             ev.append(_cite(f"L4.{tag}.gate{i}", f"{g.symbol}: {g.explains}", defs[0].loc, g.symbol))
-    ev += _remarks(db, inv, finding, tag)
+    ev += _remarks(db, inv, finding, tag, traj) if traj is not None else []
     return ev, notes
 
 
-def _files_of_passes_that_ran(db: Path, finding: Finding) -> set[str]:
+def _files_of_passes_that_ran(db: Path, traj: Trajectory | None) -> set[str]:
     """The source files of the pass classes (and their patterns) of every pass the finding's compile ran: a helper
     has callers in passes of other pipelines too (Gluon's layout inference calls the coalescing helper), and the
     one to cite is the caller that ran."""
-    try:
-        args = {s.pass_arg for s in irscope.load(finding.trajectory).snapshots}
-    except Exception:  # no trajectory to read: no preference
+    if traj is None:  # no trajectory to read: no preference
         return set()
     files: set[str] = set()
-    for arg in args:
+    for arg in {s.pass_arg for s in traj.snapshots}:
         try:
             info = q.pass_info(db, arg)[0]
         except q.QueryError:
@@ -222,12 +226,8 @@ def _files_of_passes_that_ran(db: Path, finding: Finding) -> set[str]:
     return files
 
 
-def _remarks(db: Path, inv: Invariant, finding: Finding, tag: str) -> list[Evidence]:
+def _remarks(db: Path, inv: Invariant, finding: Finding, tag: str, traj: Trajectory) -> list[Evidence]:
     """Remarks the compile printed about this symptom, traced to the code that emits them."""
-    try:
-        traj = irscope.load(finding.trajectory)
-    except Exception:  # a trajectory L3 could not finish: no diagnostics to trace
-        return []
     wanted = (*inv.remarks, *finding.hazard.remarks)
     text = "\n".join(
         ln for s in traj.snapshots for ln in s.diagnostics.splitlines() if wanted and any(w in ln for w in wanted)
@@ -257,15 +257,13 @@ class SourceLevel(Level):
     name = "L4"
 
     def gather(self, ctx: Context) -> LevelResult:
-        l3 = next((r for r in ctx.earlier if r.level == "L3" and r.status == RAN), None)
-        findings = [h for h in (l3.hypotheses if l3 else ()) if h.finding is not None]
+        findings = ctx.findings
         if not findings:
             return LevelResult(self.name, RAN, notes=("L3 found no symptom, so there is no question to narrow",))
         db, why = index_db(ctx)
         if db is None:
             return LevelResult(self.name, UNAVAILABLE, why)
-        inv_path, invariants = load_invariants(ctx.option("invariants"))
-        target = Target.parse(ctx.spec.target if ctx.spec is not None else ctx.option("target", "cuda:90"))
+        inv_path, invariants = load_invariants(ctx.options.invariants)
         evidence: list[Evidence] = []
         hypotheses: list[Hypothesis] = []
         families: dict[str, RewriteFamily] = {}
@@ -279,7 +277,9 @@ class SourceLevel(Level):
                 continue
             tag = f"{n}.{h.bottleneck}"
             ctx.say(f"L4: narrowing {h.bottleneck} with the compiler index …")
-            found, missing = narrow(db, inv, h.finding, tag, target)
+            traj = _trajectory(h.finding)
+            # the compile L3 read is what the gates are evaluated for: its own target
+            found, missing = narrow(db, inv, h.finding, tag, traj.target if traj else ctx.options.target, traj)
             notes += [f"{h.bottleneck}: {m}" for m in missing]
             if not found:
                 continue
@@ -307,9 +307,16 @@ class SourceLevel(Level):
         )
 
 
+def _trajectory(finding: Finding) -> Trajectory | None:
+    try:
+        return irscope.load(finding.trajectory)
+    except Exception:  # a trajectory L3 could not finish: its target is the one asked for, no remarks to trace
+        return None
+
+
 def _counterfactuals(ctx: Context, hypotheses: list[Hypothesis]) -> tuple[list[Hypothesis], list[Evidence]]:
     """Each hypothesis with its what-if compile (costliest first, within the budget), confirmed ones first."""
-    budget = int(ctx.option("counterfactuals", counterfactual.MAX_PER_DIAGNOSIS))
+    budget = ctx.options.counterfactuals
     out: list[Hypothesis] = []
     evidence: list[Evidence] = []
     for n, h in enumerate(hypotheses):
@@ -338,6 +345,3 @@ def _counterfactuals(ctx: Context, hypotheses: list[Hypothesis]) -> tuple[list[H
         out.append(replace(h, evidence=(*h.evidence, *(e.id for e in items)), counterfactual=best.to_json()))
     out.sort(key=lambda h: not h.confirmed)  # stable: confirmed first, each group in L3's cost order
     return out, evidence
-
-
-LEVEL = SourceLevel()

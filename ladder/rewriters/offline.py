@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from irscope.hazards.plan import HINT, PRECISION
 from ladder.context import digest
-from ladder.counterfactual import HINT, PRECISION
 from ladder.policy import Diagnosis
 from ladder.records import NOTHING_LEFT, Attempt, Rewrite
 from ladder.rewriters.base import Rewriter, RewriteRequest, unified_diff

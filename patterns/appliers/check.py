@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from irscope import childproc
+from irscope.targets import DEFAULT_TARGET
 
 MIN_GROUP = 16  # candidates per process group before a second group pays off
 
@@ -100,7 +101,7 @@ def _check_group(
 
 def check_many(
     candidates: list[tuple[str, str, str]],
-    target: str = "cuda:90",
+    target: str = DEFAULT_TARGET,
     timeout: float = 900,
     cache_dir: Path | None = None,
     workers: int = 1,
@@ -139,7 +140,7 @@ def check_many(
 def check_candidates(
     op: str,
     candidates: list[tuple[str, str]],
-    target: str = "cuda:90",
+    target: str = DEFAULT_TARGET,
     timeout: float = 900,
     cache_dir: Path | None = None,
     correctness: bool = True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from patterns.appliers.base import Applier, Candidate
 from patterns.appliers.source import SourceModule
-from patterns.appliers.split_loop import SM_COUNT, Refusal, Site, plan, rewrite
+from patterns.appliers.split_loop import Refusal, Site, plan, rewrite, sm_count
 
 CAPS = (256, 8, 4)  # the largest SPLIT_K the host plan may choose: as many as the SMs need, then the card's 8 and 4
 
@@ -43,7 +43,7 @@ def candidates_for(applier: Applier, mod: SourceModule, dot: bool, max_candidate
         desc = (
             f"split the reduction loop of {where} across up to {cap} programs (grid axis {found[0].grid[1]}), "
             f"partials in an fp32 workspace combined in fixed order by an epilogue kernel; the original launch "
-            f"when the grid already covers 2 x {SM_COUNT} SMs"
+            f"when the grid already covers 2 x {sm_count()} SMs"
         )
         out.append(Candidate(applier.name, applier.card, desc, rewrite(mod, found, cap), {"SPLIT_K_max": cap}))
     return out[:max_candidates] if max_candidates else out

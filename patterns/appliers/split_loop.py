@@ -27,7 +27,6 @@ from patterns.appliers.source import Edit, SourceModule, assigned_names, float_l
 from patterns.features import KernelAnalysis, Launch
 from patterns.features.reader import attr_path
 
-SM_COUNT = 132  # H200; the host plan splits until the grid covers twice the SMs
 PREFIX = "_sk_"
 WORKSPACE = "_sk_ws"
 SPLIT = "SPLIT_K"
@@ -604,14 +603,24 @@ def host_block(mod: SourceModule, site: Site, cap: int) -> str:
     return "".join(f"{i}{ln}\n" for ln in lines) + "".join(f"    {ln}\n" for ln in original.splitlines())
 
 
+def sm_count() -> int:
+    """The default target's SMs (132 on the H100/H200): the host plan splits until the grid covers twice the SMs."""
+    # imported when asked: the candidate check imports the appliers before it sets Triton's interpreter mode,
+    # which must precede Triton's import (patterns/appliers/checkrun.py)
+    from irscope.targets import DEFAULT_TARGET, Target
+
+    return Target.parse(DEFAULT_TARGET).machine.sm_count
+
+
 def plan_function() -> str:
+    sms = sm_count()
     return f'''
 
 def {PLAN_FN}(tiles: int, iters: int | None, cap: int) -> int:
     """Programs per reduction, a power of two up to `cap`: 1 (the original launch) when the grid of `tiles`
-    programs fills the {SM_COUNT} SMs twice over, else doubled until it does or a split would get no iteration."""
+    programs fills the {sms} SMs twice over, else doubled until it does or a split would get no iteration."""
     split = 1
-    while 0 < tiles and split < cap and tiles * split < 2 * {SM_COUNT} and (iters is None or 2 * split <= iters):
+    while 0 < tiles and split < cap and tiles * split < 2 * {sms} and (iters is None or 2 * split <= iters):
         split *= 2
     return split
 '''

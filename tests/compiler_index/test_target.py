@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from compiler_index import queries as q
-from compiler_index.target import NO, UNKNOWN, YES, Target, TargetError, file_applies, guards_hold
+from compiler_index.target import NO, UNKNOWN, YES, file_applies, guards_hold
+from irscope.targets import Target, TargetError
 
 SM90, SM100, SM80, MI300 = Target.parse("cuda:90"), Target.parse("sm_100a"), Target.parse("80"), Target.parse("gfx942")
 

@@ -260,7 +260,7 @@ def test_every_symptom_states_its_mechanism():
 def test_two_detectors_for_one_symptom_are_refused():
     from irscope.hazards import detectors
 
-    atomics, reduction = detectors.DETECTORS["global-atomics"], detectors.DETECTORS["cross-warp-reduction"]
+    atomics, reduction = detectors.SYMPTOMS["global-atomics"], detectors.SYMPTOMS["cross-warp-reduction"]
     assert detectors._registry(atomics, reduction) == {"global-atomics": atomics, "cross-warp-reduction": reduction}
     with pytest.raises(ValueError, match="two detectors for symptom 'global-atomics'"):
         detectors._registry(atomics, reduction, atomics)

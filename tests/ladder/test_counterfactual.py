@@ -9,15 +9,18 @@ import pytest
 
 from irscope import hazards, load
 from irscope.capture import capture_request
+from irscope.hazards import plan as plan_kinds
 from ladder import counterfactual
-from ladder.context import Context
+from ladder.context import operator_context
 from ladder.evidence import ARTIFACT, RAN, SNAPSHOT, Evidence, Finding, Hypothesis, LevelResult, SourceRef
-from ladder.levels.source import LEVEL as L4
+from ladder.levels import LEVELS
+from ladder.options import MAX_COUNTERFACTUALS, build_options
 from suite.operator import get_operator
 from tests.diagnosis.cases import CASES_FILE, load_cases
 from tests.diagnosis.score import spec_of
 
 CASES = {c.id: c for c in load_cases(CASES_FILE)}
+L4 = LEVELS["L4"]
 CORPUS = Path(__file__).resolve().parents[1] / "compiler_index" / "corpus"
 
 
@@ -45,7 +48,7 @@ CONFIRMED = [
 @pytest.mark.parametrize(("case_id", "edit", "change"), CONFIRMED, ids=[c[0] for c in CONFIRMED])
 def test_the_compile_time_condition_is_confirmed(case_id, edit, change, tmp_path):
     h, base = captured(case_id, tmp_path / "base")
-    outcomes = counterfactual.test(h, base, tmp_path / "whatif", counterfactual.MAX_PER_DIAGNOSIS)
+    outcomes = counterfactual.test(h, base, tmp_path / "whatif", MAX_COUNTERFACTUALS)
     assert outcomes, f"{case_id}: no counterfactual planned for {h.symptom} ({h.cause})"
     last = outcomes[-1]
     assert last.confirmed, [o.detail for o in outcomes]
@@ -82,9 +85,9 @@ def test_an_ieee_fp32_dot_is_confirmed_by_the_tf32_precision(case_id, mma, tmp_p
     mma.sync for attention_scores' BLOCK_M=32, under wgmma's 64 rows, which mma-downgrade then names)."""
     h, base = captured(case_id, tmp_path / "base")
     assert h.cause == "precision"
-    (outcome,) = counterfactual.test(h, base, tmp_path / "whatif", counterfactual.MAX_PER_DIAGNOSIS)
+    (outcome,) = counterfactual.test(h, base, tmp_path / "whatif", MAX_COUNTERFACTUALS)
     assert outcome.confirmed, outcome.detail
-    assert outcome.plan.dot_precision == "tf32" and outcome.plan.realize == counterfactual.PRECISION
+    assert outcome.plan.dot_precision == "tf32" and outcome.plan.realize == plan_kinds.PRECISION
     assert f"ttgir.compute.dot_fma 1 → 0, {mma} 0 → 1" in outcome.detail
     assert f"dot-on-fma gone from lines {CASES[case_id].expect.line}" in outcome.detail
     assert outcome.applied[0].startswith("inputPrecision = tf32 (was ieee) on tt.dot ")
@@ -137,8 +140,8 @@ def test_l4_carries_the_outcome_and_keeps_the_trajectory_in_the_round(budget, tm
     inv.write_text(TOY_INVARIANTS)
     h, base = captured("matmul_bf16-not-pipelined", tmp_path / "base")
     op = get_operator("new_gelu")
-    options = (("index_db", str(db)), ("invariants", str(inv)), ("counterfactuals", budget))
-    ctx = Context(op, op.kernel_path, tmp_path / "round", options=options, earlier=(_l3(h, base),))
+    options = build_options(index=db, invariants=inv, counterfactuals=budget)
+    ctx = operator_context(op, op.kernel_path, tmp_path / "round", options=options).extend(_l3(h, base))
     result = L4.run(ctx)
     assert result.status == RAN, result.reason
     (hyp,) = result.hypotheses
@@ -176,9 +179,9 @@ def test_rewriters_receive_the_confirmed_requirement(tmp_path):
     from ladder.rewriters.offline import _realizing_first
     from ladder.rewriters.prompt import build_messages
 
-    plan = counterfactual.Plan(
+    plan = plan_kinds.Plan(
         "stride_am, stride_bk divisible by 16",
-        counterfactual.HINT,
+        plan_kinds.HINT,
         {"stride_am": 16, "stride_bk": 16},
         arg_attrs=("stride_am:divisibility=16", "stride_bk:divisibility=16"),
     )
@@ -219,9 +222,9 @@ def test_a_confirmed_dot_precision_becomes_a_source_edit_where_the_tolerance_all
     from ladder.rewriters.prompt import build_messages
     from suite.operator import Tolerance
 
-    plan = counterfactual.Plan(
+    plan = plan_kinds.Plan(
         "the fp32 dot's input precision tf32 (TF32 tensor cores)",
-        counterfactual.PRECISION,
+        plan_kinds.PRECISION,
         {"input_precision": "tf32"},
         dot_precision="tf32",
     )

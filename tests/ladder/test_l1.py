@@ -9,13 +9,13 @@ import pytest
 import yaml
 
 from irscope.hazards import symptoms
-from ladder.context import Context, PastRound, digest
+from ladder.context import PastRound, digest, operator_context
 from ladder.evidence import ARTIFACT, SOURCE_LINE, SourceRef
 from ladder.facts import LAUNCH_BOUND_MS, diagnosis_facts, validation_facts
 from ladder.harness.timing import TimingSettings
 from ladder.invariants import DEFAULT_PATH, InvariantsError
 from ladder.invariants import load as load_invariants
-from ladder.levels import registry
+from ladder.levels import LEVELS
 from ladder.levels.ir import IRLevel
 from ladder.levels.patterns import PatternLevel
 from ladder.policy import INCONCLUSIVE, Diagnosis, climb
@@ -30,7 +30,7 @@ VALUE_MASK = Path(__file__).resolve().parent / "kernels" / "moe_top2_value_mask.
 
 
 def test_l1_ranks_the_index_reduction_card_with_source_lines_and_stops_there(tmp_path):
-    d = climb(Context(MOE, MOE.kernel_path, tmp_path), registry())
+    d = climb(operator_context(MOE, MOE.kernel_path, tmp_path), LEVELS)
     assert d.outcome == "actionable" and d.level == "L1" and d.reached == "L1"  # nothing above L1 ran
     l1 = d.results[0]
     assert d.family.name == "index-reduction" and "count its occurrences" in d.family.description.lower()
@@ -51,7 +51,7 @@ def test_l1_ranks_the_index_reduction_card_with_source_lines_and_stops_there(tmp
 
 
 def test_competing_card_families_escalate(tmp_path):
-    r = PatternLevel().run(Context(CUMSUM, CUMSUM.kernel_path, tmp_path))
+    r = PatternLevel().run(operator_context(CUMSUM, CUMSUM.kernel_path, tmp_path))
     assert [h.bottleneck for h in r.hypotheses] == ["tuning", "scan"]  # autotune-configs 2.5, multi-block-scan 2
     assert not r.stopped
     assert r.tests.dominant.why.startswith("bottleneck classes compete: tuning and scan")
@@ -59,7 +59,7 @@ def test_competing_card_families_escalate(tmp_path):
 
 
 def test_a_hazard_card_is_cited_but_explains_no_slowness(tmp_path):
-    r = PatternLevel().run(Context(MOE, VALUE_MASK, tmp_path))
+    r = PatternLevel().run(operator_context(MOE, VALUE_MASK, tmp_path))
     assert "L1.card.value-mask-ties" in r.evidence_by_id()
     assert any(n.startswith("hazard: card value-mask-ties") for n in r.notes)
     assert "index-reduction" not in {h.bottleneck for h in r.hypotheses} | {f.name for f in r.families}
@@ -68,7 +68,7 @@ def test_a_hazard_card_is_cited_but_explains_no_slowness(tmp_path):
 def test_timed_validation_supplies_l2_facts_cited_by_the_cards_that_read_them(tmp_path):
     ref = SourceRef(ARTIFACT, str(tmp_path / "validation.json"))
     timed = h200.timed(h200.NEW_GELU_EAGER)
-    r = PatternLevel().run(Context(GELU, GELU.kernel_path, tmp_path, 1, timed, ref))
+    r = PatternLevel().run(operator_context(GELU, GELU.kernel_path, tmp_path, 1, timed, ref))
     facts = r.evidence_by_id()["L1.facts.validation"]
     assert facts.source == ref and facts.data["l2.sol_fraction"] == pytest.approx(0.11, abs=0.005)
     assert facts.data["l2.launch_bound"] is False and facts.data["l2.time_ms"] in dict(h200.NEW_GELU_EAGER)
@@ -81,16 +81,16 @@ def test_timed_validation_supplies_l2_facts_cited_by_the_cards_that_read_them(tm
 def test_launch_bound_means_the_sub_20us_cases_carry_the_headroom(tmp_path):
     assert TimingSettings().cudagraph_below_ms == LAUNCH_BOUND_MS
     blocked = h200.timed(tuple(zip(h200.MOE_BLOCKED, h200.MOE_SOL)))
-    weights = Context(MOE, MOE.kernel_path, tmp_path, validation=blocked).case_weights()
+    weights = operator_context(MOE, MOE.kernel_path, tmp_path, validation=blocked).case_weights()
     assert validation_facts(blocked, weights)["l2.launch_bound"] is False  # c1 (6 µs) holds 74% < 75%
     small = h200.timed(tuple(zip(h200.MOE_BLOCKED, h200.MOE_SOL))[:2])
-    weights = Context(MOE, MOE.kernel_path, tmp_path, validation=small).case_weights()
+    weights = operator_context(MOE, MOE.kernel_path, tmp_path, validation=small).case_weights()
     assert validation_facts(small, weights)["l2.launch_bound"] is True
     assert validation_facts(None, weights) == {}
 
 
 def test_an_earlier_rounds_ir_facts_about_the_same_kernel_count_at_l1(tmp_path):
-    l3 = IRLevel().run(Context(MOE, MOE.kernel_path, tmp_path / "r1"))
+    l3 = IRLevel().run(operator_context(MOE, MOE.kernel_path, tmp_path / "r1"))
     facts = diagnosis_facts(Diagnosis(INCONCLUSIVE, (l3,)))
     assert facts["ttir.compute.reduce_index"] == 1 and facts["ptx.sync.shuffle"] == 20
     ref = str(tmp_path / "r1" / "diagnosis.json")
@@ -106,7 +106,7 @@ def test_an_earlier_rounds_ir_facts_about_the_same_kernel_count_at_l1(tmp_path):
         facts={"ptx.sync.shuffle": 0},
         facts_ref="elsewhere",
     )
-    r = PatternLevel().run(Context(MOE, MOE.kernel_path, tmp_path, 3, history=(same, other)))
+    r = PatternLevel().run(operator_context(MOE, MOE.kernel_path, tmp_path, 3, history=(same, other)))
     card = r.evidence_by_id()["L1.card.index-free-top2"]
     assert card.data["score"] == 8  # + the TTIR index reduction (3) and its PTX shuffles (1)
     assert "ttir.compute.reduce_index >= 1" in card.data["held"]

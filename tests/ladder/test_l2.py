@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from ladder import ncu
-from ladder.context import Context, PastRound, digest
+from ladder.context import Context, PastRound, digest, operator_context
 from ladder.evidence import ARTIFACT, RAN, UNAVAILABLE, SourceRef
 from ladder.harness.gpu_lock import GpuSlot
-from ladder.levels import registry
+from ladder.levels import LEVELS
 from ladder.levels.profile import (
     EXCESS,
     ISSUE,
@@ -26,6 +26,7 @@ from ladder.levels.profile import (
     _earlier_report,
     classify,
 )
+from ladder.options import build_options
 from ladder.validation import CaseResult, Validation
 from suite.operator import get_operator
 from tests.ladder import h200
@@ -37,11 +38,11 @@ no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-on
 
 
 def ctx(validation: Validation | None, tmp_path: Path, **options) -> Context:
-    return Context(OP, OP.kernel_path, tmp_path, 1, validation, REF, options=tuple(options.items()))
+    return operator_context(OP, OP.kernel_path, tmp_path, 1, validation, REF, options=build_options(**options))
 
 
 def test_the_registry_holds_the_levels():
-    assert list(registry()) == ["L1", "L2", "L3", "L4"] and isinstance(registry()["L2"], ProfileLevel)
+    assert list(LEVELS) == ["L1", "L2", "L3", "L4"] and isinstance(LEVELS["L2"], ProfileLevel)
 
 
 @no_gpu
@@ -83,14 +84,16 @@ def test_an_earlier_report_of_the_same_kernel_is_found_and_another_kernels_is_no
         return PastRound(n, "tuning", "rejected", 0.9, kernel=kernel, facts_ref=str(rdir / "diagnosis.json"))
 
     history = (past(1, same), past(2, same), past(3, other))
-    c = Context(OP, OP.kernel_path, tmp_path / "round-004", 4, h200.timed(h200.NEW_GELU_EAGER), REF, history=history)
+    c = operator_context(
+        OP, OP.kernel_path, tmp_path / "round-004", 4, h200.timed(h200.NEW_GELU_EAGER), REF, history=history
+    )
     assert _earlier_report(c, "c3") == tmp_path / "round-002" / "ncu" / "ncu-c3.ncu-rep"  # the newest
     assert _earlier_report(c, "c5") is None  # never profiled on that case
     assert _earlier_report(replace(c, history=history[2:]), "c3") is None
 
 
 def test_a_timed_validation_without_its_artifact_is_a_failure_not_a_guess(tmp_path):
-    c = Context(OP, OP.kernel_path, tmp_path, 1, h200.timed(h200.NEW_GELU_EAGER), None)
+    c = operator_context(OP, OP.kernel_path, tmp_path, 1, h200.timed(h200.NEW_GELU_EAGER), None)
     r = ProfileLevel().run(c)
     assert r.status == "failed" and "no artifact to cite" in r.reason
 

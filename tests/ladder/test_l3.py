@@ -6,9 +6,9 @@ from pathlib import Path
 
 import irscope
 from irscope import hazards
-from ladder.context import Context
+from ladder.context import operator_context
 from ladder.evidence import FAILED, SNAPSHOT, SOURCE_LINE
-from ladder.levels import registry
+from ladder.levels import LEVELS
 from ladder.levels.ir import IRLevel, said
 from ladder.policy import beyond, climb
 from ladder.validators.interpret import InterpretValidator
@@ -22,10 +22,10 @@ GELU = get_operator("new_gelu")
 
 
 def test_l3_ties_the_shuffles_to_the_argmax_and_confirms_l1s_family(tmp_path):
-    ctx = Context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path)
-    d = climb(ctx, registry())
+    ctx = operator_context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path)
+    d = climb(ctx, LEVELS)
     assert d.outcome == "actionable" and d.level == "L1" and d.family.name == "index-reduction"  # the card, from source
-    _, l3 = beyond(ctx, registry(), d, "L3")
+    _, l3 = beyond(ctx, LEVELS, d, "L3")
     assert l3.level == "L3" and l3.stopped and l3.tests.family == "index-reduction"  # L3 alone would stop here too
     assert "keep ties correct" in l3.settled_family().description
     assert l3.settled_family().cards == ("index-free-top2",)  # the family is the card's (ladder/data/invariants.yaml)
@@ -51,7 +51,7 @@ def test_l3_ties_the_shuffles_to_the_argmax_and_confirms_l1s_family(tmp_path):
 
 
 def test_the_tie_aware_rewrite_has_no_index_reduction_and_is_correct_where_value_masking_is_not(tmp_path):
-    rewritten = IRLevel().run(Context(moe_op.OPERATOR, KERNELS / "moe_top2_tie_aware.py", tmp_path))
+    rewritten = IRLevel().run(operator_context(moe_op.OPERATOR, KERNELS / "moe_top2_tie_aware.py", tmp_path))
     assert "index-reduction-sync" not in {h.bottleneck for h in rewritten.hypotheses}
     assert not any("index-reduction" in n for n in rewritten.notes)
     v = InterpretValidator(seeds=1)
@@ -69,7 +69,7 @@ def test_every_kernel_of_a_multi_kernel_forward_is_captured(tmp_path):
     )
     assert source != GELU.initial_source()
     two.write_text(source)
-    r = IRLevel().run(Context(GELU, two, tmp_path))
+    r = IRLevel().run(operator_context(GELU, two, tmp_path))
     assert any(n.startswith("captured 2 kernel(s) for cuda:90 as specialized for case c1") for n in r.notes)
     dumps = sorted(p.name for p in (tmp_path / "ir").iterdir() if not p.name.startswith("."))  # not the .lock files
     assert dumps == ["000-new_gelu_kernel", "001-new_gelu_kernel"]
@@ -82,7 +82,7 @@ def test_an_autotuned_kernel_is_captured_once_per_config(tmp_path):
     assert configs > 1
     kernel = tmp_path / "tuned.py"
     kernel.write_text(tuned.source)
-    r = IRLevel().run(Context(GELU, kernel, tmp_path))
+    r = IRLevel().run(operator_context(GELU, kernel, tmp_path))
     assert r.status == "ran", r.reason
     assert any(n.startswith(f"captured {configs} kernel(s) for cuda:90 as specialized for case c1") for n in r.notes)
     cubins = {(d / "artifacts" / "cubin.cubin").read_bytes() for d in (tmp_path / "ir").iterdir() if d.is_dir()}
@@ -92,16 +92,17 @@ def test_an_autotuned_kernel_is_captured_once_per_config(tmp_path):
 def test_a_kernel_that_does_not_compile_fails_the_level_with_the_compiler_message(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text(GELU.initial_source().replace("BLOCK = 256", "BLOCK = 100"))
-    r = IRLevel().run(Context(GELU, bad, tmp_path))
+    r = IRLevel().run(operator_context(GELU, bad, tmp_path))
     assert r.status == FAILED and "CaptureError" in r.reason and "power of 2" in r.reason
     assert not r.stopped
 
 
 def test_l3_captures_the_heaviest_case_that_is_cheap_enough_to_build(tmp_path):
-    assert IRLevel._case(Context(GELU, GELU.kernel_path, tmp_path)) == "c1"  # untimed: equal weights, first case
+    # untimed: equal weights, first case
+    assert IRLevel._case(operator_context(GELU, GELU.kernel_path, tmp_path)) == "c1"
     # Naive moe on the H200: c5 is furthest from SoL but moves 302 MB (over the cap); c4 (88 MB) is next.
     timed = h200.timed(tuple(zip(h200.MOE_NAIVE, h200.MOE_SOL)))
-    assert IRLevel._case(Context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path, validation=timed)) == "c4"
+    assert IRLevel._case(operator_context(moe_op.OPERATOR, moe_op.KERNEL, tmp_path, validation=timed)) == "c4"
 
 
 def test_what_the_compiler_said_is_evidence_and_a_warning_no_hazard_explains_is_a_finding(tmp_path):

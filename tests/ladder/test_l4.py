@@ -9,7 +9,7 @@ import pytest
 
 from compiler_index.build import build, resolve_roots
 from irscope.hazards import Hazard, PassRef
-from ladder.context import Context
+from ladder.context import operator_context
 from ladder.evidence import (
     ARTIFACT,
     COMPILER_SOURCE,
@@ -22,10 +22,12 @@ from ladder.evidence import (
     LevelResult,
     SourceRef,
 )
-from ladder.levels.source import LEVEL as L4
+from ladder.levels import LEVELS
+from ladder.options import build_options
 from suite.operator import get_operator
 
 CORPUS = Path(__file__).resolve().parents[1] / "compiler_index" / "corpus"
+L4 = LEVELS["L4"]
 
 # A real symptom narrowed with the toy dialect's code: the invariant format, not Triton's source, is under test.
 TOY_INVARIANTS = """
@@ -72,13 +74,12 @@ def test_l4_cites_compiler_source_for_the_l3_question(corpus_db, tmp_path):
     inv = tmp_path / "inv.yaml"
     inv.write_text(TOY_INVARIANTS)
     op = get_operator("new_gelu")
-    ctx = Context(
+    ctx = operator_context(
         op,
         op.kernel_path,
         tmp_path,
-        options=(("index_db", str(corpus_db)), ("invariants", str(inv))),
-        earlier=(l3_result("toygpu-lower-barriers", "cross-warp-reduction", op.kernel_path),),
-    )
+        options=build_options(index=corpus_db, invariants=inv),
+    ).extend(l3_result("toygpu-lower-barriers", "cross-warp-reduction", op.kernel_path))
     result = L4.run(ctx)
     assert result.status == RAN
     cited = {e.id: e for e in result.evidence if e.source.kind == COMPILER_SOURCE}
@@ -99,15 +100,17 @@ def test_l4_cites_compiler_source_for_the_l3_question(corpus_db, tmp_path):
 
 def test_l4_without_an_answer_stays_inconclusive(corpus_db, tmp_path):
     op = get_operator("new_gelu")
-    earlier = (l3_result("toygpu-lower-barriers", "global-atomics", op.kernel_path),)
+    l3 = l3_result("toygpu-lower-barriers", "global-atomics", op.kernel_path)
     inv = tmp_path / "inv.yaml"
     inv.write_text(TOY_INVARIANTS)
-    options = (("index_db", str(corpus_db)), ("invariants", str(inv)))
-    ctx = Context(op, op.kernel_path, tmp_path, options=options, earlier=earlier)
+    options = build_options(index=corpus_db, invariants=inv)
+    ctx = operator_context(op, op.kernel_path, tmp_path, options=options).extend(l3)
     result = L4.run(ctx)
     assert result.families == () and not result.stopped
     assert any("no invariant" in n for n in result.notes)
-    missing = Context(op, op.kernel_path, tmp_path, options=(("index_db", str(tmp_path / "none.db")),), earlier=earlier)
+    missing = operator_context(op, op.kernel_path, tmp_path, options=build_options(index=tmp_path / "none.db")).extend(
+        l3
+    )
     assert L4.run(missing).status == UNAVAILABLE
 
 
@@ -144,6 +147,6 @@ def test_an_index_of_an_older_schema_is_named_and_not_used(tmp_path, monkeypatch
         con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
         con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
     op = get_operator("new_gelu")
-    earlier = (l3_result("toygpu-lower-barriers", "cross-warp-reduction", op.kernel_path),)
-    result = L4.run(Context(op, op.kernel_path, tmp_path, earlier=earlier))
+    l3 = l3_result("toygpu-lower-barriers", "cross-warp-reduction", op.kernel_path)
+    result = L4.run(operator_context(op, op.kernel_path, tmp_path).extend(l3))
     assert result.status == UNAVAILABLE and "schema version 2" in result.reason and "--rebuild" in result.reason

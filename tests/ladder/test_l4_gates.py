@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import irscope
 from compiler_index.queries import GateInfo, Loc
-from compiler_index.target import Target
 from irscope import hazards
 from irscope.capture import capture_request
+from irscope.targets import Target
 from ladder.evidence import Finding
 from ladder.invariants import load
 from ladder.levels.source import _decision, narrow, ranked_gates

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ladder.context import Context, PastRound
+from ladder.context import Context, PastRound, operator_context
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.levels.base import Level
 from ladder.policy import Diagnosis, climb
@@ -39,7 +39,7 @@ class _L2(Level):
 
 
 def diagnosis(tmp_path: Path) -> Diagnosis:
-    ctx = Context(OP, OP.kernel_path, tmp_path, 1, VALIDATION, SourceRef(ARTIFACT, "out/v.json"))
+    ctx = operator_context(OP, OP.kernel_path, tmp_path, 1, VALIDATION, SourceRef(ARTIFACT, "out/v.json"))
     d = climb(ctx, {"L2": _L2()})
     assert d.family is not None
     return d

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from compiler_index.build import build, resolve_roots
-from ladder.context import Context, PastRound, digest
+from ladder.context import Context, PastRound, digest, operator_context
 from ladder.evidence import RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
-from ladder.levels import registry
+from ladder.levels import LEVELS
 from ladder.loop import Loop, LoopConfig
 from ladder.policy import ACTIONABLE, Diagnosis, assess, climb
 from ladder.records import NOTHING_LEFT, History, Rewrite
@@ -68,7 +68,7 @@ def test_every_family_a_card_names_reaches_an_applier():
 
 
 def test_the_diagnosed_family_gets_its_applier_first_and_the_fallback_once_that_is_tried(tmp_path):
-    d = climb(Context(MOE, MOE.kernel_path, tmp_path / "diag"), registry())
+    d = climb(operator_context(MOE, MOE.kernel_path, tmp_path / "diag"), LEVELS)
     assert d.level == "L1" and d.family.name == "index-reduction"
     rw = OfflineRewriter(tune_configs=4).rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path / "r1"))
     assert rw.rewriter == "offline:index_free_topk" and rw.family == "index-reduction"
@@ -104,7 +104,7 @@ def diagnosed(op, family: str, ctx: Context) -> Diagnosis:
 
 def test_a_family_whose_appliers_refuse_the_kernel_falls_back_and_records_why(tmp_path):
     argmax = get_operator("argmax_dim1")
-    d = diagnosed(argmax, "index-reduction", Context(argmax, argmax.kernel_path, tmp_path / "diag"))
+    d = diagnosed(argmax, "index-reduction", operator_context(argmax, argmax.kernel_path, tmp_path / "diag"))
     rw = OfflineRewriter(tune_configs=4).rewrite(request(argmax, argmax.initial_source(), d, (), tmp_path))
     why = (
         "index_free_topk: argmax_dim1_kernel: line 21: the index of tl.max(..., return_indices=True) is stored at "
@@ -118,7 +118,7 @@ def test_a_family_whose_appliers_refuse_the_kernel_falls_back_and_records_why(tm
 
 
 def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_compiles(tmp_path):
-    d = diagnosed(MOE, "no-card-names-this", Context(MOE, MOE.kernel_path, tmp_path / "diag"))
+    d = diagnosed(MOE, "no-card-names-this", operator_context(MOE, MOE.kernel_path, tmp_path / "diag"))
     rw = OfflineRewriter(tune_configs=4).rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
     assert rw.description.startswith("fallback: the diagnosed family no-card-names-this has no mechanical applier; ")
     assert rw.rewriter == "offline:tune_search" and rw.family == "tuning"  # what was applied, first in the registry
@@ -131,7 +131,7 @@ def test_a_family_without_an_applier_falls_back_and_says_so_and_the_candidate_co
 
 
 def test_a_family_declared_without_an_applier_says_why_in_the_fallback(tmp_path):
-    d = diagnosed(MOE, "masked-store", Context(MOE, MOE.kernel_path, tmp_path / "diag"))
+    d = diagnosed(MOE, "masked-store", operator_context(MOE, MOE.kernel_path, tmp_path / "diag"))
     rw = OfflineRewriter(tune_configs=4).rewrite(request(MOE, MOE.initial_source(), d, (), tmp_path))
     assert rw.description.startswith(
         f"fallback: the diagnosed family masked-store has no mechanical applier ({WITHOUT_APPLIER['masked-store']}); "
@@ -153,7 +153,7 @@ def vectorization_diagnosis(ctx: Context) -> Diagnosis:
 
 
 def test_candidates_never_repeat_and_the_end_is_said(tmp_path):
-    d = vectorization_diagnosis(Context(GELU, GELU.kernel_path, tmp_path / "diag"))
+    d = vectorization_diagnosis(operator_context(GELU, GELU.kernel_path, tmp_path / "diag"))
     assert d.level == "L3" and d.family is not None and d.family.name == "vectorization"
     rewriter, history, seen = OfflineRewriter(tune_configs=4), (), []  # 4 configs: each search compiles them
     for n in range(1, 20):

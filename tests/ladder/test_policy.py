@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ladder.context import Context
+from ladder.context import Context, operator_context
 from ladder.evidence import (
     ARTIFACT,
     COMPILER_SOURCE,
@@ -52,7 +52,7 @@ NEW_GELU = h200.timed(h200.NEW_GELU_EAGER)
 
 
 def ctx(validation=NEW_GELU, earlier=()) -> Context:
-    return Context(OP, KERNEL, Path("out"), 1, validation, TIMINGS, earlier=tuple(earlier))
+    return operator_context(OP, KERNEL, Path("out"), 1, validation, TIMINGS, earlier=tuple(earlier))
 
 
 def l2_traffic(cases=h200.CASES) -> LevelResult:
@@ -395,16 +395,16 @@ def test_rival_cards_are_kept_down_to_half_the_strongest_score(monkeypatch, tmp_
     assert RIVAL_SHARE == 0.5
     out = tmp_path
     cumsum, moe = get_operator("cumsum"), get_operator("moe_group_top2")
-    assert [h.bottleneck for h in PatternLevel().run(Context(cumsum, cumsum.kernel_path, out)).hypotheses] == [
+    assert [h.bottleneck for h in PatternLevel().run(operator_context(cumsum, cumsum.kernel_path, out)).hypotheses] == [
         "tuning",
         "scan",
     ]
-    moe_l1 = PatternLevel().run(Context(moe, moe.kernel_path, out))
+    moe_l1 = PatternLevel().run(operator_context(moe, moe.kernel_path, out))
     assert "minor: card block-small-rows (work-per-program) score 1 vs 4" in moe_l1.notes
     assert 0.8 * 2.5 == 2.0  # the boundary below is exact in floating point
     monkeypatch.setattr(l1, "RIVAL_SHARE", 0.8)
-    assert len(PatternLevel().run(Context(cumsum, cumsum.kernel_path, out)).hypotheses) == 2
+    assert len(PatternLevel().run(operator_context(cumsum, cumsum.kernel_path, out)).hypotheses) == 2
     monkeypatch.setattr(l1, "RIVAL_SHARE", 0.81)
-    at = PatternLevel().run(Context(cumsum, cumsum.kernel_path, out))
+    at = PatternLevel().run(operator_context(cumsum, cumsum.kernel_path, out))
     assert [h.bottleneck for h in at.hypotheses] == ["tuning"]
     assert "minor: card multi-block-scan (scan) score 2 vs 2.5" in at.notes

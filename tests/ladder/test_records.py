@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ladder.context import Context
+from ladder.context import Context, operator_context
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.policy import climb
 from ladder.records import (
@@ -65,7 +65,7 @@ def full_round(tmp_path: Path) -> Round:
 
             return assess(l2, ctx)
 
-    diag = climb(Context(OP, OP.kernel_path, tmp_path, 1, moe(h200.MOE_NAIVE), ref), {"L2": L2()})
+    diag = climb(operator_context(OP, OP.kernel_path, tmp_path, 1, moe(h200.MOE_NAIVE), ref), {"L2": L2()})
     rw = Rewrite(
         "llm:m",
         "more-work-per-program",

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from ladder.cli import main
-from ladder.context import Context
+from ladder.context import Context, operator_context
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.policy import assess, climb
 from ladder.records import ACCEPTED, BASELINE, REJECTED, UNTIMED, History, Rewrite, Round
@@ -50,7 +50,7 @@ def make_history(tmp_path: Path) -> Path:
     blocked = timed(h200.MOE_BLOCKED, h200.MOE_SOL, h200.MOE_EAGER)
     gelu = timed(*zip(*h200.NEW_GELU_EAGER))
     slower = timed([t * 1.2 for t, _ in h200.NEW_GELU_EAGER], [s for _, s in h200.NEW_GELU_EAGER])
-    ctx = Context(OP, OP.kernel_path, tmp_path, 1, naive, SourceRef(ARTIFACT, "v.json"))
+    ctx = operator_context(OP, OP.kernel_path, tmp_path, 1, naive, SourceRef(ARTIFACT, "v.json"))
     diag = climb(ctx, {"L3": _Stops("L3")})
     assert diag.level == "L3"
     rw = Rewrite("llm:m", "index-reduction", "blocked", candidates.VALID, "", ())

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 from ladder.cli import main
-from ladder.context import Context
+from ladder.context import operator_context
 from ladder.evidence import ARTIFACT, SourceRef
-from ladder.levels import registry
+from ladder.levels import LEVELS
 from ladder.policy import climb
 from ladder.records import ACCEPTED, BASELINE, INVALID, UNTIMED, Attempt, History, Rewrite, Round
 from ladder.validation import CaseResult, Validation, speedup
@@ -28,9 +28,9 @@ def test_rewrite_rounds_become_synthesizer_lines_with_namespaced_facts(tmp_path)
     vfile = initial.parent / "validation.json"
     vfile.write_text(json.dumps(naive.to_json()))
     # the L2 + L3 diagnosis of the paper's example (L1 would settle it from the source alone, before any IR)
-    below_l1 = {name: level for name, level in registry().items() if name != "L1"}
+    below_l1 = {name: level for name, level in LEVELS.items() if name != "L1"}
     diag = climb(
-        Context(moe_op.OPERATOR, initial, tmp_path / "r1", 1, naive, SourceRef(ARTIFACT, str(vfile))), below_l1
+        operator_context(moe_op.OPERATOR, initial, tmp_path / "r1", 1, naive, SourceRef(ARTIFACT, str(vfile))), below_l1
     )
     assert diag.level == "L3" and diag.results[1].status == "ran"  # L2 ran on the timings, without counters
     rw = Rewrite(

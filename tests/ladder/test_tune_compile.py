@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ladder.context import Context, PastRound, digest
+from ladder.context import Context, PastRound, digest, operator_context
 from ladder.evidence import RAN, SOURCE_LINE, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.policy import ACTIONABLE, Diagnosis, assess
 from ladder.rewriters.base import RewriteRequest
@@ -83,7 +83,7 @@ def tuning_diagnosis(ctx: Context) -> Diagnosis:
 
 
 def test_the_offline_rewriter_searches_once_and_records_what_was_compiled_pruned_and_left_to_time(tmp_path):
-    d = tuning_diagnosis(Context(GEMM, GEMM.kernel_path, tmp_path / "diag"))
+    d = tuning_diagnosis(operator_context(GEMM, GEMM.kernel_path, tmp_path / "diag"))
     rewriter = OfflineRewriter(tune_configs=3)
     rdir = tmp_path / "op" / "round-001"
     rw = rewriter.rewrite(RewriteRequest(GEMM, 0, GEMM.initial_source(), None, d, (), rdir))

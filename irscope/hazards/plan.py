@@ -1,0 +1,135 @@
+"""What-if plans: a compile-time edit that would make a symptom's blocking condition hold, and the source change that
+realizes it. Each symptom's planner (its `Symptom.plan`, irscope/hazards/detectors) states them; the ladder's L4
+compiles them (ladder.counterfactual, irscope.whatif)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from irscope.hazards.model import Hazard
+from irscope.hazards.view import KernelView
+from irscope.trajectory import Trajectory
+
+HINT, OPTION, CONSTEXPR, PRECISION = "hint", "option", "constexpr", "precision"
+
+
+DIVISIBILITY = 16  # what the JIT proves of a 16-byte aligned pointer or an integer divisible by 16
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An edit that makes a blocking condition hold, and the source change that would realize it."""
+
+    condition: str  # the condition made to hold, in words: "stride_am, stride_bk divisible by 16"
+    realize: str  # HINT | OPTION | CONSTEXPR | PRECISION
+    params: dict[str, Any]  # the names and values: {"stride_am": 16, …}, {"num_stages": 3}, {"input_precision": …}
+    arg_attrs: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    constexprs: tuple[str, ...] = ()
+    dot_precision: str | None = None
+
+    @property
+    def requirement(self) -> str:
+        """What a rewrite must make true, and how the source can state it."""
+        if self.realize == HINT:
+            names = ", ".join(self.params)
+            hints = "; ".join(f"{n} = tl.multiple_of({n}, {v})" for n, v in self.params.items())
+            return (
+                f"{names} must be provably divisible by {DIVISIBILITY} (pass sizes/strides that are multiples of "
+                f"{DIVISIBILITY}, then state it in the kernel: {hints})"
+            )
+        if self.realize == PRECISION:
+            p = self.params["input_precision"]
+            return (
+                f'{self.condition}: write input_precision="{p}" in the tl.dot call (in place of input_precision='
+                f'"ieee" or allow_tf32=False); {p} rounds the fp32 operands to a 10-bit mantissa, so only where the '
+                "operator's tolerance allows it"
+            )
+        how = "launch with" if self.realize == OPTION else "specialize with"
+        return f"{self.condition}: {how} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+Planner = Callable[[Hazard, Trajectory], list[Plan]]
+
+
+# -- planners --------------------------------------------------------------------------------------------------
+def undivisible(traj: Trajectory) -> list[str]:
+    """Runtime arguments (integers, pointers) the specialization did not prove divisible by 16."""
+    out = []
+    for name, ty in traj.specialization.signature.items():
+        if ty == "constexpr" or not (ty.startswith("*") or re.fullmatch(r"[iu](32|64)", ty)):
+            continue
+        attrs = {a[0]: a[1] for a in traj.specialization.attrs.get(name, [])}
+        if int(attrs.get("tt.divisibility", 1)) < DIVISIBILITY:
+            out.append(name)
+    return out
+
+
+def feeding(traj: Trajectory, lines: tuple[int, ...], names: list[str]) -> list[str]:
+    """Those of `names` whose values reach an op on `lines` in the final TTGIR (a backward walk over operands,
+    through loop-carried values); all of `names` when the walk finds none."""
+    if not lines:
+        return names
+    ops = KernelView(traj).ttgir_ops
+    defs: dict[str, Any] = {}
+    carried: dict[str, list[str]] = {}  # a loop's iter_arg → its initial value and what each iteration yields
+    for r in ops:
+        for res in r.op.results:
+            defs[res.split(":")[0].split("#")[0]] = r.op
+        if r.op.name == "scf.for" and "iter_args(" in r.op.text:
+            pairs = re.findall(r"(%[\w$.-]+) = (%[\w$.#-]+)", r.op.text.split("iter_args(", 1)[1])
+            yields = next((y.op.operands for y in ops if y.op.name == "scf.yield" and y.op.parent is r.op), ())
+            for i, (inner, init) in enumerate(pairs):
+                carried[inner] = [init, *(yields[i : i + 1])]
+    seen: set[str] = set()
+    todo = [v.split("#")[0] for r in ops if r.line in lines for v in r.op.operands]
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        todo += carried.get(v, [])
+        if v in defs:
+            todo += [o.split("#")[0] for o in defs[v].operands]
+    found = [n for n in names if f"%{n}" in seen]
+    return found or names
+
+
+def divisibility(h: Hazard, traj: Trajectory) -> list[Plan]:
+    names = feeding(traj, h.lines, undivisible(traj))
+    if not names:
+        return []
+    return [
+        Plan(
+            f"{', '.join(names)} divisible by {DIVISIBILITY}",
+            HINT,
+            dict.fromkeys(names, DIVISIBILITY),
+            arg_attrs=tuple(f"{n}:divisibility={DIVISIBILITY}" for n in names),
+        )
+    ]
+
+
+def option(name: str, value: int, condition: str) -> Plan:
+    return Plan(condition, OPTION, {name: value}, options=(f"{name}={value}",))
+
+
+def opt(traj: Trajectory, name: str, default: int) -> int:
+    return int(traj.specialization.options.get(name) or default)
+
+
+def tile(traj: Trajectory, names: tuple[str, ...], least: int, condition: str) -> list[Plan]:
+    consts = traj.specialization.constexprs
+    changed = {n: least for n in names if isinstance(consts.get(n), int) and consts[n] % least}
+    if not changed:
+        return []
+    return [
+        Plan(
+            condition,
+            CONSTEXPR,
+            changed,
+            constexprs=tuple(f"{n}={v}" for n, v in changed.items()),
+        )
+    ]
