@@ -37,8 +37,11 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# One pytest worker per core (pytest-xdist); `make test PYTEST_WORKERS=0` runs them in one process.
+PYTEST_WORKERS ?= auto
+
 test: lint browser
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) tests
 
 # Mutation testing (docs/mutation.md), not part of `make test`: mutmut over each group of tools/mutation.py
 # (`make mutation GROUPS="hazards workspace"` for some of them), then a table of scores per file.
