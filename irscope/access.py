@@ -43,7 +43,7 @@ from irscope.parse.locations import Frame
 from irscope.parse.mlir import scan_ops
 from irscope.trajectory import MLIR, Trajectory
 
-VERDICTS = ("uncoalesced", "gather", "narrow", "scalar", "wide")  # worst first
+VERDICTS = ("uncoalesced", "gather", "narrow", "runs", "scalar", "wide")  # worst first
 MAX_VECTOR_BITS = 128  # the widest global access of one thread (ld.global.v4.b32, global_load_dwordx4)
 
 
@@ -345,10 +345,15 @@ def _stride(ctx: _Context, view: OpView, d: int) -> str:
         od = _operand_dim(view, d, len(f.shape))
         if od is not None and f.info.constancy[od] < f.shape[od]:
             continue  # the varying factor
-        while (v := a.defs.get(operand)) is not None and v.name in ("tt.splat", "tt.broadcast", "arith.extsi"):
-            operand = v.operands[0]
-        return ctx.describe(operand)
+        return _uniform(ctx, operand)
     return "a runtime value"
+
+
+def _uniform(ctx: _Context, value: str) -> str:
+    """A value uniform along a dimension, named by what it was splat, broadcast or widened from."""
+    while (v := ctx.a.defs.get(value)) is not None and v.name in ("tt.splat", "tt.broadcast", "arith.extsi"):
+        value = v.operands[0]
+    return ctx.describe(value)
 
 
 _RANGE, _PROGRAM_ID = "a range", "the program id"
@@ -529,8 +534,49 @@ def _classify(ctx: _Context, view: OpView, spec: MemoryOp) -> Access | None:
     return replace(access, verdict="narrow", why=why)
 
 
+# Ops through which offsets that move by at most one element between neighbours still do, given that their other
+# operands are uniform along the dimension: a shift by a uniform amount, a widening, a remainder (which wraps to 0
+# once per period), the pointer they are added to.
+_STEP_KEEPING = ("arith.addi", "arith.subi", "arith.extsi", "arith.extui", "arith.remsi", "arith.remui", "tt.addptr")
+_DIVISIONS = ("arith.divsi", "arith.divui")
+
+
+def _divided_range(a: Analysis, value: str, d: int) -> OpView | None:
+    """The division that makes `value` a run-length index along d: a contiguous index divided by a value uniform
+    along d (`offs // HW`, `pos // PAGE`), reached only through ops that keep its step at most one element
+    (`(offs // HW) % C`, `base + offs // HW`). Neighbours then read the same or the next element: a broadcast within
+    each run, fewer addresses than a contiguous access, not a stride apart. AxisInfo gives it contiguity 1 (and,
+    for a runtime divisor, constancy 1), so without this it reads as uncoalesced."""
+    view = a.defs.get(value)
+    while view is not None:
+        varying = []
+        for operand in view.operands:
+            f = a.fact(operand)
+            od = _operand_dim(view, d, len(f.shape))
+            if od is not None and f.info.constancy[od] < f.shape[od]:
+                varying.append((operand, f, od))
+        if len(varying) != 1:
+            return None
+        operand, f, od = varying[0]
+        if view.name in _DIVISIONS:
+            return view if operand == view.operands[0] and f.info.contiguity[od] == f.shape[od] else None
+        if view.name not in _STEP_KEEPING or (
+            view.name in ("arith.remsi", "arith.remui", "arith.subi") and operand != view.operands[0]
+        ):
+            return None
+        view, d = a.defs.get(operand), od
+    return None
+
+
 def _scattered(ctx: _Context, address: str, d: int) -> tuple[str, str]:
-    """Contiguity 1 along the fastest dimension: a gather when loaded values vary there, else uncoalesced."""
+    """Contiguity 1 along the fastest dimension: a gather when loaded values vary there, runs when the offsets are
+    a contiguous index divided by a uniform value, else uncoalesced."""
+    if (division := _divided_range(ctx.a, address, d)) is not None:
+        line = ctx.line(division)
+        return "runs", (
+            f"dim {d} offsets are a contiguous index divided by {_uniform(ctx, division.operands[1])}"
+            f"{f' (line {line})' if line else ''}: neighbours read the same or the next element"
+        )
     breakers = _breakers(ctx.a, address, d)
     loads = [b for b in breakers if b is not None and b.name in _LOADS and b.result_shape]
     if loads:

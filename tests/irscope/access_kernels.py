@@ -82,3 +82,14 @@ def masked_tile(x_ptr, y_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :], mask=mask)
     tl.store(y_ptr + rm[:, None] * stride + rn[None, :], x, mask=mask)
+
+
+@triton.jit
+def per_channel(x_ptr, scale_ptr, y_ptr, HW, C, stride, BLOCK: tl.constexpr):
+    # the channel of each element of an NCHW tensor, `offs // HW`: runs of HW equal indices, then the next one
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    s = tl.load(scale_ptr + (offs // HW) % C)
+    t = tl.load(scale_ptr + 1 + offs // 16)
+    u = tl.load(scale_ptr + (offs // HW) * stride)
+    v = tl.load(scale_ptr + HW // (offs + 1))
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * s + t + u + v)

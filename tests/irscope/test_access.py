@@ -366,3 +366,17 @@ def test_only_the_mask_bound_along_the_fast_axis_caps_the_width(m, n, verdict):
     assert load.mask_alignment == (16 if n == 64 else 1)
     if verdict == "narrow":
         assert load.vector_bits == 32 and "mask constant over runs of only 1 element(s) (from N)" in load.why
+
+
+def test_a_contiguous_index_divided_by_a_uniform_value_reads_runs_not_a_stride():
+    """`offs // HW` moves by at most one element between neighbours (a runtime or a constant divisor alike), and a
+    remainder or an added base keeps that; a stride after the division, or a range as the divisor, does not."""
+    traj = compiled("per_channel", "*fp32", "*fp32", "*fp32", 196, 1024, 7, BLOCK=1024)
+    (channel,) = by_line(traj, "s = tl.load(scale_ptr + (offs // HW) % C)", "load")
+    assert channel.verdict == "runs" and "divided by HW" in channel.why
+    (constant,) = by_line(traj, "t = tl.load(scale_ptr + 1 + offs // 16)", "load")
+    assert constant.verdict == "runs" and "divided by the constant 16" in constant.why
+    (strided,) = by_line(traj, "u = tl.load(scale_ptr + (offs // HW) * stride)", "load")
+    assert strided.verdict == "uncoalesced"
+    (inverse,) = by_line(traj, "v = tl.load(scale_ptr + HW // (offs + 1))", "load")
+    assert inverse.verdict == "uncoalesced"
