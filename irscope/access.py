@@ -308,9 +308,14 @@ def _same_dim(d: int, rank: int) -> int | None:
     return d if d < rank else None
 
 
+def _varies_along(f: Fact, d: int) -> bool:
+    """Not constant along d."""
+    return f.info.constancy[d] < f.shape[d]
+
+
 def _scattered_along(f: Fact, d: int) -> bool:
     """Varies along d (not constant there) without being contiguous."""
-    return f.info.contiguity[d] == 1 and f.info.constancy[d] < f.shape[d]
+    return f.info.contiguity[d] == 1 and _varies_along(f, d)
 
 
 def _breakers(a: Analysis, value: str, d: int, seen: set[str] | None = None) -> list[OpView | None]:
@@ -343,7 +348,7 @@ def _stride(ctx: _Context, view: OpView, d: int) -> str:
     for operand in view.operands:
         f = a.fact(operand)
         od = _operand_dim(view, d, len(f.shape))
-        if od is not None and f.info.constancy[od] < f.shape[od]:
+        if od is not None and _varies_along(f, od):
             continue  # the varying factor
         return _uniform(ctx, operand)
     return "a runtime value"
@@ -553,7 +558,7 @@ def _divided_range(a: Analysis, value: str, d: int) -> OpView | None:
         for operand in view.operands:
             f = a.fact(operand)
             od = _operand_dim(view, d, len(f.shape))
-            if od is not None and f.info.constancy[od] < f.shape[od]:
+            if od is not None and _varies_along(f, od):
                 varying.append((operand, f, od))
         if len(varying) != 1:
             return None

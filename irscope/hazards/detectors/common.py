@@ -56,10 +56,7 @@ def index_reductions(view: KernelView) -> tuple[list[int], list[int]]:
     argmax-then-mask idiom: the index selects what the next reduction excludes, so that reduction exists
     only because of the index)."""
     lines = lines_where(view, "ttgir", lambda c: c.get("compute.reduce_index", 0) > 0)
-    users: dict[str, list[Reached]] = {}
-    for r in view.ttgir_ops:
-        for v in r.op.operands:
-            users.setdefault(v, []).append(r)
+    users = users_of(view.ttgir_ops)
     pending = [
         f"{r.op.results[0].split(':')[0]}#1"
         for r in view.ttgir_ops
@@ -126,6 +123,15 @@ def value_of(name: str) -> str:
 def defs_of(ops: list[Reached]) -> dict[str, Reached]:
     """The final TTGIR's values and the op that defines each (block arguments, loop-carried ones too, have none)."""
     return {value_of(v): r for r in ops for v in r.op.results}
+
+
+def users_of(ops: list[Reached]) -> dict[str, list[Reached]]:
+    """Each value's users among `ops` (an op once per operand that names the value)."""
+    users: dict[str, list[Reached]] = {}
+    for r in ops:
+        for v in r.op.operands:
+            users.setdefault(v, []).append(r)
+    return users
 
 
 def backward(defs: dict[str, Reached], values: Iterable[str], loop) -> list[Reached]:

@@ -14,6 +14,7 @@ from irscope.hazards.detectors.common import (
     loop_of,
     relaid_load,
     remarks_at,
+    users_of,
     value_of,
     within,
 )
@@ -90,11 +91,7 @@ def _scaled_product(ops: list[Reached], wait: Reached, dot: Reached, loop) -> bo
     and the accumulation: the wait is then the scale's, which folds into an operand or after the loop (the kernel's
     math does not need the product inside the iteration, as a softmax on it would)."""
     defs = defs_of(ops)
-    users: dict[str, list[Reached]] = {}
-    for r in ops:
-        if within(r.op, loop):
-            for o in r.op.operands:
-                users.setdefault(o, []).append(r)
+    users = users_of([r for r in ops if within(r.op, loop)])
     todo, scaled, seen = [_result_of(wait, dot)], False, set()
     while todo:
         v = todo.pop()
