@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from irscope import hazards
+from irscope import hazards, signatures
 from irscope.hazards import cost
 from irscope.hazards.model import Hazard, PassRef
 from irscope.trajectory import Trajectory
@@ -234,6 +234,17 @@ def test_resident_warps_follow_the_register_and_shared_memory_limits():
     assert cost.resident_warps(32, 100 * 1024, 4) == (8, "shared memory")
     # nothing large: the warp limit (64 / 8 warps = 8 CTAs)
     assert cost.resident_warps(32, 0, 8) == (64, "warps per SM")
+
+
+def test_occupancy_is_judged_on_the_compiled_targets_machine():
+    """96 KB of shared memory per CTA leaves room for two CTAs on an H100's 228 KB and one on an A100's 164 KB: the
+    same kernel for sm_80 is occupancy-limited by shared memory, which H100 limits would not say."""
+    options = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=4)
+    a100 = trajectory_cache.capture(K.tile_matmul, target="cuda:80", kernel_kwargs=MM, **options)
+    assert signatures.resources(a100)["res.shared_bytes"] == 96 * 1024
+    (h,) = [h for h in (*hazards.find(a100).hazards, *hazards.find(a100).minor) if h.symptom == "occupancy-limit"]
+    assert h.cause == "shared memory" and h.counters["resident_warps"] == 4
+    assert cost.resident_warps(255, 96 * 1024, 4) == (8, "registers")  # with the H100's limits: two CTAs
 
 
 def test_every_symptom_states_its_mechanism():

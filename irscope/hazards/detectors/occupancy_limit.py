@@ -15,7 +15,7 @@ def occupancy_limit(view: KernelView) -> list[Hazard]:
         return []
     regs = int(view.resources.get("res.registers", 0))
     shared = int(view.resources.get("res.shared_bytes", 0))
-    warps, limiter = cost.resident_warps(regs, shared, view.num_warps)
+    warps, limiter = cost.resident_warps(regs, shared, view.num_warps, view.traj.target)
     if limiter not in ("registers", "shared memory") or warps > view.num_warps:
         return []
     return [
