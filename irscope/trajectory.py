@@ -180,6 +180,11 @@ class Remark:
     notes: tuple[str, ...] = ()  # notes attached to it ("Target compute capability (90) supports MMA v3.")
     count: int = 1  # times the pass printed it (a rewrite pattern may report the same op on every attempt)
 
+    @property
+    def text(self) -> str:
+        """The message with its notes: how a hazard cites it, and so how L3 tells a cited remark."""
+        return " ".join((self.message, *self.notes))
+
     def to_json(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
 

@@ -5,7 +5,6 @@ compiles them (ladder.counterfactual, irscope.whatif)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,9 +49,6 @@ class Plan:
             )
         how = "launch with" if self.realize == OPTION else "specialize with"
         return f"{self.condition}: {how} " + ", ".join(f"{k}={v}" for k, v in self.params.items())
-
-
-Planner = Callable[[Hazard, Trajectory], list[Plan]]
 
 
 # -- planners --------------------------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ def said(traj: Trajectory, tag: str, cited: set[str]) -> tuple[list[Evidence], l
     assert traj.root is not None
     evidence, notes = [], []
     for i, r in enumerate(traj.remarks(("warning", "remark"))):
-        text = " ".join((r.message, *r.notes))
+        text = r.text
         where = f"line {r.line}" if r.line else r.location or "no kernel line"
         times = f" ({r.count} times)" if r.count > 1 else ""
         evidence.append(

@@ -162,6 +162,7 @@ def narrow(
             )
         )
     cause = finding.hazard.cause
+    ran = _files_of_passes_that_ran(db, traj)
     for i, m in enumerate(inv.for_cause(inv.mechanisms, cause)):
         try:
             defs = [t for t in q.conditions(db, m.symbol).targets if file_applies(t.loc.file, target)]
@@ -176,7 +177,6 @@ def narrow(
             calls = []
         if pattern is not None:
             calls = [c for c in calls if c.caller.name.startswith(pattern.name + "::")] or calls
-        ran = _files_of_passes_that_ran(db, traj)
         calls.sort(key=lambda c: c.call.file not in ran)  # stable: a caller in a pipeline that ran comes first
         via = f" (called from {calls[0].caller.name}, {calls[0].call.file}:{calls[0].call.line})" if calls else ""
         ev.append(

@@ -46,9 +46,7 @@ def fmt_lines(lines: list[int] | tuple[int, ...]) -> str:
 
 def remarks_at(view: KernelView, at: PassRef | None, needle: str = "") -> tuple[str, ...]:
     """The compiler's remarks about it: those printed by pass `at` (any pass when None) holding `needle`."""
-    return tuple(
-        " ".join((r.message, *r.notes)) for r in view.remarks(needle) if at is None or r.snapshot == at.snapshot
-    )
+    return tuple(r.text for r in view.remarks(needle) if at is None or r.snapshot == at.snapshot)
 
 
 def index_reductions(view: KernelView) -> tuple[list[int], list[int]]:

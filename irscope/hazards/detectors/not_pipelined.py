@@ -28,13 +28,14 @@ from irscope.trajectory import Trajectory
 def not_pipelined(view: KernelView) -> list[Hazard]:
     found = []
     stages = int(view.traj.specialization.options.get("num_stages", 3) or 3)
-    for s in _sync_loops(view.ttgir_ops, stages):
+    loops = _sync_loops(view.ttgir_ops, stages)
+    declined = None  # the pass that left a loop synchronous: the same for every loop of the kernel
+    for pass_arg in ("tritongpu-assign-latencies", "tritongpu-pipeline") if loops else ():
+        declined = view.declined(pass_arg, test=lambda ops: bool(_sync_loops(ops, stages)))
+        if declined:
+            break
+    for s in loops:
         lines = sorted({r.line for r in s.loads if r.line})
-        declined = None
-        for pass_arg in ("tritongpu-assign-latencies", "tritongpu-pipeline"):
-            declined = view.declined(pass_arg, test=lambda ops: bool(_sync_loops(ops, stages)))
-            if declined:
-                break
         what = "dot loop" if s.has_dot else "loop"
         found.append(
             Hazard(

@@ -21,6 +21,9 @@ def operand_relayout(view: KernelView) -> list[Hazard]:
     ops = view.ttgir_ops
     defs = defs_of(ops)
     found = []
+    # AccelerateMatmul's warning, when it gave one: the pass that chose the operand's shared-memory order
+    warning = next(iter(view.remarks(RELAYOUT_WARNING)), None)
+    warned = remarks_at(view, None, RELAYOUT_WARNING)
     for loop in (r for r in ops if r.op.name in LOOP_OPS):
         inside = [r for r in ops if within(r.op, loop.op)]
         if not {r.op.name for r in inside} & set(ASYNC_LOADS):
@@ -28,8 +31,6 @@ def operand_relayout(view: KernelView) -> list[Hazard]:
         for load in relaid_loads(defs, inside, loop.op):
             n = load.line
             counts = machine_counts(view, [n]) if n else {}
-            warning = next(iter(view.remarks(RELAYOUT_WARNING)), None)
-            warned = remarks_at(view, None, RELAYOUT_WARNING)
             found.append(
                 Hazard(
                     "operand-relayout-in-loop",
@@ -41,7 +42,6 @@ def operand_relayout(view: KernelView) -> list[Hazard]:
                     cost.EXPOSED_LOAD_LATENCY * cost.loop_factor(load.loop_depth)
                     + cost.weighted(counts, ("sync.barrier", "mem.shared_store", "mem.shared_load")),
                     {k: counts.get(k, 0) for k in ("mem.shared_store", "sync.barrier")},
-                    # the pass that chose the operand's shared-memory order says so (AccelerateMatmul's warning)
                     introduced_by=PassRef(warning.snapshot, warning.stage, warning.pass_arg) if warning else None,
                     remarks=warned,
                     cause="order",

@@ -38,19 +38,22 @@ def synchronous_wgmma(view: KernelView) -> list[Hazard]:
     kernel, so it is not a hazard."""
     ops = view.ttgir_ops
     defs = defs_of(ops)
-    found = []
+    found: list[Hazard] = []
+    waited = _waited_dots(ops)
+    if not waited:
+        return found
     pipelined = {id(loop_of(r.op)) for r in ops if r.op.name in ASYNC_LOADS}
-    for dot, wait, loop in _waited_dots(ops):
+    introduced = first_with(view, lambda o: bool(_waited_dots(o)))
+    for dot, wait, loop in waited:
         if relaid_load(defs, dot, loop):
             if id(loop) not in pipelined:
                 continue  # a loop the pipeliner left alone stores every operand itself: not-pipelined's, one cause once
             cause = "operand"
-        elif _scaled_product(ops, wait, dot, loop):
+        elif _scaled_product(ops, defs, wait, dot, loop):
             cause = "scaled-product"
         else:
             continue
         line = dot.line
-        introduced = first_with(view, lambda o: bool(_waited_dots(o)))
         found.append(
             Hazard(
                 "synchronous-wgmma",
@@ -86,11 +89,10 @@ def _a_factor(defs: dict[str, Reached], value: str, loop) -> bool:
     return False
 
 
-def _scaled_product(ops: list[Reached], wait: Reached, dot: Reached, loop) -> bool:
+def _scaled_product(ops: list[Reached], defs: dict[str, Reached], wait: Reached, dot: Reached, loop) -> bool:
     """Whether the dot's product reaches what the loop carries only through a per-row, per-column or scalar factor
     and the accumulation: the wait is then the scale's, which folds into an operand or after the loop (the kernel's
     math does not need the product inside the iteration, as a softmax on it would)."""
-    defs = defs_of(ops)
     users = users_of([r for r in ops if within(r.op, loop)])
     todo, scaled, seen = [_result_of(wait, dot)], False, set()
     while todo:
