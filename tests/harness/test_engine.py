@@ -253,7 +253,7 @@ def forward(x):
         msg = {"case": "s1", "kind": "random", "seed": seed, "file": "out-0.pt"}
         for fd in range(3, 64):
             try:
-                os.write(fd, (json.dumps(msg) + "\\\\n").encode())
+                os.write(fd, (json.dumps(msg) + "\\n").encode())
             except OSError:
                 pass
     return x

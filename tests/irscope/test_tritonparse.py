@@ -18,8 +18,6 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("tritonparse", reason="tritonparse is in the dev extra (pip install -e '.[dev]')")
 from tritonparse.parse.trace_processor import parse_single_file
 from tritonparse.validation.json_validator import validate_trace_file
 

@@ -158,7 +158,7 @@ def _python_source(traj: Trajectory) -> dict[str, Any] | None:
     lines = k.source.split("\n")
     form = (traj.origin or {}).get("python_source")
     if isinstance(form, dict) and form.get("start_line", 1) != 1:
-        start, end = form["start_line"], form["end_line"]
+        start, end = form["start_line"], form.get("end_line", len(lines))  # the schema does not require it
         return {**form, "code": "\n".join(lines[start - 1 : end]) + "\n"}
     start = k.first_line
     while start > 1 and lines[start - 2].lstrip().startswith("@"):  # tritonparse's function range has decorators

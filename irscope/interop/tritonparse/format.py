@@ -12,6 +12,7 @@ reads `file_content`, `source_mappings`, `python_source` and `metadata`, and pas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from irscope.capture.builder import LLVM_STAGE
 from irscope.trajectory import AMDGCN, LLVM_IR, MLIR, PTX
@@ -99,6 +100,12 @@ def extension(file_name: str) -> str:
     """`.ttgir` of `kernel.ttgir` (tritonparse keys files by `<kernel>.<ext>`)."""
     dot = file_name.rfind(".")
     return file_name[dot:] if dot >= 0 else ""
+
+
+def is_full_file(python_source: dict[str, Any]) -> bool:
+    """Whether tritonparse's `python_source` holds the kernel's whole file (from line 1, with the function's own
+    range in `function_start_line`) rather than the function alone at its own lines."""
+    return python_source.get("start_line", 1) == 1 and "function_start_line" in python_source
 
 
 def is_placeholder(text: str) -> bool:

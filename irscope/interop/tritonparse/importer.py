@@ -36,6 +36,7 @@ from irscope.interop.tritonparse.format import (
     TRACER_METADATA,
     Stage,
     extension,
+    is_full_file,
     is_placeholder,
 )
 from irscope.interop.tritonparse.reader import Record, TraceError, records
@@ -368,7 +369,7 @@ def _kernel(name: str, src: dict[str, Any] | None) -> KernelInfo:
         return KernelInfo(name, "<unknown>", 0, 0)
     code: str = src["code"]
     start = src.get("start_line", 1)
-    full = start == 1 and "function_start_line" in src
+    full = is_full_file(src)
     source = code if full else "\n" * (start - 1) + code
     lines = source.split("\n")
     begin = src.get("function_start_line", start) if full else start

@@ -9,7 +9,7 @@ from typing import Any
 from irscope.capture import CompileError, SpecError, capture_request
 from irscope.capture.loader import KernelLoadError, load_kernel
 from irscope.capture.specialize import build_request
-from irscope.interop.tritonparse.format import STAGES, is_placeholder
+from irscope.interop.tritonparse.format import STAGES, is_full_file, is_placeholder
 from irscope.interop.tritonparse.restate import Restated
 from irscope.report.irlines import debug_mask
 from irscope.store import OutputDirError
@@ -48,7 +48,7 @@ def _kernel_file(src: dict[str, Any], sources: Path) -> Path | str:
         end = src.get("end_line", start + code.count("\n"))
         if here == code or "".join(here.splitlines(keepends=True)[start - 1 : end]) == code:
             return original
-    if start == 1 and "function_start_line" in src:
+    if is_full_file(src):
         text = code
     elif start >= 2:  # the function only: Triton's names on the first of the lines before it, so lines stay put
         text = "import triton; import triton.language as tl\n" + "\n" * (start - 2) + code
