@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 from triton.backends.compiler import GPUTarget
@@ -104,13 +104,19 @@ def parse_target(text: str | Target | GPUTarget) -> Target:
     return target
 
 
+@cache
+def default_target() -> Target:
+    """DEFAULT_TARGET parsed, once: the target of every default (options, kernel specs, machine limits)."""
+    return parse_target(DEFAULT_TARGET)
+
+
 def local_target() -> Target:
     """The target of this machine's first GPU as torch reports it (a CUDA capability or a ROCm gfx name), or the
     default target on a machine without one: what a ladder run diagnoses for unless told otherwise."""
     import torch
 
     if not torch.cuda.is_available():
-        return parse_target(DEFAULT_TARGET)
+        return default_target()
     props = torch.cuda.get_device_properties(0)
     if torch.version.hip:
         return parse_target(f"hip:{props.gcnArchName.split(':')[0]}")

@@ -70,6 +70,7 @@ def run(
     counterfactuals: int | None = None,
 ) -> KernelDiagnosis:
     """Diagnose `spec` up to level `through`; `counterfactuals` caps L4's what-if compiles (0 skips them)."""
+    _check_through(through)  # before anything is written
     out = Path(workdir) if workdir else Path("out") / "diagnose" / spec.name
     out.mkdir(parents=True, exist_ok=True)
     options = build_options(target=spec.target, index=index, invariants=invariants, counterfactuals=counterfactuals)
@@ -77,11 +78,15 @@ def run(
     return KernelDiagnosis(spec, *ascend(ctx, through))
 
 
+def _check_through(through: str) -> None:
+    if through not in LEVEL_NAMES:
+        raise ValueError(f"through={through!r}: one of {', '.join(LEVEL_NAMES)}")
+
+
 def ascend(ctx: Context, through: str = "L4") -> tuple[Diagnosis, tuple[LevelResult, ...]]:
     """One pass up the ladder on any subject (an operator's kernel or a kernel spec), and the levels above where it
     stopped, up to `through`: what `ladder diagnose` and `ladder.diagnose` run."""
-    if through not in LEVEL_NAMES:
-        raise ValueError(f"through={through!r}: one of {', '.join(LEVEL_NAMES)}")
+    _check_through(through)
     d = climb(ctx, LEVELS)
     return d, beyond(ctx, LEVELS, d, through)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from irscope.capture.loader import load_kernel
 from irscope.capture.specialize import build_request, unwrap_kernel
-from irscope.targets import DEFAULT_TARGET, Target, parse_target
+from irscope.targets import DEFAULT_TARGET, Target, default_target, parse_target
 
 CASE = "spec"  # the one "case" of a kernel spec: its specialization
 
@@ -26,7 +26,7 @@ class KernelSpec:
     path: Path  # its source file
     args: Mapping[str, Any] = field(default_factory=dict)  # runtime arguments: spec strings, ints, tensors
     options: Mapping[str, Any] = field(default_factory=dict)  # constexprs and num_warps/num_stages/…
-    target: Target = field(default_factory=lambda: parse_target(DEFAULT_TARGET))
+    target: Target = field(default_factory=default_target)
 
     @property
     def name(self) -> str:

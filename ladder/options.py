@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from irscope.targets import DEFAULT_TARGET, Target, parse_target
+from irscope.targets import Target, default_target, parse_target
 
 if TYPE_CHECKING:
     from ladder.harness.gpu_lock import GpuSlot
@@ -26,7 +26,7 @@ MAX_COUNTERFACTUALS = 3  # what-if compiles per L4 run (each 1–3 s): the costl
 
 @dataclass(frozen=True)
 class Options:
-    target: Target = field(default_factory=lambda: parse_target(DEFAULT_TARGET))  # what L1, L3 and L4 are for
+    target: Target = field(default_factory=default_target)  # what L1, L3 and L4 are for
     sol_target: float = DEFAULT_SOL_TARGET
     index_db: Path | None = None  # the compiler index L4 reads (None: out/compiler-index.db, built when absent)
     invariants: Path | None = None  # L3's and L4's invariants file (None: ladder/data/invariants.yaml)
@@ -47,7 +47,6 @@ def build_options(
     ncu: str | None = None,
     ncu_cases: int | None = None,
     gpu_slot: GpuSlot | None = None,
-    capture_timeout_s: float | None = None,
 ) -> Options:
     """Options from arguments as the edges receive them (a target string, paths as text, None for "not given"):
     the one place they are parsed and defaulted. TargetError on a target Triton cannot build for."""
@@ -61,5 +60,4 @@ def build_options(
         ncu=ncu or d.ncu,
         ncu_cases=d.ncu_cases if ncu_cases is None else ncu_cases,
         gpu_slot=gpu_slot,
-        capture_timeout_s=d.capture_timeout_s if capture_timeout_s is None else capture_timeout_s,
     )

@@ -14,9 +14,10 @@ import queue
 import sys
 import threading
 from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 
-from irscope.targets import Target, local_target, parse_target
+from irscope.targets import Target, TargetError, local_target, parse_target
 from ladder import gpu_busy, rewriters, status, validators
 from ladder.confine import SandboxUnavailable
 from ladder.harness.baselines import BaselineCache
@@ -24,7 +25,7 @@ from ladder.harness.baselines import default_path as baseline_cache_path
 from ladder.harness.gpu_lock import GpuSlot, gpu_slots
 from ladder.levels import LEVELS
 from ladder.loop import Loop, LoopConfig, LoopError
-from ladder.options import DEFAULT_SOL_TARGET, build_options
+from ladder.options import DEFAULT_SOL_TARGET, NCU_CASES, Options, build_options
 from ladder.progress import HEARTBEAT_S, LOG, RichProgress, RunLog, Tee
 from ladder.records import History, HistoryError
 from ladder.rewriters.base import Rewriter, RewriterUnavailable
@@ -56,12 +57,12 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
         help="fraction of speed of light at which a case stops mattering (default %(default)s)",
     )
     p.add_argument(
-        "--ncu", default="ncu", help="Nsight Compute executable for L2 counters, or 'none' (default %(default)s)"
+        "--ncu", default=Options.ncu, help="Nsight Compute executable for L2 counters, or 'none' (default %(default)s)"
     )
     p.add_argument(
         "--ncu-cases",
         type=int,
-        default=2,
+        default=NCU_CASES,
         help="cases profiled per kernel, those furthest from speed of light first (default %(default)s)",
     )
     p.add_argument(
@@ -159,10 +160,10 @@ class _Pool:
         rewriter: Rewriter,
         validators_by_slot: dict[GpuSlot | None, Validator],
         progress: Tee,
-        target: Target,
+        options: Options,
     ):
         self.args, self.rewriter, self.validators, self.progress = args, rewriter, validators_by_slot, progress
-        self.target = target
+        self.options = options  # each job's with its own GPU slot
         self.todo: queue.Queue[Operator] = queue.Queue()
         for op in ops:
             self.todo.put(op)
@@ -172,18 +173,10 @@ class _Pool:
 
     def _config(self, slot: GpuSlot | None) -> LoopConfig:
         a = self.args
-        options = build_options(
-            target=self.target,
-            sol_target=a.sol_target,
-            index=a.index,
-            ncu=a.ncu,
-            ncu_cases=a.ncu_cases,
-            gpu_slot=slot,
-        )
         return LoopConfig(
             rounds=a.rounds,
             diagnose=not a.no_ladder,
-            options=options,
+            options=replace(self.options, gpu_slot=slot),
             deadline_s=a.deadline_s,
             min_gain=a.min_gain,
             time_compile=not a.no_torch_compile,
@@ -231,13 +224,29 @@ class _Pool:
             raise self.errors[0]
 
 
+def _target(given: str | None) -> Target:
+    """--target, or this machine's GPU's (cuda:90 without one); an unbuildable GPU says where it came from."""
+    if given:
+        return parse_target(given)
+    try:
+        return local_target()
+    except TargetError as e:
+        raise TargetError(f"{e} (this machine's GPU; give --target to diagnose for another)") from None
+
+
 def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
     problem = _check(args)
     if problem:
         print(problem, file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        target = parse_target(args.target) if args.target else local_target()
+        options = build_options(
+            target=_target(args.target),
+            sol_target=args.sol_target,
+            index=args.index,
+            ncu=args.ncu,
+            ncu_cases=args.ncu_cases,
+        )
         rewriter = rewriters.from_args(args)
         gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
         slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
@@ -259,7 +268,7 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
             RunLog(args.out / LOG, None if bar is None else bar.console, args.heartbeat_s) as log,
             gpu_busy.sampling(args.out),
         ):
-            pool = _Pool(ops, args, rewriter, validators_by_slot, Tee(bar, log), target)
+            pool = _Pool(ops, args, rewriter, validators_by_slot, Tee(bar, log), options)
             pool.run(slots[: len(ops)])
     except RewriterUnavailable as e:
         print(

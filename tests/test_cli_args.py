@@ -74,6 +74,11 @@ def argparse_error(capsys) -> str:
         ("ladder", ["diagnose", "k.py:k", "--num-warps", "0"], "argument --num-warps: 0 must be at least 1"),
         (
             "ladder",
+            ["diagnose", "softmax", "--counterfactuals", "-1"],
+            "argument --counterfactuals: -1 must be at least 0",
+        ),
+        (
+            "ladder",
             ["diagnose", "softmax", "--sol-target", "nan"],
             "argument --sol-target: nan must be a finite number > 0 and ≤ 1",
         ),
@@ -120,3 +125,15 @@ def test_targets_the_backend_cannot_build_for_are_refused_up_front(target, messa
     assert not out.exists()  # refused before anything was compiled or written
     assert ladder_main(["diagnose", f"{kernel}:k", "--arg", "x_ptr=*fp32", "--target", target]) == 2
     assert message in " ".join(capsys.readouterr().err.split())
+
+
+def test_an_unbuildable_gpu_of_this_machine_is_refused_saying_where_the_target_came_from(tmp_path, capsys, monkeypatch):
+    """Without --target a suite diagnoses for this machine's GPU; one Triton cannot build for is refused up front,
+    naming it as the machine's and the flag that picks another."""
+    import ladder.runner
+    from irscope.targets import parse_target
+
+    monkeypatch.setattr(ladder.runner, "local_target", lambda: parse_target("hip:gfx801"))
+    assert ladder_main(["suite", "--ops", "softmax", "--offline", "--rounds", "1", "--out", str(tmp_path / "run")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "no ISA family for gfx801" in err and "(this machine's GPU; give --target to diagnose for another)" in err

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from irscope.targets import DEFAULT_TARGET, Target
+from irscope.targets import Target, default_target
 
 LOOP_TRIPS = 8  # assumed iterations per enclosing loop: only relative ranking matters
 
@@ -57,7 +57,7 @@ def resident_warps(registers: int, shared_bytes: int, num_warps: int, target: Ta
     Registers are allocated per warp in units of 256 (8 per thread); shared memory per CTA includes what the
     driver reserves.
     """
-    target = target or Target.parse(DEFAULT_TARGET)
+    target = target or default_target()
     m = target.machine
     per_thread = max(8, -(-registers // 8) * 8) if registers else 8
     by = {  # the architectural limits first: on a tie they are what binds

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from irscope.argtypes import number
+from irscope.argtypes import non_negative, number
 from irscope.capture import SpecError
 from irscope.capture.arguments import add_specialization_arguments, specialization
 from irscope.capture.loader import KernelLoadError, load_module
@@ -22,7 +22,7 @@ from ladder.commands.base import Command
 from ladder.context import operator_context
 from ladder.evidence import ARTIFACT, LEVEL_TITLES, RAN, LevelResult, SourceRef
 from ladder.kernel_spec import KernelSpec
-from ladder.options import DEFAULT_SOL_TARGET, build_options
+from ladder.options import DEFAULT_SOL_TARGET, MAX_COUNTERFACTUALS, Options, build_options
 from ladder.policy import Diagnosis
 from ladder.validation import Validation
 from suite.operator import get_operator
@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_SOL_TARGET,
         help="fraction of speed of light at which a case stops mattering (default %(default)s)",
     )
-    p.add_argument("--ncu", default="ncu", help="Nsight Compute executable for L2 counters")
+    p.add_argument("--ncu", default=Options.ncu, help="Nsight Compute executable for L2 counters")
     p.add_argument(
         "--index",
         type=Path,
@@ -56,10 +56,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--counterfactuals",
-        type=int,
+        type=non_negative,
         default=None,
         metavar="N",
-        help="what-if compiles L4 may run to test its hypotheses (default 3; 0 skips them)",
+        help=f"what-if compiles L4 may run to test its hypotheses (default {MAX_COUNTERFACTUALS}; 0 skips them)",
     )
     p.add_argument(
         "--through",

@@ -14,6 +14,6 @@ from ladder.levels.patterns import PatternLevel
 from ladder.levels.profile import ProfileLevel
 from ladder.levels.source import SourceLevel
 
-LEVELS: dict[str, Level] = {"L1": PatternLevel(), "L2": ProfileLevel(), "L3": IRLevel(), "L4": SourceLevel()}
+LEVELS: dict[str, Level] = {level.name: level for level in (PatternLevel(), ProfileLevel(), IRLevel(), SourceLevel())}
 
 __all__ = ["LEVELS", "Level"]

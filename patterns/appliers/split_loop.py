@@ -607,9 +607,9 @@ def sm_count() -> int:
     """The default target's SMs (132 on the H100/H200): the host plan splits until the grid covers twice the SMs."""
     # imported when asked: the candidate check imports the appliers before it sets Triton's interpreter mode,
     # which must precede Triton's import (patterns/appliers/checkrun.py)
-    from irscope.targets import DEFAULT_TARGET, Target
+    from irscope.targets import default_target
 
-    return Target.parse(DEFAULT_TARGET).machine.sm_count
+    return default_target().machine.sm_count
 
 
 def plan_function() -> str:

@@ -66,6 +66,12 @@ def test_the_api_returns_the_typed_diagnosis(tmp_path):
     assert d.to_json()["kernel"] == "column_read"
 
 
+def test_an_unknown_level_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="through='L9': one of L1, L2, L3, L4"):
+        ladder.diagnose(K.copy_rows, "*fp32", "*fp32", 4096, BLOCK=1024, workdir=tmp_path / "w", through="L9")
+    assert not (tmp_path / "w").exists()
+
+
 def test_the_l1_cards_read_the_named_kernel_only(tmp_path):
     """hazard_kernels.py also holds atomics and dots: a card matched on those would be advice for another kernel."""
     d = ladder.diagnose(K.copy_rows, "*fp32", "*fp32", 4096, BLOCK=1024, workdir=tmp_path, through="L1")
