@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -287,6 +288,20 @@ def test_findings_equal_the_reviewed_record(found, name: str):
     assert [Hazard.from_json(h.to_json()).to_json() for h in (*f.hazards, *f.minor)] == [
         h.to_json() for h in (*f.hazards, *f.minor)
     ]
+
+
+def test_two_detectors_pricing_the_same_instructions_are_one_finding_under_the_first_name():
+    """Same lines, costs within SAME_COST: the cross-warp reduction and the layout conversion it implies are one
+    cause, named once with the other kept as an alias; 2 % apart, or on other lines, they stay two findings."""
+    first = Hazard("cross-warp-reduction", "k", (12,), "c", 100.0)
+    merged = hazards.one_cause_once([first, Hazard("layout-conversion", "k", (12,), "c", 100.5)])
+    assert merged == [replace(first, aliases=("layout-conversion",))]
+    apart = [
+        first,
+        Hazard("layout-conversion", "k", (12,), "c", 102.0),
+        Hazard("layout-conversion", "k", (13,), "c", 100),
+    ]
+    assert hazards.one_cause_once(apart) == apart
 
 
 def test_a_hazard_read_from_json_without_its_optional_fields_takes_their_defaults():
