@@ -5,8 +5,8 @@
 The module runs in a child process (`python -m ladder.ir_capture …`): it is untrusted code. Inside, Triton's
 JIT compiles for `target` through irscope's dry-run driver, whose launches do nothing
 (`irscope.capture.dry_run_driver`), and `irscope.record` keeps one trajectory per compiled kernel. Inputs are the
-operator's real case shapes on CPU, so the JIT specializes (divisibility, constexprs) as it would on the GPU; the
-outputs are left unwritten and ignored.
+operator's real case layouts on CPU, uninitialized (`Operator.placeholder_inputs`: nothing is generated), so the
+JIT specializes (divisibility, constexprs) as it would on the GPU; the outputs are left unwritten and ignored.
 
 An autotuned kernel cannot be timed here, so the driver's benchmarker reports every config as equally fast: each
 config is compiled (and captured) once, as the autotuner's benchmark would on the GPU, and the first is then used.
@@ -74,7 +74,7 @@ def record_forward(
     op = resolve_operator(op_ref)
     chosen = next(c for c in op.cases if c.name == case)
     mod = load_module(kernel, "candidate")
-    inputs = op.make_inputs(chosen, 0, "cpu", "random")
+    inputs = op.placeholder_inputs(chosen, "cpu")  # layouts, not values, decide what compiles: nothing generated
     with dry_run_driver(target), irscope.record(out_dir, disassemble=disassemble) as rec:
         mod.forward(*inputs)
     return rec

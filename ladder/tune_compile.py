@@ -57,7 +57,8 @@ class ConfigCompile:
 
 
 def cheapest_case(op: Operator) -> str:
-    """Inputs are built on the CPU per child: the case with the fewest bytes (specialization is the same)."""
+    """Each child builds placeholder inputs on the CPU: those of the case with the fewest bytes (the same
+    specialization)."""
     return min(op.cases, key=op.bytes_moved).name
 
 

@@ -93,6 +93,27 @@ class Operator:
     def initial_source(self) -> str:
         return self.kernel_path.read_text()
 
+    def placeholder_inputs(self, case: Case, device: str) -> tuple[Any, ...]:
+        """The case's inputs as uninitialized tensors of the same shapes, strides, storage offsets and dtypes (the
+        other arguments as they are), from `make_inputs` run under FakeTensorMode: no input is generated. What a
+        Triton JIT specializes on is all there, so a forward called on them compiles what it would on real inputs."""
+        import torch
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            fake = self.make_inputs(case, 0, device, RANDOM)
+        return tuple(_uninitialized(v, device) if isinstance(v, torch.Tensor) else v for v in fake)
+
+
+def _uninitialized(t: Any, device: str) -> Any:
+    import torch
+
+    if t.storage_offset() == 0:
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
+    base = torch.empty(t.storage_offset() + span, dtype=t.dtype, device=device)
+    return base.as_strided(t.shape, t.stride(), t.storage_offset())
+
 
 @cache
 def all_operators() -> dict[str, Operator]:

@@ -74,14 +74,16 @@ def poisoned_allocations() -> Iterator[None]:
     was_on = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     was_fill = _DETERMINISTIC.fill_uninitialized_memory
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    # torch's own switch, without torch.use_deterministic_algorithms' import of the inductor (and with it dynamo):
+    # that import took 3–8 s of a runner's first validation run, with the GPU held (docs/results/engine-h200)
+    torch._C._set_deterministic_algorithms(True, warn_only=True)
     _DETERMINISTIC.fill_uninitialized_memory = True
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # warn_only's notes about nondeterministic ops
             yield
     finally:
-        torch.use_deterministic_algorithms(was_on, warn_only=was_warn_only)
+        torch._C._set_deterministic_algorithms(was_on, warn_only=was_warn_only)
         _DETERMINISTIC.fill_uninitialized_memory = was_fill
 
 

@@ -8,8 +8,9 @@
 3. the runner (`worker.serve`) in the sandbox (its own confined subprocess: ladder.confine) readies the device,
    then imports the candidate; this process counts the runner's threads from outside (/proc) before and after;
 4. this process drives the runner one command at a time and holds the GPU for it (ladder.harness.gpu_lock:
-   shared for correctness work, alone for timing), so the runner never holds the GPU while it waits for this
-   process, and this process never waits for anyone while it holds the GPU for the runner: no cycle exists;
+   shared for correctness work, alone for timing; the compile-only first call of each case holds nothing), so the
+   runner never holds the GPU while it waits for this process, and this process never waits for anyone while it
+   holds the GPU for the runner: no cycle exists;
 5. each run's outputs come back through shared memory (ladder.harness.transfer), are copied here, and the run's
    inputs are regenerated here from its seed and the operator's correctness rule is applied here
    (`correctness.judge`): the oracle's outputs exist only in this process. Every expected run must be there,
@@ -386,6 +387,18 @@ class _Evaluation:
             return False
         return True
 
+    def _compile(self, case: Case) -> bool:
+        """The case's kernels compiled with no hold of the GPU (the runner's `compile`); the threads the call left
+        running fail the candidate like those of any other call of the forward."""
+        if not self._command("compile", case, {}):
+            return False
+        claimed = self.done[(case.name, "compile")].get("new_threads", 0)
+        if not isinstance(claimed, int) or isinstance(claimed, bool) or claimed < 0:
+            self.result.runner_errors.append(f"compile {case.name}: new_threads is {str(claimed)[:40]!r}, not a count")
+        elif claimed:
+            self.result.process.append(f"{case.name}: the forward's compile-only call left {claimed} thread(s) running")
+        return True
+
     def _evaluate_case(self, case: Case) -> bool:
         base = self.job.seed_base
         kinds = self.job.kinds or list(self.op.input_kinds)
@@ -396,7 +409,7 @@ class _Evaluation:
         last: list[tuple[str, dict]] = [("timed_outputs", {"seeds": seeds})] if self.timed else [("exercise", {})]
         last += [("recheck", {"same": same, "new": new}), ("release", {})]
         try:
-            if not self._locked(False, first, case):
+            if not self._compile(case) or not self._locked(False, first, case):
                 return False
             if self.timed and not self._locked(True, [("time", {"draw": secrets.randbelow(1 << 31)})], case):
                 return False

@@ -5,6 +5,8 @@ exists in the process), waits for the parent's `load` (the parent counts its thr
 candidate module (the parent has already run the static check on its source), and then does what the parent's
 commands say, one at a time, each answered by a `done` message:
 
+* `compile` {case}: the forward once on placeholder inputs of the case's layout with every Triton launch compiling
+  instead of running (ladder.harness.compile_only): sent before the parent holds the GPU for the case;
 * `validate` {case, runs}: the candidate's forward on fresh inputs per (phase, kind, seed), each run's outputs
   copied into a shared-memory slot (ladder.harness.transfer) for the parent to judge, with what only this process
   can see (launches, aten ops, threads, streams, inputs left intact; ladder.harness.correctness.run_forward);
@@ -15,9 +17,9 @@ commands say, one at a time, each answered by a `done` message:
 * `timed_outputs` {case}: the judged timed calls' outputs, into slots like runs;
 * `release` {case}: the case's tensors dropped.
 
-The parent holds the GPU for each command (shared for correctness work, alone for `time`); this process never
-waits for the parent while the parent waits for it, except for a slot to be freed, which the parent does without
-waiting for anything. Every message is a claim of a process that runs candidate code: the parent decides
+The parent holds the GPU for each command but `compile` (shared for correctness work, alone for `time`); this
+process never waits for the parent while the parent waits for it, except for a slot to be freed, which the parent
+does without waiting for anything. Every message is a claim of a process that runs candidate code: the parent decides
 correctness from the outputs, and the facts reported here can only fail a candidate.
 
 `environment(job)`: versions, precision flags and, on a GPU, the measured ceilings.
@@ -188,6 +190,32 @@ class Runner:
 
     # ---------------------------------------------------------------------------------------------- commands
 
+    def compile(self, case: Case) -> dict:
+        """The forward(s) on placeholder inputs, every Triton launch compiling instead of running
+        (ladder.harness.compile_only), before the parent holds the GPU: the validation finds its kernels built.
+        Nothing here is judged but the threads the call left running; a failure is a note (validation repeats it)."""
+        from ladder.harness.anticheat import ForwardMonitor
+        from ladder.harness.compile_only import compile_only
+        from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error
+
+        record: dict[str, Any] = {"notes": [], "new_threads": 0}
+        try:
+            inputs = self.op.placeholder_inputs(case, self.job.device)
+        except Exception as e:
+            record["notes"].append(f"no placeholder inputs, kernels compile in validation: {type(e).__name__}: {e}")
+            return record
+        for forward in (f for f in (self.forward, self.initial) if f is not None):
+            monitor = ForwardMonitor()
+            try:
+                with compile_only(), monitor:
+                    forward(*inputs)
+            except (Exception, SystemExit) as e:
+                if is_fatal_device_error(e):
+                    raise FatalDeviceError(f"{type(e).__name__}: {e}") from e
+                record["notes"].append(f"the compile-only call raised {type(e).__name__}: {str(e)[:300]}")
+            record["new_threads"] += monitor.report.new_threads
+        return record
+
     def validate(self, case: Case, runs: list) -> dict:
         produced = True
         for phase, kind, seed in runs:
@@ -273,7 +301,7 @@ class Runner:
         return {}
 
 
-COMMANDS = ("validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")
+COMMANDS = ("compile", "validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")
 
 
 def serve(payload: dict, emit: Emit, commands: Any) -> dict:

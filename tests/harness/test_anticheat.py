@@ -1,11 +1,14 @@
 """Anti-cheat: the static rules on real candidate sources, and the runtime monitor on real interpreted launches."""
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 import torch
 
+from irscope.childproc import REPO_ROOT
 from ladder.harness.anticheat import static_check
 from ladder.harness.correctness import poisoned_allocations
 from ladder.sandbox import run_sandboxed
@@ -139,3 +142,18 @@ def test_poisoned_allocations_fill_fresh_memory():
     assert torch.isnan(f).all() and torch.isnan(like).all()
     assert (i == torch.iinfo(torch.int64).max).all()
     assert not torch.are_deterministic_algorithms_enabled()
+
+
+def test_poisoned_allocations_leave_the_inductor_unimported():
+    """torch.use_deterministic_algorithms imports the inductor and dynamo, which cost a runner's first validation
+    run 3–8 s with the GPU held; the poisoning sets torch's switch itself."""
+    code = (
+        "import sys, torch\n"
+        "from ladder.harness.correctness import poisoned_allocations\n"
+        "with poisoned_allocations():\n"
+        "    assert torch.isnan(torch.empty(4)).all()\n"
+        "print(sorted(m for m in ('torch._inductor', 'torch._dynamo') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

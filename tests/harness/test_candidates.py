@@ -28,12 +28,20 @@ RUNS = {
     "argmax_first_index": TOY_ARGMAX,
     "argmax_wrong_on_ties": TOY_ARGMAX,
     "thread_at_import": "new_gelu",
+    "thread_on_first_call": "new_gelu",
     "patches_monitor": "new_gelu",
 }
 
 
 # The static check rejects these unrun; evaluated without it, they show the runtime layer behind it holds too.
-BEHIND_STATIC = {"never_launches", "lazy_subclass", "patches_timer", "thread_at_import", "patches_monitor"}
+BEHIND_STATIC = {
+    "never_launches",
+    "lazy_subclass",
+    "patches_timer",
+    "thread_at_import",
+    "thread_on_first_call",
+    "patches_monitor",
+}
 
 
 def _evaluate(name: str):
@@ -160,6 +168,15 @@ def test_a_thread_started_at_import_is_counted_from_outside_the_sandbox(results)
     r = results["thread_at_import"]
     assert not r.accepted
     assert any("importing the candidate started 1 thread(s) (counted from outside" in p for p in r.process), r.process
+
+
+def test_a_thread_started_by_the_first_call_is_seen_in_the_compile_only_call(results):
+    """The runner's first call of the forward is the compile-only one, before any validation run: a thread it
+    leaves running would be old news to every validation run's monitor."""
+    r = results["thread_on_first_call"]
+    assert not r.accepted
+    assert r.process == ["s1: the forward's compile-only call left 1 thread(s) running"], r.process
+    assert r.cases[0]["validation"]["ok"], "the kernel itself is honest"
 
 
 def test_a_patched_monitor_summary_does_not_hide_the_raw_facts(results):
