@@ -5,10 +5,14 @@ win are dropped before the GPU times the rest.
     kept, pruned = prune(results)
 
 Each config becomes a one-config module (patterns.appliers.tune_search.tune_module) whose `forward` runs in a
-child process under irscope's dry-run driver on the operator's cheapest case (the JIT specializes as on the GPU;
-launches do nothing), with irscope recording the compile: ptxas's registers and spills, the shared memory Triton
-allocates, and the layout conversions left in the final TTGIR. Children run side by side, each with a timeout
-(ptxas can take minutes on a tile that spills heavily: such a config would not win either).
+child process under irscope's dry-run driver on placeholder inputs of the operator's cheapest case (the JIT
+specializes as on the GPU; launches do nothing), with irscope recording the compile: ptxas's registers and spills,
+the shared memory Triton allocates, and the layout conversions left in the final TTGIR. The configs are dealt to a
+few children side by side, each compiling its share one after another: torch and Triton are imported once per
+child, not once per config (the imports cost more than most compiles, and ten searches at once filled an H200
+machine's 16 cores, docs/results/engine-h200). Each child has a time limit (ptxas can take minutes on a tile that
+spills heavily: such a config would not win either); the config a child was on when it died or ran out of time
+fails with that reason, and the configs after it go on in a fresh child.
 
 Pruned: a config that does not compile, spills, needs more shared memory or registers than one SM holds, or
 (when more survive than the GPU should time) ranks below the best by the compile's own evidence: spills first,
@@ -34,7 +38,9 @@ from patterns.appliers.tune_search import tune_module
 from suite.operator import Operator
 
 TIMED_MAX = 8  # configs the autotuner times per shape on the GPU
-COMPILE_TIMEOUT_S = 240.0
+COMPILE_TIMEOUT_S = 240.0  # per child: the config it is on when the limit passes fails
+CHILDREN_MAX = 4  # compiling processes per search (one per four cores): each imports torch and Triton once
+RESULT_MARK = "tune-compile-result "  # a child's result lines; a forward's own prints are not results
 # sm_90: 228 KB shared memory per SM of which 227 KB per block, 64 K registers per SM
 MAX_SHARED_BYTES = 232448
 REGISTERS_PER_SM = 65536
@@ -54,6 +60,9 @@ class ConfigCompile:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+REPORTED = ("seconds", "registers", "spill_bytes", "shared_bytes", "layout_conversions", "error")  # by a child
 
 
 def cheapest_case(op: Operator) -> str:
@@ -80,29 +89,39 @@ def compile_configs(
         path = workdir / f"config-{i:02d}.py"
         path.write_text(tune_module(source, kernel, [cfg]))
         modules.append(path)
-    jobs = jobs or max(1, min(len(configs), (os.cpu_count() or 2) // 2, 16))
+    jobs = jobs or max(1, min(len(configs), (os.cpu_count() or 2) // 4, CHILDREN_MAX))
+    results: dict[int, ConfigCompile] = {}
 
-    def one(i: int) -> ConfigCompile:
-        started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="ladder-tune-") as tmp:
-            env = childproc.child_env(
-                Path(tmp), {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(Path(tmp) / "cache")}
-            )
-            cmd = [sys.executable, "-m", "ladder.tune_compile", str(modules[i]), op.ref, case, kernel, target]
-            run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=timeout_s)
-        took = time.monotonic() - started
-        if run.timed_out:
-            return ConfigCompile(configs[i], False, took, error=f"compile timed out after {timeout_s:g} s")
-        lines = run.stdout.strip().splitlines()
-        if run.returncode != 0 or not lines:
-            return ConfigCompile(configs[i], False, took, error=(run.stderr.strip() or "no output")[-600:])
-        found = json.loads(lines[-1])
-        return ConfigCompile(configs[i], found.pop("ok"), took, **found)
+    def share(indices: list[int]) -> None:
+        """A child compiles `indices` in turn; after its death or time limit, a fresh one takes the rest."""
+        todo = list(indices)
+        while todo:
+            with tempfile.TemporaryDirectory(prefix="ladder-tune-") as tmp:
+                env = childproc.child_env(
+                    Path(tmp), {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(Path(tmp) / "cache")}
+                )
+                cmd = [sys.executable, "-m", "ladder.tune_compile", op.ref, case, kernel, target]
+                run = childproc.run([*cmd, *(str(modules[i]) for i in todo)], env=env, cwd=tmp, timeout_s=timeout_s)
+            for line in run.stdout.splitlines():
+                if line.startswith(RESULT_MARK) and todo:
+                    found = json.loads(line[len(RESULT_MARK) :])
+                    facts = {k: found[k] for k in REPORTED if k in found}
+                    i = todo.pop(0)
+                    results[i] = ConfigCompile(configs[i], bool(found.get("ok")), **facts)
+            if todo:  # the child ended before the config it was on: that config's verdict, the rest go on
+                error = (
+                    f"compile timed out after {timeout_s:g} s"
+                    if run.timed_out
+                    else (run.stderr.strip() or f"the compiling process exited {run.returncode}")[-600:]
+                )
+                i = todo.pop(0)
+                results[i] = ConfigCompile(configs[i], False, 0.0, error=error)
 
     with ThreadPoolExecutor(jobs) as pool:
-        results = list(pool.map(one, range(len(configs))))
-    (workdir / "compiles.json").write_text(json.dumps([r.to_json() for r in results], indent=1))
-    return results
+        list(pool.map(share, [list(range(len(configs)))[k::jobs] for k in range(jobs)]))
+    ordered = [results[i] for i in range(len(configs))]
+    (workdir / "compiles.json").write_text(json.dumps([r.to_json() for r in ordered], indent=1))
+    return ordered
 
 
 def prune(results: list[ConfigCompile], timed_max: int = TIMED_MAX) -> tuple[list[ConfigCompile], list[ConfigCompile]]:
@@ -130,7 +149,14 @@ def prune(results: list[ConfigCompile], timed_max: int = TIMED_MAX) -> tuple[lis
     return kept, [r for r in results if r.pruned is not None]
 
 
-def _child(module: str, op_ref: str, case: str, kernel: str, target: str) -> dict[str, Any]:
+def _child(op_ref: str, case: str, kernel: str, target: str, modules: list[str]) -> None:
+    for module in modules:
+        started = time.monotonic()
+        found = _compile(module, op_ref, case, kernel, target)
+        print(RESULT_MARK + json.dumps({**found, "seconds": round(time.monotonic() - started, 3)}), flush=True)
+
+
+def _compile(module: str, op_ref: str, case: str, kernel: str, target: str) -> dict[str, Any]:
     from ladder.ir_capture import record_forward
 
     try:
@@ -159,6 +185,7 @@ def _child(module: str, op_ref: str, case: str, kernel: str, target: str) -> dic
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="child process of ladder.tune_compile.compile_configs")
-    for name in ("module", "op_ref", "case", "kernel", "target"):
+    for name in ("op_ref", "case", "kernel", "target"):
         ap.add_argument(name)
-    print(json.dumps(_child(**vars(ap.parse_args()))))
+    ap.add_argument("modules", nargs="+")
+    _child(**vars(ap.parse_args()))

@@ -43,6 +43,13 @@ def test_each_config_is_compiled_for_the_target_and_pruned_with_its_reason(tmp_p
     assert [r["ok"] for r in recorded] == [True, True, False]
 
 
+def test_a_config_whose_child_runs_out_of_time_fails_and_the_rest_go_on_in_fresh_children(tmp_path):
+    configs = [BASE, {**BASE, "num_warps": 8}, {**BASE, "num_stages": 2}]
+    results = compile_configs(GEMM.initial_source(), "matmul_kernel", configs, GEMM, tmp_path, jobs=1, timeout_s=0.3)
+    assert [(r.ok, r.error) for r in results] == [(False, "compile timed out after 0.3 s")] * 3
+    assert [r["config"] for r in json.loads((tmp_path / "compiles.json").read_text())] == configs
+
+
 def test_pruning_keeps_the_base_config_and_ranks_the_rest_by_the_compiles_evidence():
     def result(i: int, spills: int = 0, conversions: int = 0, registers: int = 64, warps: int = 4) -> ConfigCompile:
         return ConfigCompile({"kwargs": {"B": i}, "num_warps": warps}, True, 1.0, registers, spills, 0, conversions)
