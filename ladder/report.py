@@ -27,10 +27,12 @@ INITIAL = "initial"  # the evidence level of a best round that is the initial ke
 MOE_OPS = ("moe_group_top2", "moe_grouped_topk")  # reported also without them (docs/suite-protocol.md#aggregation)
 # Round.seconds' stages in the order a run goes through them: round 0's validation, then each round's three; then
 # the harness's account of its validations (ladder.harness.evaluate: the runner's start, waits for the GPU, each
-# command; transfer is the outputs' copy out of shared memory, inside validate/recheck/timed_outputs)
+# command, compile the one outside any hold; transfer is the outputs' copy out of shared memory, inside
+# validate/recheck/timed_outputs)
 STAGES = ("baseline", "diagnose", "rewrite", "validate")
 HARNESS = (
     "start",
+    "compile",
     "wait_shared",
     "wait_alone",
     "validate",
