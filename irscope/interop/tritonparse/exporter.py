@@ -24,14 +24,11 @@ from typing import IO, Any
 
 from irscope import signatures
 from irscope.capture.builder import LLVM_STAGE
-from irscope.interop.tritonparse.format import BINARIES, COMPILATION, SASS, STAGES, TRACER_METADATA
+from irscope.interop.tritonparse.format import BINARIES, COMPILATION, EXTRA_VERSION, SASS, STAGES, TRACER_METADATA
 from irscope.interop.tritonparse.sourcemap import source_mappings
 from irscope.report.irlines import SASS as SASS_KIND
 from irscope.trajectory import FORMAT_VERSION, Trajectory
 from irscope.views import finished, partial_note
-
-# The `irscope` payload field's own version: what `irscope import` restores from it.
-EXTRA_VERSION = 1
 
 
 @dataclass
