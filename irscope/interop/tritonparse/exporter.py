@@ -79,8 +79,10 @@ def compilation_record(traj: Trajectory, stages_only: bool = False) -> tuple[dic
     python = _python_source(traj)
     if python is not None:
         payload["python_source"] = python
-    payload["source_mappings"] = source_mappings(mapped, traj.kernel.source_file)
-    payload["irscope"] = _extra(traj, stages_only)
+    # one analysis per trajectory: the mappings attribute lines exactly as irscope's own per-line counters do
+    analyzer = signatures.Analyzer(traj)
+    payload["source_mappings"] = source_mappings(mapped, traj.kernel.source_file, analyzer.resolver)
+    payload["irscope"] = _extra(traj, stages_only, analyzer)
     info.passes = 0 if stages_only else len(traj.snapshots)
     origin = traj.origin or {}
     record = {
@@ -170,9 +172,9 @@ def _python_source(traj: Trajectory) -> dict[str, Any] | None:
     }
 
 
-def _extra(traj: Trajectory, stages_only: bool) -> dict[str, Any]:
+def _extra(traj: Trajectory, stages_only: bool, analyzer: signatures.Analyzer) -> dict[str, Any]:
     counters: dict[str, dict[str, float]] = {}
-    for name, value in signatures.summary(traj).items():
+    for name, value in signatures.summary(traj, analyzer).items():
         stage, _, counter = name.partition(".")
         counters.setdefault(stage, {})[counter] = value
     extra: dict[str, Any] = {
