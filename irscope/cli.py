@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -25,12 +24,9 @@ from irscope.capture.stagetable import stage_rows
 from irscope.interop import commands as interop
 from irscope.store import OutputDirError, TrajectoryFormatError, load
 from irscope.targets import Target, TargetError, parse_target
+from irscope.terminal import console, err_console
 from irscope.trajectory import Trajectory
 from irscope.version import add_version_argument
-
-# Wide tables when piped: pass names are long and truncating them hides the point.
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
 def error(message: str) -> None:

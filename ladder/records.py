@@ -3,7 +3,7 @@
 A round is the unit of resumption: the loop derives everything it needs (next round number, current best
 kernel) from committed rounds, so a run killed at any point — `kill -9` included — resumes at the first
 round not committed, loses no finished round, and cannot record one twice ((op, round) is the primary key).
-`export_jsonl` writes the flat per-round format the patterns synthesizer reads (docs/ladder.md).
+Rounds leave a run as JSON lines in the format the patterns synthesizer defines (ladder/round_lines.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from ladder.policy import AT_TARGET, INCONCLUSIVE, Diagnosis
 from ladder.validation import Validation
 
 SCHEMA_VERSION = 1
-JSONL_FORMAT = "ladder-round"
 
 # Round decisions.
 BASELINE = "baseline"  # round 0: the frozen initial kernel, validated and timed as the reference
@@ -176,40 +175,6 @@ class Round:
             seconds=dict(d.get("seconds", {})),
         )
 
-    def to_jsonl(self) -> dict[str, Any]:
-        """The flat line the patterns synthesizer reads (format documented in docs/ladder.md)."""
-        diag, rw, v = self.diagnosis, self.rewrite, self.validation
-        return {
-            "format": JSONL_FORMAT,
-            "format_version": SCHEMA_VERSION,
-            "op": self.op,
-            "round": self.round,
-            "base_round": self.base_round,
-            "decision": self.decision,
-            "reason": self.reason,
-            "level": self.level,
-            "reached": diag.reached if diag else None,
-            "outcome": diag.outcome if diag else None,
-            "hypothesis": diag.hypothesis.to_json() if diag and diag.hypothesis else None,
-            "family": rw.family if rw else (diag.family.name if diag and diag.family else None),
-            "family_description": diag.family.description if diag and diag.family else None,
-            "rewriter": rw.rewriter if rw else None,
-            "description": rw.description if rw else None,
-            "source": rw.source if rw else None,
-            "diff": rw.diff if rw else None,
-            "evidence": [
-                {"id": e.id, "level": e.level, "claim": e.claim, "source": e.source.render()}
-                for e in (diag.evidence() if diag else ())
-            ],
-            "escalations": diag.escalations() if diag else [],
-            "correct": v.correct if v else None,
-            "validation_device": v.device if v else None,
-            "speedup": self.speedup,
-            "speedup_initial": self.speedup_initial,
-            "usage": rw.usage if rw else {},
-            "next": self.next,
-        }
-
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -337,9 +302,3 @@ class History:
             return Round.from_json(json.loads(record))
         except (ValueError, KeyError, TypeError) as e:
             raise HistoryError(f"{self.path}: the record of {op} round {number} is unreadable: {e}") from e
-
-    def export_jsonl(self, out: str | Path, op: str | None = None) -> int:
-        """Write one JSON line per round (docs/ladder.md, "JSONL export"); returns the number of lines."""
-        lines = [json.dumps(r.to_jsonl()) for r in self.rounds(op)]
-        Path(out).write_text("".join(line + "\n" for line in lines))
-        return len(lines)

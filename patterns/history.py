@@ -1,9 +1,13 @@
-"""The round history synthesis reads: JSON Lines, one finished optimization round per line (docs/patterns.md).
+"""The round history: JSON Lines, one finished optimization round per line (docs/patterns.md), the one format in
+which rounds leave a run.
 
 The record (`HistoryRound`) and its line (`to_line`, read back by `parse_round`) are defined here, where they are
-read; the ladder keeps its history in SQLite and produces these records from it (ladder/synthesis_export.py).
-Only `op`, `round`, `description` and `decision` are required, the rest makes the mapping sharper (sources give
-feature deltas, a diff gives keywords, evidence gives the facts a proposed card's symptoms are made of).
+read; the ladder keeps its history in SQLite and writes every round in this format (`ladder export`,
+ladder/round_lines.py). Only `op`, `round`, `description` and `decision` are required, the rest makes the mapping
+sharper (sources give feature deltas, a diff gives keywords, evidence gives the facts a proposed card's symptoms are
+made of). Synthesis learns from the rounds that tried a rewrite (`learnable`); the others (a baseline, a round left
+untimed or inconclusive, one at target) are read and kept for the record. Version 1 lines (the rewrite rounds only,
+without the ladder's account of the round) are read too.
 """
 
 from __future__ import annotations
@@ -17,9 +21,28 @@ from patterns.facts import FactsError, KernelFacts
 from patterns.names import NAMESPACES
 
 FORMAT = "irscope-round"
-FORMAT_VERSION = 1
-DECISIONS = ("accepted", "rejected", "failed")
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+LEARNED = ("accepted", "rejected", "failed")  # rounds that tried a rewrite: what synthesis maps to cards
+DECISIONS = (*LEARNED, "baseline", "untimed", "inconclusive", "at-target")
+# the ladder's account of a round (version 2): field → the JSON type it takes, or null
+_ACCOUNT: dict[str, type] = {
+    "base_round": int,
+    "reason": str,
+    "reached": str,
+    "outcome": str,
+    "hypothesis": dict,
+    "family_description": str,
+    "model": str,
+    "citations": list,
+    "escalations": list,
+    "validation_device": str,
+    "usage": dict,
+    "next": str,
+}
+_TYPE_NAMES = {int: "an integer", str: "a string", dict: "an object", list: "a list"}
 _FIELDS = {
+    *_ACCOUNT,
     "format",
     "format_version",
     "op",
@@ -67,7 +90,25 @@ class HistoryRound:
     speedup_vs_initial: float | None = None
     correct: bool | None = None
     timestamp: str | None = None
+    # the ladder's account of the round (null where it does not apply, or in a version 1 line)
+    base_round: int | None = None  # the round whose kernel it rewrote
+    reason: str | None = None  # why the decision
+    reached: str | None = None  # the deepest level the ladder climbed to
+    outcome: str | None = None  # actionable | inconclusive | at-target
+    hypothesis: dict[str, Any] | None = None  # {bottleneck, hotspot, cases, evidence}
+    family_description: str | None = None
+    model: str | None = None  # the LLM behind an llm rewrite
+    citations: list[dict[str, Any]] = field(default_factory=list)  # {id, level, claim, source} of every level
+    escalations: list[dict[str, Any]] = field(default_factory=list)  # {level, status, failed_test, why}
+    validation_device: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)  # summed token usage of the round's requests
+    next: str | None = None  # the recommendation for the next round
     where: str = ""  # file:line of the record
+
+    @property
+    def learnable(self) -> bool:
+        """Whether the round tried a rewrite whose verdict synthesis can learn from."""
+        return self.decision in LEARNED
 
     def to_line(self) -> dict[str, Any]:
         """This round as one line of the format: what `read_history` reads back, and what the ladder writes
@@ -92,6 +133,7 @@ class HistoryRound:
             "correct": self.correct,
             "decision": self.decision,
             "timestamp": self.timestamp,
+            **{name: getattr(self, name) for name in _ACCOUNT},
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -157,10 +199,10 @@ def flat_facts(facts: KernelFacts) -> dict[str, Any]:
 def parse_round(obj: Any, where: str) -> HistoryRound:
     if not isinstance(obj, dict):
         raise HistoryFileError(f"{where}: each line must be a JSON object")
-    if obj.get("format", FORMAT) != FORMAT or obj.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
+    if obj.get("format", FORMAT) != FORMAT or obj.get("format_version", FORMAT_VERSION) not in READ_VERSIONS:
         raise HistoryFileError(
             f"{where}: format {obj.get('format')!r} v{obj.get('format_version')}; "
-            f"this reader takes {FORMAT} v{FORMAT_VERSION}"
+            f"this reader takes {FORMAT} v{' and v'.join(map(str, READ_VERSIONS))}"
         )
     unknown = sorted(set(obj) - _FIELDS)
     if unknown:
@@ -192,6 +234,11 @@ def parse_round(obj: Any, where: str) -> HistoryRound:
     ):
         if obj.get(k) is not None and not isinstance(obj[k], str):
             raise HistoryFileError(f"{where}: {k!r} must be a string or null")
+    for k, kind in _ACCOUNT.items():
+        v = obj.get(k)
+        if v is not None and (not isinstance(v, kind) or isinstance(v, bool)):
+            raise HistoryFileError(f"{where}: {k!r} must be {_TYPE_NAMES[kind]} or null")
+    account = {k: obj[k] for k in _ACCOUNT if obj.get(k) is not None}
     return HistoryRound(
         op=obj["op"],
         round=obj["round"],
@@ -211,6 +258,7 @@ def parse_round(obj: Any, where: str) -> HistoryRound:
         correct=obj.get("correct"),
         timestamp=obj.get("timestamp"),
         where=where,
+        **account,
     )
 
 

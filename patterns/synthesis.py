@@ -573,11 +573,12 @@ def map_round(
 
 
 def synthesize(rounds: list[HistoryRound], cards: list[Card], llm: LLMConfig | None = None) -> SynthesisResult:
-    """Map every round (in order); proposals join the catalog so later rounds can map to them."""
+    """Map every round that tried a rewrite (in order; a baseline, an untimed or inconclusive round, one at target
+    teach nothing); proposals join the catalog so later rounds can map to them."""
     working = list(cards)
     taken = {c.id for c in working}
     assignments, proposals = [], {}
-    for r in rounds:
+    for r in (r for r in rounds if r.learnable):
         a, doc = map_round(r, working, llm, taken)
         if doc is not None:
             card = card_from_document(doc)  # our own generator must produce valid cards

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from irscope.store import OutputDirError, load
+from irscope.terminal import console, err_console
 
 FORMATS = ("tritonparse",)
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
 def _note(message: str) -> None:

@@ -1,5 +1,6 @@
-"""`ladder export DIR`: the history as JSON lines (formats: docs/ladder.md, "JSONL export"), or each operator's
-best kept kernel as a module `<op>.py` (`--format kernels`), the directory `ladder bench --candidate-dir` re-times."""
+"""`ladder export DIR`: every round as a JSON line in the format the patterns synthesizer reads (docs/ladder.md,
+"JSONL export"), or each operator's best kept kernel as a module `<op>.py` (`--format kernels`), the directory
+`ladder bench --candidate-dir` re-times."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ladder import synthesis_export
+from ladder import round_lines
 from ladder.commands.base import Command
 from ladder.loop import round_dir
 from ladder.records import History, HistoryError
@@ -19,11 +20,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--op", help="only this operator")
     p.add_argument(
         "--format",
-        choices=("ladder", "synthesis", "kernels"),
-        default="ladder",
-        help="ladder: every round, all fields (docs/ladder.md); synthesis: the patterns synthesizer's "
-        "reader format, rewrite rounds only; kernels: each operator's best kept kernel as <op>.py in the "
-        "directory -o (for `ladder bench --candidate-dir`)",
+        choices=("rounds", "kernels"),
+        default="rounds",
+        help="rounds: every round as a line of the format `patterns synthesize` reads (docs/ladder.md); kernels: "
+        "each operator's best kept kernel as <op>.py in the directory -o (for `ladder bench --candidate-dir`)",
     )
 
 
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         with History(args.dir) as h:
             if args.format == "kernels":
                 return _kernels(h, args.dir, out, args.op)
-            n = h.export_jsonl(out, args.op) if args.format == "ladder" else synthesis_export.export(h, out, args.op)
+            n = round_lines.export(h, out, args.op)
     except HistoryError as e:
         print(f"ladder: {e}", file=sys.stderr)
         return 2
@@ -64,4 +64,4 @@ def _kernels(h: History, run_dir: Path, out: Path, only: str | None) -> int:
     return 0 if written == len(ops) else 1
 
 
-COMMAND = Command("export", "write the round history as JSON lines for the patterns synthesizer", add_arguments, run)
+COMMAND = Command("export", "write every round as JSON lines (the patterns synthesizer's format)", add_arguments, run)

@@ -269,6 +269,7 @@ class SourceLevel(Level):
         families: dict[str, RewriteFamily] = {}
         notes: list[str] = [f"compiler index {db}"]
         notes += [f"invariants vs index: {m}" for m in check(invariants, db)]
+        loaded: dict[str, Trajectory | None] = {}  # findings of one kernel share its trajectory: read once
         for n, h in enumerate(findings):
             assert h.finding is not None
             inv = invariants.get(h.bottleneck)
@@ -277,7 +278,9 @@ class SourceLevel(Level):
                 continue
             tag = f"{n}.{h.bottleneck}"
             ctx.say(f"L4: narrowing {h.bottleneck} with the compiler index …")
-            traj = _trajectory(h.finding)
+            if h.finding.trajectory not in loaded:
+                loaded[h.finding.trajectory] = _trajectory(h.finding)
+            traj = loaded[h.finding.trajectory]
             # the compile L3 read is what the gates are evaluated for: its own target
             found, missing = narrow(db, inv, h.finding, tag, traj.target if traj else ctx.options.target, traj)
             notes += [f"{h.bottleneck}: {m}" for m in missing]

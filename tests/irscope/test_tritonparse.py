@@ -407,6 +407,16 @@ def test_edited_export_falls_back_to_the_trace_stages(argmax_dump, tmp_path):
     assert irscope.load(k.directory).stage_output("ttgir").text.endswith("// edited\n")
 
 
+def test_irscope_field_of_another_layout_falls_back_to_the_trace_stages(argmax_dump, tmp_path):
+    export([argmax_dump], tmp_path / "x.ndjson")
+    (record,) = lines(tmp_path / "x.ndjson")
+    record["payload"]["irscope"]["version"] = 2
+    (tmp_path / "y.ndjson").write_text(json.dumps(record) + "\n")
+    result = import_trace(tmp_path / "y.ndjson", tmp_path / "imp")
+    (k,) = result.kernels
+    assert not k.per_pass and "its layout is version 2, this irscope reads 1" in " ".join(result.notes)
+
+
 def test_import_directory_rules(trace, tmp_path, capsys):
     other = tmp_path / "other"
     other.mkdir()

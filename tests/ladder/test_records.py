@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ladder import round_lines
 from ladder.context import Context, operator_context
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.policy import climb
@@ -26,6 +27,7 @@ from ladder.records import (
     Round,
 )
 from ladder.validation import CaseResult, Validation, speedup
+from patterns.history import read_history
 from suite.operator import get_operator
 from tests.ladder import candidates, h200
 
@@ -217,19 +219,19 @@ def test_inconsistent_rounds_are_refused(kwargs, message):
         Round(op="x", base_round=0, reason="r", **kwargs)
 
 
-def test_jsonl_export_carries_what_the_synthesizer_needs_and_every_field_is_documented(tmp_path):
+def test_the_export_carries_the_ladders_account_of_each_round(tmp_path):
     with History(tmp_path) as h:
         h.commit(baseline())
         h.commit(full_round(tmp_path))
-        assert h.export_jsonl(tmp_path / "rounds.jsonl") == 2
+        assert round_lines.export(h, tmp_path / "rounds.jsonl") == 2
     lines = [json.loads(x) for x in (tmp_path / "rounds.jsonl").read_text().splitlines()]
     line = lines[1]
     assert line["op"] == "moe_group_top2" and line["round"] == 1 and line["decision"] == ACCEPTED
     assert line["family"] == "more-work-per-program" and line["description"] == "block 8 tokens per program"
-    assert line["source"] == candidates.VALID and line["diff"].startswith("--- a")
-    assert line["speedup_initial"] == pytest.approx(16.0, rel=0.05) and line["correct"] is True
+    assert line["candidate_source"] == candidates.VALID and line["diff"].startswith("--- a")
+    assert line["speedup_vs_initial"] == pytest.approx(16.0, rel=0.05) and line["correct"] is True
     assert line["level"] == "L2" and line["hypothesis"]["bottleneck"] == "latency-bound"
-    assert line["evidence"][0] == {
+    assert line["citations"][0] == {
         "id": "L2.ncu.c3",
         "level": "L2",
         "claim": "c3: 8.4M programs of 32 elements",
@@ -237,8 +239,9 @@ def test_jsonl_export_carries_what_the_synthesizer_needs_and_every_field_is_docu
     }
     assert [x["level"] for x in line["escalations"]] == ["L1"]
     assert line["usage"]["total_tokens"] == 1210
-    assert lines[0]["decision"] == BASELINE and lines[0]["source"] is None
-    section = DOCS.read_text().split("## JSONL export")[1].split("### Synthesizer format")[0]
+    assert lines[0]["decision"] == BASELINE and lines[0]["candidate_source"] is None
+    assert read_history(tmp_path / "rounds.jsonl")[1].citations == line["citations"], "its reader takes it back"
+    section = DOCS.read_text().split("## JSONL export")[1].split("\n## ")[0]
     documented = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
     assert set(line) == documented, f"fields and docs differ: {set(line) ^ documented}"
 

@@ -269,6 +269,12 @@ def test_llm_answers_are_validated(chat_server, monkeypatch):
             "no known namespace",
         ),
         ('{"format": "other", "op": "x", "round": 1, "description": "d", "decision": "accepted"}', "this reader takes"),
+        ('{"format_version": 3, "op": "x", "round": 1, "description": "d", "decision": "accepted"}', "v1 and v2"),
+        (
+            '{"op": "x", "round": 1, "description": "d", "decision": "accepted", "base_round": "0"}',
+            "an integer or null",
+        ),
+        ('{"op": "x", "round": 1, "description": "d", "decision": "accepted", "citations": {}}', "a list or null"),
     ],
 )
 def test_history_errors_name_file_and_line(tmp_path, line, message):
@@ -296,3 +302,23 @@ def test_the_ladders_family_names_are_aliases_of_card_families():
     )
     a = synthesize([vague], load_cards(CARDS_DIR)).assignments[0]
     assert any("spans" in n for n in a.notes) and a.families[0].method == "proposed"
+
+
+def test_rounds_that_tried_no_rewrite_are_read_and_teach_nothing(tmp_path):
+    """A ladder run's export holds every round; synthesis maps the rewrite verdicts and skips the rest."""
+    learned = HISTORY.read_text().splitlines()[0]
+    account = {"base_round": 0, "reason": "the frozen initial kernel", "citations": [], "usage": {}, "next": "L1"}
+    baseline = {"format_version": 2, "op": "softmax", "round": 0, "description": "initial", "decision": "baseline"}
+    path = tmp_path / "h.jsonl"
+    path.write_text(json.dumps({**baseline, **account}) + "\n" + learned + "\n")
+    first, second = read_history(path)
+    assert (first.decision, first.learnable, first.reason, first.base_round) == (
+        "baseline",
+        False,
+        "the frozen initial kernel",
+        0,
+    )
+    assert second.learnable and second.reason is None, "a version 1 line has no account of the round"
+    result = synthesize([first, second], load_cards(CARDS_DIR))
+    assert [a.round for a in result.assignments] == [second]
+    assert read_history(path)[0].to_line()["next"] == "L1"

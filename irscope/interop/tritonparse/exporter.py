@@ -24,14 +24,11 @@ from typing import IO, Any
 
 from irscope import signatures
 from irscope.capture.builder import LLVM_STAGE
-from irscope.interop.tritonparse.format import BINARIES, COMPILATION, SASS, STAGES, TRACER_METADATA
+from irscope.interop.tritonparse.format import BINARIES, COMPILATION, EXTRA_VERSION, SASS, STAGES, TRACER_METADATA
 from irscope.interop.tritonparse.sourcemap import source_mappings
 from irscope.report.irlines import SASS as SASS_KIND
 from irscope.trajectory import FORMAT_VERSION, Trajectory
 from irscope.views import finished, partial_note
-
-# The `irscope` payload field's own version: what `irscope import` restores from it.
-EXTRA_VERSION = 1
 
 
 @dataclass
@@ -82,8 +79,10 @@ def compilation_record(traj: Trajectory, stages_only: bool = False) -> tuple[dic
     python = _python_source(traj)
     if python is not None:
         payload["python_source"] = python
-    payload["source_mappings"] = source_mappings(mapped, traj.kernel.source_file)
-    payload["irscope"] = _extra(traj, stages_only)
+    # one analysis per trajectory: the mappings attribute lines exactly as irscope's own per-line counters do
+    analyzer = signatures.Analyzer(traj)
+    payload["source_mappings"] = source_mappings(mapped, traj.kernel.source_file, analyzer.resolver)
+    payload["irscope"] = _extra(traj, stages_only, analyzer)
     info.passes = 0 if stages_only else len(traj.snapshots)
     origin = traj.origin or {}
     record = {
@@ -173,9 +172,9 @@ def _python_source(traj: Trajectory) -> dict[str, Any] | None:
     }
 
 
-def _extra(traj: Trajectory, stages_only: bool) -> dict[str, Any]:
+def _extra(traj: Trajectory, stages_only: bool, analyzer: signatures.Analyzer) -> dict[str, Any]:
     counters: dict[str, dict[str, float]] = {}
-    for name, value in signatures.summary(traj).items():
+    for name, value in signatures.summary(traj, analyzer).items():
         stage, _, counter = name.partition(".")
         counters.setdefault(stage, {})[counter] = value
     extra: dict[str, Any] = {

@@ -18,6 +18,9 @@ from irscope.capture.builder import LLVM_STAGE
 from irscope.trajectory import AMDGCN, LLVM_IR, MLIR, PTX
 
 COMPILATION = "compilation"
+# The layout of irscope's own payload field (`irscope`): `irscope export` writes it, `irscope import` restores a
+# trajectory from a field of this layout only.
+EXTRA_VERSION = 1
 # Event types tritonparse 0.6 writes besides compilations (raw traces and its parser's *_mapped output).
 OTHER_EVENTS = frozenset(
     {

@@ -27,6 +27,7 @@ from typing import Any
 from irscope.interop.tritonparse.format import (
     BY_EXTENSION,
     COMPILATION,
+    EXTRA_VERSION,
     NOT_OPTIONS,
     OTHER_EVENTS,
     PAYLOAD_FIELDS,
@@ -385,6 +386,8 @@ def _restore(
 ) -> tuple[Trajectory | None, str | None]:
     """The trajectory `irscope export` put into the record, when it agrees with the record's stages."""
     doc = extra.get("trajectory")
+    if extra.get("version") != EXTRA_VERSION:
+        return None, f"its layout is version {extra.get('version')!r}, this irscope reads {EXTRA_VERSION}"
     if extra.get("format_version") != FORMAT_VERSION or not isinstance(doc, dict):
         return None, f"trajectory format version {extra.get('format_version')!r}, this irscope reads {FORMAT_VERSION}"
     try:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from irscope.trajectory import Specialization
+from irscope.whatif.edits import WhatIfError
+from irscope.whatif.signature import kernel_arguments
 
 # MLIR element types → Triton's names (the dtype names `irscope dump --arg` takes).
 _SCALARS = {
@@ -164,14 +166,17 @@ def _python_params(code: str, name: str) -> list[tuple[str, bool]] | None:
 
 def _ttir_params(ttir: str, name: str) -> dict[str, Param] | str:
     """The TTIR function's parameters by name, or why they cannot be read."""
-    head = re.search(rf"tt\.func\s+(?:public\s+)?@{re.escape(name)}\(", ttir)
-    if head is None:
-        return f"its TTIR has no function @{name}"
+    try:
+        found, arguments = kernel_arguments(ttir)
+    except WhatIfError as e:
+        return f"its TTIR's kernel cannot be read ({e})"
+    if found != name:
+        return f"its TTIR has no function @{name} (its kernel is @{found})"
     out: dict[str, Param] = {}
-    for part in _split_args(ttir, head.end()):
-        m = _ARG.match(part.strip())
+    for argument in arguments:
+        m = _ARG.match(argument.text.strip())
         if m is None:
-            return f"cannot read the TTIR parameter {part.strip()[:80]!r}"
+            return f"cannot read the TTIR parameter {argument.text.strip()[:80]!r}"
         mlir_type = m.group(2).strip()
         ptr = _PTR.match(mlir_type)
         element = ptr.group(1) if ptr else mlir_type
@@ -184,26 +189,3 @@ def _ttir_params(ttir: str, name: str) -> dict[str, Param] | str:
         divisible = bool(m.group(3) and _DIVISIBLE.search(m.group(3))) and (ptr is not None or triton in ("i32", "i64"))
         out[m.group(1)] = Param(m.group(1), triton, divisible)
     return out
-
-
-def _split_args(text: str, start: int) -> list[str]:
-    """The comma-separated parameters from `start` (just after the function's `(`) to its closing `)`."""
-    parts: list[str] = []
-    depth, quoted, begin = 0, False, start
-    for i in range(start, len(text)):
-        c = text[i]
-        if quoted:
-            quoted = c != '"' or text[i - 1] == "\\"
-        elif c == '"':
-            quoted = True
-        elif c in "(<{[":
-            depth += 1
-        elif c in ")>}]":
-            if depth == 0:
-                last = text[begin:i]
-                return [*parts, last] if last.strip() else parts
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[begin:i])
-            begin = i + 1
-    return parts

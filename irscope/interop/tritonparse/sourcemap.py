@@ -17,12 +17,13 @@ from typing import Any
 
 from irscope.report.irlines import source_lines
 from irscope.signatures.engine import LineResolver
-from irscope.trajectory import MLIR
 
 
-def source_mappings(stages: dict[str, tuple[str, str]], kernel_file: str) -> dict[str, dict[str, Any]]:
-    """`stages`: tritonparse stage name → (snapshot kind, text), in pipeline order; `sass` has kind "sass"."""
-    resolver = LineResolver(kernel_file, [text for kind, text in stages.values() if kind == MLIR])
+def source_mappings(
+    stages: dict[str, tuple[str, str]], kernel_file: str, resolver: LineResolver
+) -> dict[str, dict[str, Any]]:
+    """`stages`: tritonparse stage name → (snapshot kind, text), in pipeline order; `sass` has kind "sass".
+    `resolver`: the trajectory's own (`signatures.Analyzer(traj).resolver`), which its per-line counters use."""
     # stage → kernel line → IR lines (1-based)
     by_line: dict[str, dict[int, list[int]]] = {}
     for name, (kind, text) in stages.items():
