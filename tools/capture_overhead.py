@@ -1,8 +1,11 @@
 """Capture overhead as users pay it: a fresh process per compile, its own cache, output written to disk.
 
     python tools/capture_overhead.py [--runs 5] [--kernels add,matmul,…] [--json out.json]
+    python tools/capture_overhead.py --kernel FILE.py:NAME --args JSON [--options JSON] [--runs 3]
 
-For every kernel (the bundled examples and the benchmark's own kernels in tools/bench_kernels.py, cuda:90),
+For every kernel (the bundled examples and the benchmark's own kernels in tools/bench_kernels.py, cuda:90; or one
+kernel of yours, `--kernel`, bound like the bundled ones: `--args` maps parameters to a value or a pointer type
+such as "*fp32", `--options` the constexprs and compile options),
 each run starts four fresh Python processes (tools/capture_bench_child.py), each with its own empty
 TRITON_CACHE_DIR and TRITON_ALWAYS_COMPILE=1:
 
@@ -49,6 +52,16 @@ def kernels() -> dict[str, tuple[Any, dict, dict]]:
     out = {name: (ex.kernel, dict(ex.args), dict(ex.options)) for name, ex in EXAMPLES.items()}
     out.update({name: (k, dict(a), dict(o)) for name, (k, a, o) in BENCH_KERNELS.items()})
     return out
+
+
+def _user_kernel(ref: str) -> Any:
+    """FILE.py:NAME → the kernel object (the file imported as a module of its own)."""
+    from irscope.capture.loader import load_module
+
+    path, _, name = ref.rpartition(":")
+    if not path or not name:
+        raise SystemExit(f"--kernel {ref}: give FILE.py:NAME")
+    return getattr(load_module(Path(path), "user_kernel"), name)
 
 
 def child_spec(kernel: Any, args: dict, options: dict) -> tuple[str, str, str]:
@@ -103,8 +116,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--kernels", help="comma-separated subset (default: all)")
     ap.add_argument("--json")
+    ap.add_argument("--kernel", help="FILE.py:NAME, a kernel of yours instead of the bundled ones")
+    ap.add_argument("--args", type=json.loads, default={}, help="with --kernel: JSON {parameter: value or *type}")
+    ap.add_argument("--options", type=json.loads, default={}, help="with --kernel: JSON constexprs and options")
     a = ap.parse_args()
-    table = kernels()
+    table = (
+        kernels() if a.kernel is None else {a.kernel.rpartition(":")[2]: (_user_kernel(a.kernel), a.args, a.options)}
+    )
     names = a.kernels.split(",") if a.kernels else list(table)
     unknown = [n for n in names if n not in table]
     if unknown:
