@@ -112,7 +112,7 @@ class HistoryRound:
 
     def to_line(self) -> dict[str, Any]:
         """This round as one line of the format: what `read_history` reads back, and what the ladder writes
-        (`ladder export --format synthesis`). Evidence as flat namespaced facts."""
+        (`ladder export`). Evidence as flat namespaced facts."""
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,

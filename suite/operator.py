@@ -108,8 +108,6 @@ class Operator:
 def _uninitialized(t: Any, device: str) -> Any:
     import torch
 
-    if t.storage_offset() == 0:
-        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
     span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
     base = torch.empty(t.storage_offset() + span, dtype=t.dtype, device=device)
     return base.as_strided(t.shape, t.stride(), t.storage_offset())

@@ -54,6 +54,16 @@ def kernels() -> dict[str, tuple[Any, dict, dict]]:
     return out
 
 
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"not JSON ({e.msg} at column {e.colno}): {text[:80]}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"a JSON object is needed, e.g. '{{\"n\": 1024}}', not {text[:80]}")
+    return value
+
+
 def _user_kernel(ref: str) -> Any:
     """FILE.py:NAME → the kernel object (the file imported as a module of its own)."""
     from irscope.capture.loader import load_module
@@ -117,8 +127,8 @@ def main() -> None:
     ap.add_argument("--kernels", help="comma-separated subset (default: all)")
     ap.add_argument("--json")
     ap.add_argument("--kernel", help="FILE.py:NAME, a kernel of yours instead of the bundled ones")
-    ap.add_argument("--args", type=json.loads, default={}, help="with --kernel: JSON {parameter: value or *type}")
-    ap.add_argument("--options", type=json.loads, default={}, help="with --kernel: JSON constexprs and options")
+    ap.add_argument("--args", type=_json_object, default={}, help="with --kernel: JSON {parameter: value or *type}")
+    ap.add_argument("--options", type=_json_object, default={}, help="with --kernel: JSON constexprs and options")
     a = ap.parse_args()
     table = (
         kernels() if a.kernel is None else {a.kernel.rpartition(":")[2]: (_user_kernel(a.kernel), a.args, a.options)}
