@@ -20,7 +20,8 @@ confines that.
 
 `child_env(home, extra)` is the child's environment, built from an allowlist: PATH, locale, CUDA/NVIDIA, TRITON_*,
 PYTORCH_*, TORCH*, thread counts, minus every name that looks like a credential or a proxy setting; HOME and
-TMPDIR in `home`; PYTHONPATH such that the child imports exactly what the parent can.
+TMPDIR in `home`; PYTHONPATH such that the child imports exactly what the parent can; compiled bytecode kept in
+`bytecode_cache()` rather than beside the sources (PYTHONPYCACHEPREFIX).
 """
 
 from __future__ import annotations
@@ -179,13 +180,23 @@ def child_env(
         TMPDIR=str(home),
         PYTHONPATH=python_path(),
         PYTHONNOUSERSITE="1",
-        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPYCACHEPREFIX=str(bytecode_cache()),
         PYTHONUNBUFFERED="1",
     )
     for k, v in (extra or {}).items():
         if not _secret(k):
             env[k] = v
     return env
+
+
+def bytecode_cache(kind: str = "children") -> Path:
+    """Where child interpreters keep the bytecode of what they import (PYTHONPYCACHEPREFIX):
+    `$XDG_CACHE_HOME/irscope/bytecode/<kind>`. An installation shipped without .pyc files, or one a child cannot
+    write (read-only, or a sandbox), otherwise has every child compile torch's and Triton's modules from source
+    again: 8 s of CPU per child, a third of a sandboxed runner's start on the H200 machine (docs/results/
+    engine-h200). Python checks each entry against its source's size and time, so a stale one is never used."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "irscope" / "bytecode" / kind
 
 
 def python_path() -> str:

@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from irscope.childproc import child_env, kill_group, spawn
+from irscope.childproc import bytecode_cache, child_env, kill_group, run, spawn
 from ladder.confine import Confinement, enter, prepare_scratch, sandbox_uid
 
 OK, EXCEPTION, TIMEOUT, SILENT, FLOOD, CRASHED = "ok", "exception", "timeout", "silent", "output_flood", "crashed"
@@ -52,6 +53,9 @@ SENT_AFTER = "_sent_after"  # set by the parent on every message: the child cann
 UNPARSABLE = "unparsable"  # key of the stand-in for a line that is not a JSON object the parent could read
 KEPT_MESSAGES = 10_000  # messages kept in SandboxResult.messages; later ones are passed on, not kept
 EXIT_GRACE_S = 2.0  # after the child exits: how long a grandchild may hold its pipes open
+WARM_TIMEOUT_S = 600.0
+_WARMED: set[str] = set()
+_WARMING = threading.Lock()
 
 
 @dataclass
@@ -191,9 +195,11 @@ class Session:
             for name, sub in (("TRITON_CACHE_DIR", "triton-cache"), ("TORCHINDUCTOR_CACHE_DIR", "inductor-cache")):
                 env[name] = str(workdir / sub)
             env["XDG_CACHE_HOME"] = str(workdir / ".cache")
+            bytecode = warm_bytecode(self.entry, self.python)  # read-only in there: only a trusted child writes it
+            env.update(PYTHONPYCACHEPREFIX=str(bytecode), PYTHONDONTWRITEBYTECODE="1")
             argv[-1] = json.dumps(confinement.child_limits(uid))
             argv = confinement.command(
-                argv, scratch=workdir, env=env, read_only=[*self.read_only, inbox], writable=self.writable
+                argv, scratch=workdir, env=env, read_only=[*self.read_only, inbox, bytecode], writable=self.writable
             )
         fds = (write_fd, *([command_read] if self.commands else []), *self.pass_fds)
         try:
@@ -386,6 +392,26 @@ class Session:
             how = f"signal {result.signal}" if result.signal else f"exit code {returncode}"
             result.detail = f"the process ended ({how}) without a result"
         return result
+
+
+def warm_bytecode(entry: str, python: str = sys.executable) -> Path:
+    """The bytecode cache confined children read, filled for `entry` once per process: a trusted child (never
+    candidate code) imports the entry's module and calls its `warm()`, if it has one, which imports what the
+    entry will import later. A confined child cannot write a cache (and must not: it could plant bytecode for
+    the next one), so without this each would compile torch's and Triton's modules from source where the
+    installation ships no .pyc files. A failed warm-up costs only that time: the child compiles what it lacks."""
+    cache = bytecode_cache("sandbox")
+    module = entry.partition(":")[0]
+    key = f"{module} {cache}"
+    with _WARMING:
+        if key not in _WARMED:
+            cache.mkdir(parents=True, exist_ok=True)
+            code = "import importlib, sys; m = importlib.import_module(sys.argv[1]); getattr(m, 'warm', lambda: 0)()"
+            with tempfile.TemporaryDirectory(prefix="ladder-warm-") as home:
+                env = child_env(Path(home), {"PYTHONPYCACHEPREFIX": str(cache)})
+                run([python, "-c", code, module], env=env, cwd=home, timeout_s=WARM_TIMEOUT_S)
+            _WARMED.add(key)
+    return cache
 
 
 def run_sandboxed(

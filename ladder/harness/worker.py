@@ -346,6 +346,24 @@ def serve(payload: dict, emit: Emit, commands: Any) -> dict:
     return {"loaded": True}
 
 
+def warm() -> None:
+    """What a runner imports, by the command that needs it: imported here by the trusted process of
+    `ladder.sandbox.warm_bytecode`, so that every runner finds its bytecode compiled."""
+    import numpy  # noqa: F401
+    import torch._subclasses.fake_tensor  # noqa: F401  (placeholder inputs: with it, torch's dynamo)
+    import triton  # noqa: F401
+
+    import ladder.harness.anticheat
+    import ladder.harness.ceilings
+    import ladder.harness.compile_only
+    import ladder.harness.correctness
+    import ladder.harness.timing
+    import ladder.harness.transfer  # noqa: F401
+    from suite.operator import all_operators
+
+    all_operators()
+
+
 def _ready_device(device: str) -> None:
     """The CUDA context, streams and allocator exist before the candidate is imported: what starts threads in
     here starts them now, so threads that appear later are the candidate's."""

@@ -115,3 +115,34 @@ def fill_scratch(payload, emit):
     except OSError as e:
         return {"written": written, "error": e.strerror}
     return {"written": written, "error": None}
+
+
+def bytecode(payload, emit):
+    """Where this confined child reads bytecode from, whether its own module's was compiled before it started
+    (by the trusted warm-up), and what writing into that cache does."""
+    import errno
+    import importlib.util
+
+    prefix = sys.pycache_prefix
+    cached = importlib.util.cache_from_source(__file__)
+    try:
+        with open(os.path.join(prefix, "planted.pyc"), "x") as f:
+            f.write("x")
+        write = "written"
+    except OSError as e:
+        write = errno.errorcode.get(e.errno, str(e.errno))
+    return {
+        "prefix": prefix,
+        "dont_write": bool(sys.flags.dont_write_bytecode),
+        "own_module_cached": os.path.exists(cached),
+        "warmed": os.path.exists(os.path.join(prefix, "warmed-by-trusted-child")),
+        "write": write,
+    }
+
+
+def warm():
+    """Called by ladder.sandbox.warm_bytecode in a trusted child before the first confined one: leaves a mark in
+    the cache it fills, which the confined child can read but not write."""
+    prefix = sys.pycache_prefix
+    with open(os.path.join(prefix, "warmed-by-trusted-child"), "w") as f:
+        f.write(str(os.getuid()))

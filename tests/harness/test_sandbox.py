@@ -1,6 +1,7 @@
 """The candidate sandbox with real subprocesses: results, clean environment, and failures that end the child only."""
 
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -186,3 +187,36 @@ def test_a_sandbox_without_a_gpu_bounds_shared_mappings_too():
     assert run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small).ok  # RLIMIT_DATA: passes
     r = run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small.without_gpu())
     assert r.status == sandbox.EXCEPTION and "Cannot allocate memory" in r.error["message"], r.summary()
+
+
+def test_a_confined_child_reads_bytecode_a_trusted_child_compiled_and_cannot_write_it(tmp_path, monkeypatch):
+    """Without a cache of bytecode, every runner compiled torch's modules from source where the installation
+    ships no .pyc files (8 s each on the H200 machine). The cache a confined child reads is filled by a trusted
+    child only (the entry module's warm()), and is read-only in there: no candidate plants bytecode for the next."""
+    from ladder import confine
+
+    confinement = confine.available()
+    if confinement is None:
+        pytest.skip(f"no sandbox here: {confine.problem()}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    r = run_sandboxed(f"{E}:bytecode", {}, timeout_s=120, confinement=confinement)
+    assert r.ok, r.summary()
+    cache = tmp_path / "cache" / "irscope" / "bytecode" / "sandbox"
+    assert r.value["prefix"] == str(cache)
+    assert r.value["dont_write"] and r.value["warmed"] and r.value["own_module_cached"]
+    assert r.value["write"] in ("EROFS", "EACCES")
+    assert not (cache / "planted.pyc").exists()
+
+
+def test_trusted_children_keep_bytecode_in_the_cache_not_beside_the_sources(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "fresh_module.py").write_text("VALUE = 1\n")
+    code = "import importlib.util, fresh_module; print(importlib.util.cache_from_source(fresh_module.__file__))"
+    env = childproc.child_env(tmp_path, {"PYTHONPATH": str(src)})
+    r = childproc.run([sys.executable, "-c", code], env=env, cwd=tmp_path, timeout_s=60)
+    assert r.returncode == 0, r.stderr
+    cached = Path(r.stdout.strip())
+    assert cached.is_relative_to(tmp_path / "cache" / "irscope" / "bytecode" / "children") and cached.is_file()
+    assert not (src / "__pycache__").exists()
