@@ -36,7 +36,11 @@ class CaptureError(RuntimeError):
 def capture(
     kernel: Path, op_ref: str, case: str, out_dir: Path, target: str | Target = DEFAULT_TARGET, timeout_s: float = 600
 ) -> list[Path]:
+    from suite.operator import resolve_operator
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    op = resolve_operator(op_ref)
+    layout = op.placeholder_layout(next(c for c in op.cases if c.name == case))
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
         # A real compile: an interpreter mode the parent may be in must not reach the child.
         env = childproc.child_env(Path(tmp), {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(Path(tmp) / "cache")})
@@ -49,6 +53,7 @@ def capture(
             case,
             str(out_dir.resolve()),
             str(target),
+            json.dumps(layout),
         ]
         run = childproc.run(cmd, env=env, cwd=tmp, timeout_s=timeout_s)
     if run.timed_out:
@@ -62,10 +67,17 @@ def capture(
 
 
 def record_forward(
-    kernel: str, op_ref: str, case: str, target: str, out_dir: str | None = None, disassemble: bool = True
+    kernel: str,
+    op_ref: str,
+    case: str,
+    target: str,
+    out_dir: str | None = None,
+    disassemble: bool = True,
+    layout: list[dict] | None = None,
 ) -> Recording:
     """In a child process only (it imports and runs the module): `forward` on the case's CPU inputs under the
-    dry-run driver, every kernel it compiles recorded (kept in `out_dir` when given)."""
+    dry-run driver, every kernel it compiles recorded (kept in `out_dir` when given). layout: the case's
+    placeholder layout, as the parent computed it (Operator.placeholder_layout; None: computed here)."""
     import irscope
     from irscope.capture import dry_run_driver
     from irscope.capture.loader import load_module
@@ -74,14 +86,14 @@ def record_forward(
     op = resolve_operator(op_ref)
     chosen = next(c for c in op.cases if c.name == case)
     mod = load_module(kernel, "candidate")
-    inputs = op.placeholder_inputs(chosen, "cpu")  # layouts, not values, decide what compiles: nothing generated
+    inputs = op.placeholder_inputs(chosen, "cpu", layout)  # layouts, not values, decide what compiles
     with dry_run_driver(target), irscope.record(out_dir, disassemble=disassemble) as rec:
         mod.forward(*inputs)
     return rec
 
 
-def _child(kernel: str, op_ref: str, case: str, out_dir: str, target: str) -> list[str]:
-    rec = record_forward(kernel, op_ref, case, target, out_dir)
+def _child(kernel: str, op_ref: str, case: str, out_dir: str, target: str, layout: str) -> list[str]:
+    rec = record_forward(kernel, op_ref, case, target, out_dir, layout=json.loads(layout))
     return [str(Path(out_dir) / f"{i:03d}-{t.kernel.name}") for i, t in enumerate(rec.trajectories)]
 
 
@@ -92,4 +104,5 @@ if __name__ == "__main__":
     ap.add_argument("case")
     ap.add_argument("out_dir")
     ap.add_argument("target")
+    ap.add_argument("layout", help="Operator.placeholder_layout of the case, as JSON (null: computed in the child)")
     print(json.dumps(_child(**vars(ap.parse_args()))))

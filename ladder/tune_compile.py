@@ -84,6 +84,7 @@ def compile_configs(
     workdir = workdir.resolve()  # the children run in a directory of their own: a relative path would miss
     workdir.mkdir(parents=True, exist_ok=True)
     case = cheapest_case(op)
+    layout = json.dumps(op.placeholder_layout(next(c for c in op.cases if c.name == case)))
     modules = []
     for i, cfg in enumerate(configs):
         path = workdir / f"config-{i:02d}.py"
@@ -100,7 +101,7 @@ def compile_configs(
                 env = childproc.child_env(
                     Path(tmp), {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(Path(tmp) / "cache")}
                 )
-                cmd = [sys.executable, "-m", "ladder.tune_compile", op.ref, case, kernel, target]
+                cmd = [sys.executable, "-m", "ladder.tune_compile", op.ref, case, kernel, target, layout]
                 run = childproc.run([*cmd, *(str(modules[i]) for i in todo)], env=env, cwd=tmp, timeout_s=timeout_s)
             for line in run.stdout.splitlines():
                 if line.startswith(RESULT_MARK) and todo:
@@ -149,18 +150,18 @@ def prune(results: list[ConfigCompile], timed_max: int = TIMED_MAX) -> tuple[lis
     return kept, [r for r in results if r.pruned is not None]
 
 
-def _child(op_ref: str, case: str, kernel: str, target: str, modules: list[str]) -> None:
+def _child(op_ref: str, case: str, kernel: str, target: str, layout: str, modules: list[str]) -> None:
     for module in modules:
         started = time.monotonic()
-        found = _compile(module, op_ref, case, kernel, target)
+        found = _compile(module, op_ref, case, kernel, target, json.loads(layout))
         print(RESULT_MARK + json.dumps({**found, "seconds": round(time.monotonic() - started, 3)}), flush=True)
 
 
-def _compile(module: str, op_ref: str, case: str, kernel: str, target: str) -> dict[str, Any]:
+def _compile(module: str, op_ref: str, case: str, kernel: str, target: str, layout: list | None) -> dict[str, Any]:
     from ladder.ir_capture import record_forward
 
     try:
-        rec = record_forward(module, op_ref, case, target, disassemble=False)
+        rec = record_forward(module, op_ref, case, target, disassemble=False, layout=layout)
     except Exception as e:  # the config's own failure (out of resources, a compile error): a verdict, not a crash
         return {"ok": False, "error": f"{type(e).__name__}: {str(e)[:500]}"}
     traj = next((t for t in rec.trajectories if t.kernel.name == kernel), None)
@@ -185,7 +186,7 @@ def _compile(module: str, op_ref: str, case: str, kernel: str, target: str) -> d
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="child process of ladder.tune_compile.compile_configs")
-    for name in ("op_ref", "case", "kernel", "target"):
+    for name in ("op_ref", "case", "kernel", "target", "layout"):
         ap.add_argument(name)
     ap.add_argument("modules", nargs="+")
     _child(**vars(ap.parse_args()))

@@ -93,24 +93,62 @@ class Operator:
     def initial_source(self) -> str:
         return self.kernel_path.read_text()
 
-    def placeholder_inputs(self, case: Case, device: str) -> tuple[Any, ...]:
+    def placeholder_layout(self, case: Case) -> list[dict] | None:
+        """The case's inputs as JSON, per input {"tensor": {"shape", "stride", "offset", "dtype"}} or {"value": v},
+        from `make_inputs` run under FakeTensorMode: no input is generated. FakeTensorMode imports torch's dynamo
+        (seconds of CPU), so the parent computes it and gives it to the children that build placeholders
+        (`placeholder_inputs(..., layout)`) without it. None when an input is neither a tensor nor a
+        JSON value: such a child then runs make_inputs under FakeTensorMode itself."""
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            fake = self.make_inputs(case, 0, "cpu", RANDOM)
+        described = [_described(v) for v in fake]
+        return None if None in described else [d for d in described if d is not None]
+
+    def placeholder_inputs(self, case: Case, device: str, layout: list[dict] | None = None) -> tuple[Any, ...]:
         """The case's inputs as uninitialized tensors of the same shapes, strides, storage offsets and dtypes (the
-        other arguments as they are), from `make_inputs` run under FakeTensorMode: no input is generated. What a
-        Triton JIT specializes on is all there, so a forward called on them compiles what it would on real inputs."""
+        other arguments as they are), from `layout` (`placeholder_layout`'s) or else from make_inputs under
+        FakeTensorMode. What a Triton JIT specializes on is all there, so a forward called on them compiles what it
+        would on real inputs."""
         import torch
+
+        if layout is not None:
+            return tuple(_placeholder(d, device) for d in layout)
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         with FakeTensorMode(allow_non_fake_inputs=True):
             fake = self.make_inputs(case, 0, device, RANDOM)
-        return tuple(_uninitialized(v, device) if isinstance(v, torch.Tensor) else v for v in fake)
+        return tuple(_placeholder(_tensor_layout(v), device) if isinstance(v, torch.Tensor) else v for v in fake)
 
 
-def _uninitialized(t: Any, device: str) -> Any:
+def _tensor_layout(t: Any) -> dict:
+    dtype = str(t.dtype).removeprefix("torch.")
+    return {
+        "tensor": {"shape": list(t.shape), "stride": list(t.stride()), "offset": t.storage_offset(), "dtype": dtype}
+    }
+
+
+def _described(v: Any) -> dict | None:
     import torch
 
-    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
-    base = torch.empty(t.storage_offset() + span, dtype=t.dtype, device=device)
-    return base.as_strided(t.shape, t.stride(), t.storage_offset())
+    if isinstance(v, torch.Tensor):
+        return _tensor_layout(v)
+    if v is None or isinstance(v, bool | int | float | str):
+        return {"value": v}
+    return None
+
+
+def _placeholder(d: dict, device: str) -> Any:
+    import torch
+
+    if "tensor" not in d:
+        return d["value"]
+    t = d["tensor"]
+    shape, stride, offset = tuple(t["shape"]), tuple(t["stride"]), int(t["offset"])
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride) if n > 0)
+    base = torch.empty(offset + span, dtype=getattr(torch, t["dtype"]), device=device)
+    return base.as_strided(shape, stride, offset)
 
 
 @cache

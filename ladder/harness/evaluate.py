@@ -272,6 +272,7 @@ class _Evaluation:
             time_initial=settings.time_initial,
         )
         self.cases = {c.name: c for c in select_cases(op, cases, settings.device)}
+        self.job.layouts = {name: layout for name, c in self.cases.items() if (layout := _layout(op, c)) is not None}
         self.timed = settings.timing is not None and settings.device.startswith("cuda")
         self.runs: dict[str, dict[str, dict[tuple[str, int], RunResult]]] = {}
         self.windows: dict[str, dict[str, list[float]]] = {}  # case → impl → [start, end, start, end, …]
@@ -598,6 +599,15 @@ class _Evaluation:
                     )
             out[str(impl)] = timing.to_json()
         return out
+
+
+def _layout(op: Operator, case: Case) -> list[dict] | None:
+    """The case's placeholder layout, computed here so that the runner need not import what computing it takes;
+    where it cannot be computed, the runner tries and says why in its compile notes."""
+    try:
+        return op.placeholder_layout(case)
+    except Exception:
+        return None
 
 
 def fact_problems(run: RunResult) -> list[str]:

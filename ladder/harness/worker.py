@@ -65,6 +65,7 @@ class Job:
     time_initial: bool = False  # also time the frozen initial kernel (when the candidate is another module)
     exercise_calls: int = 3  # without timing: repeated calls on the same inputs before the re-check
     outputs: dict = field(default_factory=dict)  # the shared-memory region: {"fd", "slots", "slot_bytes"}
+    layouts: dict = field(default_factory=dict)  # case → its placeholder layout (Operator.placeholder_layout)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -200,7 +201,7 @@ class Runner:
 
         record: dict[str, Any] = {"notes": [], "new_threads": 0}
         try:
-            inputs = self.op.placeholder_inputs(case, self.job.device)
+            inputs = self.op.placeholder_inputs(case, self.job.device, self.job.layouts.get(case.name))
         except Exception as e:
             record["notes"].append(f"no placeholder inputs, kernels compile in validation: {type(e).__name__}: {e}")
             return record

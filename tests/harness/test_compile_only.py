@@ -1,6 +1,8 @@
 """The runner's compile-only first call (ladder.harness.compile_only) with the real Triton JIT compiling for sm_90
 on this CPU machine: under a dry-run driver whose launcher counts the launches it is asked for."""
 
+import json
+import sys
 from dataclasses import replace
 
 import pytest
@@ -102,3 +104,45 @@ def test_placeholders_have_the_layout_of_the_case_inputs():
             torch.device("cpu"),
         )
     )
+
+
+def test_a_layout_through_json_gives_the_placeholders_of_the_case_inputs():
+    """What a parent hands a child (the layout as JSON) rebuilds the placeholders exactly: shapes, strides, offsets,
+    dtypes, and the other arguments as they are, for an input that is a strided view at an offset."""
+    op = replace(ROW_ARGMAX, make_inputs=_shifted_transpose)
+    case = Case("s", {"M": 6, "N": 13})
+    layout = json.loads(json.dumps(op.placeholder_layout(case)))
+    real, placeholders = op.make_inputs(case, 3, "cpu", RANDOM), op.placeholder_inputs(case, "cpu", layout)
+    assert placeholders[1:] == real[1:]
+    p, r = placeholders[0], real[0]
+    assert (p.shape, p.stride(), p.storage_offset(), p.dtype) == (r.shape, r.stride(), r.storage_offset(), r.dtype)
+
+
+def test_every_suite_operator_has_a_layout_for_every_case():
+    """The suite's inputs are tensors and integers: every case has a layout, so no child needs FakeTensorMode."""
+    from suite.operator import all_operators
+
+    for op in all_operators().values():
+        for case in op.cases:
+            layout = op.placeholder_layout(case)
+            assert layout is not None and json.loads(json.dumps(layout)) == layout, (op.name, case.name)
+
+
+def test_a_child_given_the_layout_imports_no_dynamo(tmp_path):
+    """FakeTensorMode imports torch's dynamo (seconds of CPU in every runner, tuning child and capture child);
+    placeholders built from a given layout must not."""
+    from irscope import childproc
+    from suite.operator import get_operator
+
+    op = get_operator("softmax")
+    layout = op.placeholder_layout(op.cases[0])
+    code = (
+        "import json, sys; from suite.operator import get_operator; op = get_operator('softmax'); "
+        "x = op.placeholder_inputs(op.cases[0], 'cpu', json.loads(sys.argv[1])); "
+        "print(json.dumps([list(x[0].shape), 'torch._dynamo' in sys.modules]))"
+    )
+    r = childproc.run(
+        [sys.executable, "-c", code, json.dumps(layout)], env=childproc.child_env(tmp_path), cwd=tmp_path, timeout_s=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [list(op.cases[0].shape.values()), False]
