@@ -89,6 +89,8 @@ GROUPS: list[Group] = [
             "tests/compiler_index/test_explain.py",
             "tests/compiler_index/test_queries.py",
             "tests/compiler_index/test_target.py",
+            "tests/compiler_index/test_site_ranking.py",
+            "tests/compiler_index/test_caller_paths.py",
             *(f"tests/compiler_index/test_triton_integration.py::{t}" for t in RANKING_ON_TRITON),
         ),
         functions=(
