@@ -27,6 +27,7 @@ from irscope.targets import DEFAULT_TARGET, Target
 
 if TYPE_CHECKING:  # the parent never imports the capture machinery: only its child runs it
     from irscope.capture.api import Recording
+    from suite.operator import Operator
 
 
 class CaptureError(RuntimeError):
@@ -38,9 +39,8 @@ def capture(
 ) -> list[Path]:
     from suite.operator import resolve_operator
 
+    layout = case_layout(resolve_operator(op_ref), case)
     out_dir.mkdir(parents=True, exist_ok=True)
-    op = resolve_operator(op_ref)
-    layout = op.placeholder_layout(next(c for c in op.cases if c.name == case))
     with tempfile.TemporaryDirectory(prefix="ladder-ir-") as tmp:
         # A real compile: an interpreter mode the parent may be in must not reach the child.
         env = childproc.child_env(Path(tmp), {"TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(Path(tmp) / "cache")})
@@ -64,6 +64,19 @@ def capture(
     if not dirs:
         raise CaptureError(f"{kernel.name}: forward compiled no Triton kernel on case {case}")
     return dirs
+
+
+def case_layout(op: Operator, case: str) -> list[dict] | None:
+    """The placeholder layout of `op`'s case `case`, computed here so that the child need not import torch's dynamo
+    (Operator.placeholder_layout). None when make_inputs cannot run under FakeTensorMode: the child then tries
+    itself, and its error is the capture's."""
+    chosen = next((c for c in op.cases if c.name == case), None)
+    if chosen is None:
+        raise CaptureError(f"{op.name} has no case {case!r}; its cases are {', '.join(c.name for c in op.cases)}")
+    try:
+        return op.placeholder_layout(chosen)
+    except Exception:
+        return None
 
 
 def record_forward(

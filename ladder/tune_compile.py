@@ -34,6 +34,7 @@ from typing import Any
 
 from irscope import childproc
 from irscope.targets import DEFAULT_TARGET
+from ladder.ir_capture import case_layout, record_forward
 from patterns.appliers.tune_search import tune_module
 from suite.operator import Operator
 
@@ -84,7 +85,7 @@ def compile_configs(
     workdir = workdir.resolve()  # the children run in a directory of their own: a relative path would miss
     workdir.mkdir(parents=True, exist_ok=True)
     case = cheapest_case(op)
-    layout = json.dumps(op.placeholder_layout(next(c for c in op.cases if c.name == case)))
+    layout = json.dumps(case_layout(op, case))
     modules = []
     for i, cfg in enumerate(configs):
         path = workdir / f"config-{i:02d}.py"
@@ -158,8 +159,6 @@ def _child(op_ref: str, case: str, kernel: str, target: str, layout: str, module
 
 
 def _compile(module: str, op_ref: str, case: str, kernel: str, target: str, layout: list | None) -> dict[str, Any]:
-    from ladder.ir_capture import record_forward
-
     try:
         rec = record_forward(module, op_ref, case, target, disassemble=False, layout=layout)
     except Exception as e:  # the config's own failure (out of resources, a compile error): a verdict, not a crash

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import irscope
 from irscope import hazards
 from ladder.context import operator_context
 from ladder.evidence import FAILED, SNAPSHOT, SOURCE_LINE
+from ladder.ir_capture import CaptureError, capture
 from ladder.levels import LEVELS
 from ladder.levels.ir import IRLevel, said
 from ladder.policy import beyond, climb
@@ -119,3 +122,10 @@ def test_what_the_compiler_said_is_evidence_and_a_warning_no_hazard_explains_is_
     cited = {r for h in hazards.find(traj).hazards for r in h.remarks}
     evidence_cited, notes_cited = said(traj, "0", cited)
     assert [e.claim for e in evidence_cited] == [e.claim for e in evidence] and notes_cited == []
+
+
+def test_a_capture_of_a_case_the_operator_lacks_says_which_cases_it_has(tmp_path):
+    op = get_operator("softmax")
+    with pytest.raises(CaptureError, match=r"softmax has no case 'c9'; its cases are c1, c2, c3, c4, c5"):
+        capture(op.kernel_path, "softmax", "c9", tmp_path / "ir")
+    assert not (tmp_path / "ir").exists(), "nothing is written for a request that cannot run"
