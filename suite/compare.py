@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from suite import compare_kernels
 from suite.operator import Operator, Tolerance
 
 EPS32 = 1.2e-7
@@ -116,10 +117,11 @@ def _chunks(o: torch.Tensor, r: torch.Tensor):
         yield start, o[start : start + CHUNK].to(torch.float64), r[start : start + CHUNK].to(torch.float64)
 
 
-def _compare_float(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, reduction_len: int | None) -> Verdict:
-    # Two passes over float64 slices, each reading its figures back once per slice: on a GPU shared with other
-    # work every read-back waits its turn, and one per figure made the comparison the judge's largest cost.
-    scale, finite_count = 0.0, 0
+def _finite_stats(o: torch.Tensor, r: torch.Tensor) -> tuple[float, float, float, float]:
+    """(NaN mismatches, infinity mismatches in position or sign, max |ref| where ref is finite, finite count)."""
+    # Each slice's figures are stacked and read back once: on a GPU shared with other work every read-back waits
+    # its turn, and one per figure made the comparison the judge's largest cost.
+    nan_diffs, inf_diffs, scale, finite_count = 0.0, 0.0, 0.0, 0.0
     for _, oc, rc in _chunks(o, r):
         nan_o, nan_r = torch.isnan(oc), torch.isnan(rc)
         inf_o, inf_r = torch.isinf(oc), torch.isinf(rc)
@@ -127,32 +129,27 @@ def _compare_float(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, red
         nan_diff, inf_diff, chunk_scale, count = torch.stack(
             [
                 (nan_o != nan_r).sum().to(torch.float64),
-                ((inf_o != inf_r) | (inf_r & (oc != rc))).sum().to(torch.float64),  # position or sign
+                ((inf_o != inf_r) | (inf_r & (oc != rc))).sum().to(torch.float64),
                 torch.where(finite, rc.abs(), 0.0).max(),
                 finite.sum().to(torch.float64),
             ]
         ).tolist()
-        if nan_diff:
-            return Verdict(
-                False, f"output {i}: NaN at {int(nan_diff)} positions where the reference has none (or vice versa)"
-            )
-        if inf_diff:
-            return Verdict(False, f"output {i}: infinities differ from the reference")
-        scale, finite_count = max(scale, chunk_scale), finite_count + int(count)
-    if finite_count == 0:
-        return Verdict(True, "ok")
-    atol = tol.atol * max(scale, 1.0)
-    rel_l2_limit = tol.rel_l2
-    if tol.atol_scale_sqrt_n:
-        sqrt_n = math.sqrt(reduction_len if reduction_len else finite_count)
-        atol = max(atol, sqrt_n * EPS32 * scale)
-        rel_l2_limit = max(rel_l2_limit, sqrt_n * EPS32)
-    bad_count, max_abs, err_sq, ref_sq = 0, 0.0, 0.0, 0.0
-    worst: tuple[float, float, float] | None = None  # (excess over the limit, got, expected)
+        nan_diffs, inf_diffs = nan_diffs + nan_diff, inf_diffs + inf_diff
+        scale, finite_count = max(scale, chunk_scale), finite_count + count
+    return nan_diffs, inf_diffs, scale, finite_count
+
+
+def _tolerance_stats(
+    o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float
+) -> tuple[float, float, float, float, float, float, float]:
+    """Where ref is finite: (elements over atol + rtol·|ref|, max |diff|, Σ diff², Σ ref², the worst excess over
+    the limit, the output and the reference there)."""
+    bad_count, max_abs, err_sq, ref_sq = 0.0, 0.0, 0.0, 0.0
+    worst = (-math.inf, 0.0, 0.0)
     for _, oc, rc in _chunks(o, r):
         keep = torch.isfinite(rc)  # the first pass found the output finite exactly there
         diff = torch.where(keep, (oc - rc).abs(), 0.0)
-        excess = torch.where(keep, diff - (atol + tol.rtol * rc.abs()), -math.inf)
+        excess = torch.where(keep, diff - (atol + rtol * rc.abs()), -math.inf)
         j = torch.argmax(excess)
         bad, chunk_max, chunk_err, chunk_ref, top, got, expected = torch.stack(
             [
@@ -165,17 +162,47 @@ def _compare_float(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, red
                 rc[j],
             ]
         ).tolist()
-        max_abs, err_sq, ref_sq = max(max_abs, chunk_max), err_sq + chunk_err, ref_sq + chunk_ref
-        if bad:
-            bad_count += int(bad)
-            if worst is None or top > worst[0]:
-                worst = (top, got, expected)
+        bad_count, max_abs, err_sq, ref_sq = (
+            bad_count + bad,
+            max(max_abs, chunk_max),
+            err_sq + chunk_err,
+            ref_sq + chunk_ref,
+        )
+        if top > worst[0]:
+            worst = (top, got, expected)
+    return bad_count, max_abs, err_sq, ref_sq, *worst
+
+
+def _compare_float(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, i: int, reduction_len: int | None) -> Verdict:
+    # Two passes: the first finds the scale the absolute tolerance is relative to. On a GPU each is one fused
+    # kernel (suite.compare_kernels: a judge sharing the GPU with other evaluations spent most of its time here).
+    if o.is_cuda and r.is_cuda:
+        o, r = o.contiguous(), r.contiguous()
+        finite_stats, tolerance_stats = compare_kernels.finite_stats, compare_kernels.tolerance_stats
+    else:
+        finite_stats, tolerance_stats = _finite_stats, _tolerance_stats
+    nan_diff, inf_diff, scale, finite_count = finite_stats(o, r)
+    if nan_diff:
+        return Verdict(
+            False, f"output {i}: NaN at {int(nan_diff)} positions where the reference has none (or vice versa)"
+        )
+    if inf_diff:
+        return Verdict(False, f"output {i}: infinities differ from the reference")
+    if finite_count == 0:
+        return Verdict(True, "ok")
+    atol = tol.atol * max(scale, 1.0)
+    rel_l2_limit = tol.rel_l2
+    if tol.atol_scale_sqrt_n:
+        sqrt_n = math.sqrt(reduction_len if reduction_len else finite_count)
+        atol = max(atol, sqrt_n * EPS32 * scale)
+        rel_l2_limit = max(rel_l2_limit, sqrt_n * EPS32)
+    bad_count, max_abs, err_sq, ref_sq, _, got, expected = tolerance_stats(o, r, atol, tol.rtol)
     rel_l2 = math.sqrt(err_sq) / (math.sqrt(ref_sq) or 1.0)
-    if worst is not None:
+    if bad_count:
         return Verdict(
             False,
-            f"output {i}: {bad_count} elements outside rtol={tol.rtol} atol={atol:.3g}; worst got "
-            f"{worst[1]:.6g} expected {worst[2]:.6g}",
+            f"output {i}: {int(bad_count)} elements outside rtol={tol.rtol} atol={atol:.3g}; worst got "
+            f"{got:.6g} expected {expected:.6g}",
             max_abs,
             rel_l2,
         )
