@@ -46,9 +46,11 @@ from ladder.harness.correctness import RunResult
 from ladder.harness.gpu_lock import WAIT_S, GpuWaitTimeout, exclusive, shared
 from ladder.harness.timing import Timing
 from ladder.harness.transfer import OutputError, Outputs
+from ladder.harness.triton_seed import triton_seed
 from ladder.harness.worker import (
     NEW_BUFFERS,
     SAME_BUFFERS,
+    SEED_ENV,
     TIMED,
     Job,
     recheck_seeds,
@@ -297,6 +299,11 @@ class _Evaluation:
         confinement = s.confinement
         if confinement is not None and s.device != "cuda":
             confinement = confinement.without_gpu()
+        if confinement is not None and s.device == "cuda":
+            seed = triton_seed(self.job.operator, self.job.layouts, env)
+            if seed is not None:  # the runner starts from a trusted Triton cache, not an empty one
+                read_only.append(seed)
+                env[SEED_ENV] = str(seed)
         with Outputs(slots=2, slot_bytes=self._slot_bytes()) as outputs:
             self.outputs = outputs
             self.job.outputs = {"fd": outputs.fd, **outputs.region()}

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import threading
@@ -47,6 +48,7 @@ TIMING_OFFSET = 2_000_029  # timed input sets: seed_base + this (+1, …)
 SAME_BUFFERS, NEW_BUFFERS, TIMED = f"{RANDOM}/same-buffers", f"{RANDOM}/new-buffers", f"{RANDOM}/timed"
 TIMED_SETS = 2  # input sets the timed calls rotate over
 SLOT_WAIT_S = 300.0
+SEED_ENV = "IRSCOPE_TRITON_SEED"  # a trusted Triton cache to start from (ladder.harness.triton_seed), read-only
 Emit = Callable[[dict], None]
 
 
@@ -310,6 +312,7 @@ def serve(payload: dict, emit: Emit, commands: Any) -> dict:
     from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error
 
     job = Job(**payload)
+    _seed_cache()
     _prepare(job.device)
     import ladder.harness.timing  # noqa: F401  (binds its clocks before candidate code can replace them)
 
@@ -363,6 +366,35 @@ def warm() -> None:
     from suite.operator import all_operators
 
     all_operators()
+
+
+def seed_triton_cache(payload: dict, emit: Emit) -> dict:
+    """A trusted child (ladder.harness.triton_seed, never a sandbox): the operator's frozen initial kernel compiled
+    on each case's placeholder inputs into this process's TRITON_CACHE_DIR, which then holds Triton's driver module,
+    the kernels' launchers and the kernels themselves, for confined runners to start from."""
+    from ladder.harness.compile_only import compile_only
+
+    op = resolve_operator(payload["operator"])
+    forward = load_module(op.kernel_path, "initial").forward
+    layouts = payload.get("layouts") or {}
+    compiled, notes = 0, []
+    for case in select_cases(op, None, "cuda"):
+        try:
+            inputs = op.placeholder_inputs(case, "cuda", layouts.get(case.name))
+            with compile_only():
+                forward(*inputs)
+            compiled += 1
+        except Exception as e:  # a case that does not compile here compiles in its runner, as without a seed
+            notes.append(f"{case.name}: {type(e).__name__}: {str(e)[:200]}")
+    return {"compiled": compiled, "notes": notes}
+
+
+def _seed_cache() -> None:
+    """The trusted seed, copied into this runner's own Triton cache before any candidate code exists in here: what
+    the runner compiles later lands in its copy only."""
+    seed, cache = os.environ.get(SEED_ENV), os.environ.get("TRITON_CACHE_DIR")
+    if seed and cache and Path(seed).is_dir():
+        shutil.copytree(seed, cache, dirs_exist_ok=True)
 
 
 def _ready_device(device: str) -> None:

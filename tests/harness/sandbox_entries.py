@@ -146,3 +146,24 @@ def warm():
     prefix = sys.pycache_prefix
     with open(os.path.join(prefix, "warmed-by-trusted-child"), "w") as f:
         f.write(str(os.getuid()))
+
+
+def seeded_cache(payload, emit):
+    """A runner's start from a trusted Triton cache (ladder.harness.worker._seed_cache): what its own cache holds
+    then, and what writing into the seed and into its own copy does."""
+    import errno
+
+    from ladder.harness.worker import SEED_ENV, _seed_cache
+
+    _seed_cache()
+    cache = os.environ["TRITON_CACHE_DIR"]
+    files = sorted(os.path.relpath(os.path.join(d, f), cache) for d, _, names in os.walk(cache) for f in names)
+    writes = {}
+    for where in (os.environ[SEED_ENV], cache):
+        try:
+            with open(os.path.join(where, "entry", "planted"), "x") as f:
+                f.write("x")
+            writes[where] = "written"
+        except OSError as e:
+            writes[where] = errno.errorcode.get(e.errno, str(e.errno))
+    return {"cache": cache, "files": files, "seed_write": writes[os.environ[SEED_ENV]], "own_write": writes[cache]}

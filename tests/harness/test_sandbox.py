@@ -220,3 +220,32 @@ def test_trusted_children_keep_bytecode_in_the_cache_not_beside_the_sources(tmp_
     cached = Path(r.stdout.strip())
     assert cached.is_relative_to(tmp_path / "cache" / "irscope" / "bytecode" / "children") and cached.is_file()
     assert not (src / "__pycache__").exists()
+
+
+def test_a_confined_runner_starts_from_a_copy_of_the_trusted_triton_seed_and_cannot_write_the_seed():
+    """Each confined runner built Triton's driver module and its launchers with the C compiler, its cache being
+    empty; it now copies a cache a trusted child built (ladder.harness.triton_seed) into its own before any
+    candidate code exists in it. The seed is read-only in there: no candidate plants a binary for the next."""
+    from ladder import confine
+    from ladder.harness import triton_seed
+    from ladder.harness.worker import SEED_ENV
+
+    confinement = confine.available()
+    if confinement is None:
+        pytest.skip(f"no sandbox here: {confine.problem()}")
+    cache = triton_seed.seed_root() / "cache"
+    (cache / "entry").mkdir(parents=True)
+    (cache / "entry" / "cuda_utils.so").write_bytes(b"built by a trusted child")
+    triton_seed.share(cache)
+    r = run_sandboxed(
+        f"{E}:seeded_cache",
+        {},
+        timeout_s=120,
+        confinement=confinement,
+        read_only=[cache],
+        extra_env={SEED_ENV: str(cache)},
+    )
+    assert r.ok, r.summary() + r.stderr_tail
+    assert r.value["files"] == ["entry/cuda_utils.so"] and r.value["cache"] != str(cache)
+    assert r.value["seed_write"] in ("EROFS", "EACCES") and r.value["own_write"] == "written"
+    assert sorted(p.name for p in (cache / "entry").iterdir()) == ["cuda_utils.so"]
