@@ -17,6 +17,7 @@ HERE = Path(__file__).parent
 CASES_FILE = HERE / "cases.yaml"
 HOLDOUT_FILE = HERE / "holdout.yaml"  # written apart from the ladder's rules and from cases.yaml's kernels
 UNSEEN_FILE = HERE / "unseen.yaml"  # the same, by someone who never read the rules; `new:` symptoms (issue #27)
+FRESH_FILE = HERE / "fresh.yaml"  # the same again, after the ladder learned from unseen.yaml (issue #27, item 7)
 NEW = "new:"  # a symptom docs/hazards.md does not have yet: checked by test_unseen.py, not by the signatures
 NONE = "none"
 

@@ -1,8 +1,8 @@
 """Score the ladder's diagnosis on the evaluation set (cases.yaml): kernels with a known root cause it has never
 seen, and healthy kernels it must not blame.
 
-    python -m tests.diagnosis.score [--set cases|holdout|unseen|all] [--index out/compiler-index.db] [--only NAME …]
-                                    [--json out/score.json]
+    python -m tests.diagnosis.score [--set cases|holdout|unseen|fresh|all] [--index out/compiler-index.db]
+                                    [--only NAME …] [--json out/score.json]
 
 cases.yaml is the set the rules were developed against; holdout.yaml was written afterwards, by someone who had
 not read the rules, and is the honest measure of kernels the ladder has never seen; unseen.yaml likewise (issue
@@ -12,7 +12,9 @@ Each case is diagnosed as a user would (`ladder.api.run` on FILE.py:KERNEL with 
 and earns up to three points:
   symptom  L3's costliest hazard is the expected symptom (healthy kernels: L3 reports no hazard at all);
   l4       L4 cites the expected function in the expected file of Triton's source for that symptom;
-  family   the rewrite family settled for that symptom is the expected card family.
+  family   the final verdict names the fix: the family the ladder settled on (the one rewrite it proposes) is the
+           expected card family; an inconclusive verdict, or one for another symptom, earns nothing, whatever
+           family a level settled for the expected symptom on the way (issue #27).
 A healthy kernel earns all three when nothing is blamed, none otherwise. Without a compiler index L4 cannot run:
 its points are reported as unavailable and left out of the total (the score says so).
 """
@@ -29,9 +31,9 @@ from pathlib import Path
 from ladder.api import KernelDiagnosis, run
 from ladder.evidence import COMPILER_SOURCE, Evidence, LevelResult
 from ladder.kernel_spec import KernelSpec
-from tests.diagnosis.cases import CASES_FILE, HERE, HOLDOUT_FILE, NONE, UNSEEN_FILE, Case, load_cases
+from tests.diagnosis.cases import CASES_FILE, FRESH_FILE, HERE, HOLDOUT_FILE, NONE, UNSEEN_FILE, Case, load_cases
 
-SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE, "unseen": UNSEEN_FILE}
+SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE, "unseen": UNSEEN_FILE, "fresh": FRESH_FILE}
 
 
 @dataclass
@@ -44,7 +46,8 @@ class Scored:
     family: bool
     seconds: float
     cited: list[str] = field(default_factory=list)  # L4's file:function citations for the expected symptom
-    families: list[str] = field(default_factory=list)
+    families: list[str] = field(default_factory=list)  # settled for the expected symptom, by L4 or else L3
+    verdict: str | None = None  # the family of the final verdict (None: inconclusive)
 
     @property
     def points(self) -> int:
@@ -92,13 +95,14 @@ def score(case: Case, d: KernelDiagnosis, seconds: float, set_name: str = "cases
         families = _for(d.level("L3"), exp.symptom)[1]
     wanted = exp.l4 or {}
     l4_ok = any(_matches(e, wanted.get("file", ""), wanted.get("function", "")) for e in cited) if l4_ran else None
+    verdict = d.diagnosis.family.name if d.diagnosis.family is not None else None
     return Scored(
         f"{set_name}/{case.id}",
         exp.symptom,
         got,
         bool(got) and got[0] == exp.symptom,
         l4_ok,
-        exp.family in families,
+        verdict == exp.family,
         seconds,
         [
             f"{e.source.path}:{e.source.line} {e.source.symbol or ''}".strip()
@@ -106,6 +110,7 @@ def score(case: Case, d: KernelDiagnosis, seconds: float, set_name: str = "cases
             if e.source.kind == COMPILER_SOURCE
         ],
         families,
+        verdict,
     )
 
 
@@ -128,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         mark = {True: "✓", False: "✗", None: "–"}
         print(
             f"{r.case:<52} {r.expected:<22} got {','.join(r.got[:2]) or 'nothing':<44} "
-            f"symptom {mark[r.symptom]} l4 {mark[r.l4]} family {mark[r.family]}  {r.seconds:.1f} s",
+            f"symptom {mark[r.symptom]} l4 {mark[r.l4]} family {mark[r.family]} (verdict {r.verdict or 'inconclusive'})"
+            f"  {r.seconds:.1f} s",
             flush=True,
         )
     for name, _ in sets:

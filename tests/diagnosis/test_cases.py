@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .cases import CASES_FILE, HERE, HOLDOUT_FILE, NEW, NONE, UNSEEN_FILE, Case, load_cases
+from .cases import CASES_FILE, FRESH_FILE, HERE, HOLDOUT_FILE, NEW, NONE, UNSEEN_FILE, Case, load_cases
 from .symptoms import FAMILIES, KERNEL, SIGNATURES, Compiled, present
 
 
@@ -32,11 +32,12 @@ class Coverage:
     healthy_kernels: int
 
 
-SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE, "unseen": UNSEEN_FILE}
+SETS = {"cases": CASES_FILE, "holdout": HOLDOUT_FILE, "unseen": UNSEEN_FILE, "fresh": FRESH_FILE}
 COVERAGE = {
     "cases": Coverage(symptoms=11, faulty_kernels=14, healthy_kernels=4),
     "holdout": Coverage(symptoms=8, faulty_kernels=12, healthy_kernels=4),
     "unseen": Coverage(symptoms=9, faulty_kernels=12, healthy_kernels=4),  # its cases with a signature
+    "fresh": Coverage(symptoms=8, faulty_kernels=8, healthy_kernels=2),
 }
 
 
@@ -102,10 +103,12 @@ def test_every_symptom_has_a_case():
 
 
 def test_the_holdout_set_has_kernels_of_its_own():
-    """Held out means new code: no kernel file of holdout.yaml is one of cases.yaml's, nor unseen.yaml's either."""
+    """Held out means new code: no kernel file of holdout.yaml is one of cases.yaml's, nor unseen.yaml's or
+    fresh.yaml's one of an earlier set's."""
     files = {name: {_kernel_file(c) for c in load_cases(path)} for name, path in SETS.items()}
     assert not files["holdout"] & files["cases"]
     assert not files["unseen"] & (files["cases"] | files["holdout"])
+    assert not files["fresh"] & (files["cases"] | files["holdout"] | files["unseen"])
 
 
 @pytest.mark.parametrize("case", params())

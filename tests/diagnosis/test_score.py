@@ -38,3 +38,14 @@ def test_a_healthy_expectation_on_a_blamed_kernel_earns_nothing(rmsnorm):
     healthy = replace(case, expect=replace(case.expect, symptom="none"))
     s = score(healthy, d, 1.0)
     assert s.points == 0 and s.possible == 3
+
+
+def test_the_family_point_needs_a_final_verdict_that_names_the_fix(rmsnorm):
+    """A family settled for the expected symptom on the way earns nothing when the verdict is inconclusive or
+    names another family (issue #27: the family point only when the final verdict names the fix)."""
+    case, d = rmsnorm
+    inconclusive = replace(d, diagnosis=replace(d.diagnosis, outcome="inconclusive"))
+    s = score(case, inconclusive, 1.0)
+    assert s.symptom and not s.family and s.verdict is None and case.expect.family in s.families
+    other = replace(case, expect=replace(case.expect, family="vectorization"))
+    assert not score(other, d, 1.0).family

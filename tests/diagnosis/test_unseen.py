@@ -1,16 +1,17 @@
-"""The unseen set's root causes, checked with plain Triton: no irscope, no diagnosis rules.
+"""The unseen and fresh sets' root causes, checked with plain Triton: no irscope, no diagnosis rules.
 
-unseen.yaml holds kernels written apart from irscope's rules, in the style of public Triton projects. Each case
+unseen.yaml and fresh.yaml hold kernels written apart from irscope's rules, in the style of public Triton projects
+(fresh.yaml by another author, after the ladder had learned from unseen.yaml's first run). Each case
 carries `evidence`: what to count in the compiler's own output for cuda:90 (TTIR, TTGIR, PTX, SASS, or ptxas's
 resource report), how many the kernel as written has (`written`), and how many its fix has (`fixed`). The fix is
 either `fixed_by` (launch settings or arguments, merged as tests/diagnosis/cases.py does) or `fix`, the same
-kernel with the smallest source change, kept apart under kernels/unseen/fixes/ so that the file under diagnosis
+kernel with the smallest source change, kept apart under kernels/SET/fixes/ so that the file under diagnosis
 does not contain it. Every case is compiled here with `triton.compile` and an ASTSource, specialized the way the
 JIT specializes a launch, so that these counts hold whatever irscope says; the `new:` symptoms, which the shared
 signature checker (test_cases.py) cannot check, are proven only here.
 
     python -m tests.diagnosis.test_unseen [--probe] [NAME …]  # the counts as written and fixed (--probe: the usual)
-    python -m tests.diagnosis.test_unseen --write-comments     # end each kernel file with its counts from unseen.yaml
+    python -m tests.diagnosis.test_unseen --write-comments     # end each kernel file with its counts from its yaml
 """
 
 from __future__ import annotations
@@ -32,16 +33,25 @@ import pytest
 import yaml
 
 HERE = Path(__file__).parent
-UNSEEN = HERE / "unseen.yaml"
+# the sets checked here: name → (cases, healthy ones) their size stays within; each file is tests/diagnosis/NAME.yaml
+# and its kernels lie under kernels/NAME/ (fresh.yaml: written after the ladder learned from unseen.yaml, issue #27)
+SETS = {"unseen": ((14, 18), (3, 4)), "fresh": ((8, 12), (2, 3))}
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "ptxas", "metadata", "diagnostics")
+SET_KEY = "_set"  # which set a case came from (added on loading)
 
 
-def _raw_cases() -> list[dict[str, Any]]:
-    return yaml.safe_load(UNSEEN.read_text())["cases"]
+def _raw_cases(name: str | None = None) -> list[dict[str, Any]]:
+    return [
+        {**raw, SET_KEY: set_name}
+        for set_name in SETS
+        if name in (None, set_name)
+        for raw in yaml.safe_load((HERE / f"{set_name}.yaml").read_text())["cases"]
+    ]
 
 
 def _case_id(raw: dict[str, Any]) -> str:
-    return f"{Path(raw['kernel'].split(':')[0]).stem}-{raw['expect']['symptom']}"
+    prefix = "" if raw.get(SET_KEY, "unseen") == "unseen" else f"{raw[SET_KEY]}/"
+    return f"{prefix}{Path(raw['kernel'].split(':')[0]).stem}-{raw['expect']['symptom']}"
 
 
 @dataclass(frozen=True)
@@ -130,7 +140,7 @@ def compile_build(build: Build) -> Compiled:
     fn = _load_jit(build.kernel)
     signature, consts, attrs = _specialize(fn, dict(build.args), dict(build.constexprs))
     backend, _, arch = build.target.partition(":")
-    assert backend == "cuda", "the unseen set is for NVIDIA targets"
+    assert backend == "cuda", "the unseen and fresh sets are for NVIDIA targets"
     src = ASTSource(fn, signature, consts, attrs)
     with _stderr_of_the_compiler() as diagnostics:
         start = time.perf_counter()
@@ -301,20 +311,21 @@ def count(c: Compiled, item: dict[str, Any]) -> int:
 
 # --- the cases --------------------------------------------------------------------------------------------------
 
-COMMENT_MARK = "# Evidence (tests/diagnosis/unseen.yaml"
+COMMENT_MARK = "# Evidence (tests/diagnosis/"
 
 
 def evidence_comment(raw: dict[str, Any]) -> str:
     """The comment each kernel file ends with: what was counted, where, as written and after the fix."""
+    set_name = raw[SET_KEY]
     if raw.get("fix"):
-        fix_file = raw["fix"].rpartition(":")[0].removeprefix("kernels/unseen/")
+        fix_file = raw["fix"].rpartition(":")[0].removeprefix(f"kernels/{set_name}/")
         fix = f"# Fix: {fix_file} (the same kernel, changed there)."
     elif raw.get("fixed_by"):
         fix = "# Fix: " + ", ".join(f"{k}={v}" for k, v in raw["fixed_by"].items()) + " (fixed_by)."
     else:
         fix = "# Healthy: the kernel as written only."
     head = [
-        f"{COMMENT_MARK}, checked by tests/diagnosis/test_unseen.py): counts in the compiler's own",
+        f"{COMMENT_MARK}{set_name}.yaml, checked by tests/diagnosis/test_unseen.py): counts in the compiler's own",
         f"# output for {raw['target']}, compiled with plain triton.compile, as written -> with the fix.",
         fix,
     ]
@@ -337,11 +348,14 @@ def _params() -> list:
     return [pytest.param(raw, id=_case_id(raw)) for raw in _raw_cases()]
 
 
-def test_the_file_is_well_formed():
-    raws = _raw_cases()
-    assert 14 <= len(raws) <= 18
+@pytest.mark.parametrize("set_name", list(SETS))
+def test_the_file_is_well_formed(set_name: str):
+    raws = _raw_cases(set_name)
+    (fewest, most), (fewest_healthy, most_healthy) = SETS[set_name]
+    assert fewest <= len(raws) <= most
     healthy = [r for r in raws if r["expect"]["symptom"] == "none"]
-    assert 3 <= len(healthy) <= 4
+    assert fewest_healthy <= len(healthy) <= most_healthy
+    assert all(r["kernel"].startswith(f"kernels/{set_name}/") for r in raws)
     assert len({r["kernel"] for r in raws}) == len(raws), "one case per kernel"
     for raw in raws:
         e = raw["expect"]

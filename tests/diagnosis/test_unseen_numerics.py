@@ -1,5 +1,5 @@
-"""The unseen set's kernels, and their fixes, compute what they claim: Triton's interpreter on tiny fp32 inputs
-against a plain PyTorch reference (the compiled dtypes of unseen.yaml are not what is checked here, the math is).
+"""The unseen and fresh sets' kernels, and their fixes, compute what they claim: Triton's interpreter on tiny fp32
+inputs against a plain PyTorch reference (the compiled dtypes of the yaml files are not what is checked, the math is).
 
 A kernel with a performance bug is still a correct kernel: these tests keep it one, and keep each fix equivalent.
 The interpreter has to be on before triton is imported (triton.language's own helpers are @jit functions), so the
@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 KERNELS = Path(__file__).parent / "kernels" / "unseen"
+FRESH = Path(__file__).parent / "kernels" / "fresh"  # fresh.yaml's kernels: their checks are named fresh/…
 ROOT = Path(__file__).resolve().parents[2]
 CHECKS: dict[str, tuple[Callable[..., None], Any]] = {}
 
@@ -48,13 +49,18 @@ def both(file: str) -> dict[str, str]:
     return {"written": file, "fixed": f"fixes/{file}"}
 
 
-def interpreted(rel: str, name: str):
+def interpreted(rel: str, name: str, root: Path = KERNELS):
     """The @triton.jit function `name` of kernels/unseen/REL (under the interpreter, in the child)."""
-    spec = importlib.util.spec_from_file_location("interp_" + re.sub(r"\W", "_", rel), KERNELS / rel)
+    spec = importlib.util.spec_from_file_location(f"interp_{root.name}_" + re.sub(r"\W", "_", rel), root / rel)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return getattr(module, name)
+
+
+def fresh(rel: str, name: str):
+    """The same for kernels/fresh/REL."""
+    return interpreted(rel, name, FRESH)
 
 
 def close(got, want, tol):
@@ -257,6 +263,140 @@ def silu_and_mul():
     y = torch.empty(3, 300)
     interpreted("silu_and_mul.py", "silu_and_mul_kernel")[(3, 3)](x, y, 300, 600, 300, BLOCK=128)
     close(y, torch.nn.functional.silu(x[:, :300]) * x[:, 300:], 1e-5)
+
+
+@check("fresh/fused_add_layernorm")
+def fused_add_layernorm():
+    t, n = 5, 300
+    x, r, w, b = torch.randn(t, n), torch.randn(t, n), torch.randn(n), torch.randn(n)
+    h = x + r
+    want = torch.nn.functional.layer_norm(h, (n,), w, b, 1e-5)
+    res, y = r.clone(), torch.empty(t, n)
+    fresh("fused_add_layernorm.py", "fused_add_layernorm_kernel")[(t,)](x, res, w, b, y, n, n, 1e-5, BLOCK_N=512)
+    close(res, h, 1e-6)
+    close(y, want, 1e-4)
+
+
+@check("fresh/moe_combine", both("moe_combine.py"))
+def moe_combine(f):
+    t, topk, d = 13, 4, 40
+    y = torch.randn(t * topk, d)
+    wts = torch.rand(t, topk)
+    row_idx = torch.randperm(t * topk).int().reshape(t, topk)
+    want = (y[row_idx.long()] * wts[..., None]).sum(1)
+    out = torch.zeros(t, d)
+    bm, bd = 8, 16
+    fresh(f, "moe_combine_kernel")[(triton.cdiv(t * topk, bm), triton.cdiv(d, bd))](
+        y, wts, row_idx, out, t, d, d, d, TOPK=topk, BLOCK_M=bm, BLOCK_D=bd
+    )
+    close(out, want, 1e-5)
+
+
+@check("fresh/decode_softmax", both("decode_softmax.py"))
+def decode_softmax(f):
+    rows, max_len, kv_len = 3, 64, 37
+    s = torch.randn(rows, max_len)
+    want = torch.zeros(rows, max_len)
+    want[:, :kv_len] = torch.softmax(s[:, :kv_len] * 0.5, -1)
+    p = torch.zeros(rows, max_len)
+    fresh(f, "decode_softmax_kernel")[(rows,)](s, p, kv_len, max_len, max_len, 0.5, BLOCK=64)
+    close(p, want, 1e-6)
+
+
+@check("fresh/shampoo_stat", both("shampoo_stat.py"))
+def shampoo_stat(f):
+    m, k = 32, 48
+    g, stat = torch.randn(m, k), torch.randn(m, m)
+    want = 0.9 * stat + 0.1 * (g @ g.T)
+    s = stat.clone()
+    fresh(f, "shampoo_stat_kernel")[(2, 2)](g, s, k, k, m, 0.9, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+    close(s, want, 1e-3)
+
+
+@check("fresh/lora_shrink")
+def lora_shrink():
+    k, rank, nl = 48, 16, 3
+    seg = [5, 0, 19, 7]
+    lor = [2, 0, -1, 1]
+    starts = torch.tensor([0, *torch.tensor(seg).cumsum(0).tolist()]).int()
+    t = int(starts[-1])
+    x = torch.randn(t, k)
+    a = torch.randn(nl, rank, k)
+    want = torch.zeros(t, rank)
+    for i in range(len(seg)):
+        s0, s1 = int(starts[i]), int(starts[i + 1])
+        if lor[i] >= 0:
+            want[s0:s1] = 0.5 * x[s0:s1] @ a[lor[i]].T
+    v = torch.zeros(t, rank)
+    fresh("lora_shrink.py", "lora_shrink_kernel")[(triton.cdiv(max(seg), 16), len(seg))](
+        x, a, v, starts, torch.tensor(lor).int(), k, k, rank * k, k, rank, 0.5, RANK=rank, BLOCK_M=16, BLOCK_K=16
+    )
+    close(v, want, 1e-4)
+
+
+@check("fresh/sliding_window_attention", both("sliding_window_attention.py"))
+def sliding_window_attention(f):
+    bh, n, d, win = 2, 80, 16, 24
+    q, k, v = torch.randn(bh, n, d), torch.randn(bh, n, d), torch.randn(bh, n, d)
+    i = torch.arange(n)[:, None]
+    j = torch.arange(n)[None, :]
+    keep = (j <= i) & (j > i - win)
+    sc = (q @ k.transpose(1, 2)) * d**-0.5
+    want = torch.softmax(sc.masked_fill(~keep, float("-inf")), -1) @ v
+    o = torch.empty_like(q)
+    fresh(f, "sliding_window_attention_kernel")[(triton.cdiv(n, 16), bh)](
+        q, k, v, o, d**-0.5, n, WINDOW=win, HEAD_DIM=d, BLOCK_M=16, BLOCK_N=16
+    )
+    close(o, want, 1e-4)
+
+
+@check("fresh/infonce_accuracy", both("infonce_accuracy.py"))
+def infonce_accuracy(f):
+    b = 50
+    s = torch.randn(b, b)
+    s[torch.arange(0, b, 2), torch.arange(0, b, 2)] += 3.0
+    want_loss = torch.nn.functional.cross_entropy(s * 2.0, torch.arange(b), reduction="none")
+    want_cor = (s.argmax(1) == torch.arange(b)).int()
+    loss, cor = torch.empty(b), torch.empty(b, dtype=torch.int32)
+    fresh(f, "infonce_accuracy_kernel")[(b,)](s, loss, cor, b, b, 2.0, BLOCK=64)
+    close(loss, want_loss, 1e-4)
+    assert torch.equal(cor, want_cor)
+
+
+@check("fresh/se_scale_residual", both("se_scale_residual.py"))
+def se_scale_residual(f):
+    n, c, hw = 2, 6, 49
+    x, r, g = torch.randn(n, c, 7, 7), torch.randn(n, c, 7, 7), torch.rand(n * c)
+    want = torch.relu(x * g.reshape(n, c, 1, 1) + r)
+    out = torch.empty_like(x)
+    fresh(f, "se_scale_residual_kernel")[(triton.cdiv(x.numel(), 128),)](x, g, r, out, x.numel(), hw, BLOCK=128)
+    close(out, want, 1e-6)
+
+
+@check("fresh/lion_step")
+def lion_step():
+    n = 1000
+    p, g, m = torch.randn(n), torch.randn(n), torch.randn(n) * 0.1
+    lr, b1, b2, wd = 1e-3, 0.9, 0.99, 0.1
+    want_p = p * (1 - lr * wd) - lr * torch.sign(b1 * m + (1 - b1) * g)
+    want_m = b2 * m + (1 - b2) * g
+    fresh("lion_step.py", "lion_step_kernel")[(4,)](p, g, m, n, lr, b1, b2, wd, BLOCK=256)
+    close(p, want_p, 1e-6)
+    close(m, want_m, 1e-6)
+
+
+@check("fresh/rope_neox")
+def rope_neox():
+    t, h, d = 3, 5, 16
+    x, pos = torch.randn(t, h, d), torch.tensor([0, 4, 9])
+    ang = torch.arange(16)[:, None].float() / (10000 ** (torch.arange(0, d, 2).float() / d))[None, :]
+    cos, sin = ang.cos(), ang.sin()
+    c, s = cos[pos][:, None, :], sin[pos][:, None, :]
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    want = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
+    y = x.clone()
+    fresh("rope_neox.py", "rope_neox_kernel")[(t, 2)](y, cos, sin, pos, h, h * d, d, HEAD_DIM=d, BLOCK_H=4)
+    close(y, want, 1e-5)
 
 
 def run_all() -> dict[str, str]:
