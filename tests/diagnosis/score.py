@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         mark = {True: "✓", False: "✗", None: "–"}
         print(
             f"{r.case:<52} {r.expected:<22} got {','.join(r.got[:2]) or 'nothing':<44} "
-            f"symptom {mark[r.symptom]} l4 {mark[r.l4]} family {mark[r.family]} (verdict {r.verdict or 'inconclusive'})"
+            f"symptom {mark[r.symptom]} l4 {mark[r.l4]} family {mark[r.family]} (verdict {r.verdict or 'no rewrite'})"
             f"  {r.seconds:.1f} s",
             flush=True,
         )
