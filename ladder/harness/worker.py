@@ -27,6 +27,7 @@ correctness from the outputs, and the facts reported here can only fail a candid
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import shutil
@@ -394,7 +395,8 @@ def _seed_cache() -> None:
     the runner compiles later lands in its copy only."""
     seed, cache = os.environ.get(SEED_ENV), os.environ.get("TRITON_CACHE_DIR")
     if seed and cache and Path(seed).is_dir():
-        shutil.copytree(seed, cache, dirs_exist_ok=True)
+        with contextlib.suppress(OSError):  # a seed saves time only: without it the runner compiles what it lacks
+            shutil.copytree(seed, cache, dirs_exist_ok=True)
 
 
 def _ready_device(device: str) -> None:
