@@ -27,6 +27,15 @@ _LAUNCH = threading.Lock()  # the suite judges in threads: one compile of each k
 
 
 @triton.jit
+def _widened(o_ptr, r_ptr, offs, n):
+    """One block of output and oracle, as float64, and which lanes lie inside."""
+    inside = offs < n
+    o = tl.load(o_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+    r = tl.load(r_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+    return o, r, inside
+
+
+@triton.jit
 def _finite_pass(o_ptr, r_ptr, n, out_ptr, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     lanes = tl.arange(0, BLOCK)
@@ -35,10 +44,7 @@ def _finite_pass(o_ptr, r_ptr, n, out_ptr, BLOCK: tl.constexpr):
     scale = tl.zeros([BLOCK], tl.float64)
     count = tl.zeros([BLOCK], tl.float64)
     for start in range(pid.to(tl.int64) * BLOCK, n, tl.num_programs(0).to(tl.int64) * BLOCK):
-        offs = start + lanes
-        inside = offs < n
-        o = tl.load(o_ptr + offs, mask=inside, other=0.0).to(tl.float64)
-        r = tl.load(r_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+        o, r, inside = _widened(o_ptr, r_ptr, start + lanes, n)
         nan_o, nan_r = o != o, r != r
         inf_o, inf_r = tl.abs(o) == float("inf"), tl.abs(r) == float("inf")
         finite = inside & ~(nan_r | inf_r)
@@ -67,9 +73,7 @@ def _tolerance_pass(o_ptr, r_ptr, n, limits_ptr, out_ptr, index_ptr, BLOCK: tl.c
     top_at = tl.zeros([BLOCK], tl.int64)
     for start in range(pid.to(tl.int64) * BLOCK, n, tl.num_programs(0).to(tl.int64) * BLOCK):
         offs = start + lanes
-        inside = offs < n
-        o = tl.load(o_ptr + offs, mask=inside, other=0.0).to(tl.float64)
-        r = tl.load(r_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+        o, r, inside = _widened(o_ptr, r_ptr, offs, n)
         keep = inside & (r == r) & (tl.abs(r) != float("inf"))  # the first pass found the output finite there
         diff = tl.where(keep, tl.abs(o - r), 0.0)
         excess = tl.where(keep, diff - (atol + rtol * tl.abs(r)), float("-inf"))
