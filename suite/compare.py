@@ -1,10 +1,11 @@
 """Output comparison against the oracle, per the operator's Tolerance (docs/suite-protocol.md#correctness).
 
-Every element is checked, on the output's own device (a GPU compares gigabyte outputs in milliseconds), in
-float64 slices. Outputs must be exactly `torch.Tensor` with the oracle's shape and device; float outputs may be
-narrower than the oracle (bf16 operators are compared against an fp32-upcast oracle, docs/suite.md; the harness
-checks the operator's dtype contract), integer outputs must have the oracle's dtype. NaN never passes unless the
-oracle has NaN at the same position; infinities must match in position and sign.
+Every element is checked in float64, on the output's own device: on a GPU by the two fused passes of
+suite.compare_kernels (gigabyte outputs in milliseconds), on the CPU in float64 slices. Outputs must be exactly
+`torch.Tensor` with the oracle's shape and device; float outputs may be narrower than the oracle (bf16 operators
+are compared against an fp32-upcast oracle, docs/suite.md; the harness checks the operator's dtype contract),
+integer outputs must have the oracle's dtype. NaN never passes unless the oracle has NaN at the same position;
+infinities must match in position and sign.
 
 Float rule: |out − ref| ≤ atol·max(1, max|ref|) + rtol·|ref| for every element, and the relative L2 error
 ‖out − ref‖/‖ref‖ ≤ rel_l2. With `atol_scale_sqrt_n` (long reductions, scans) both the absolute term and the

@@ -50,7 +50,7 @@ def _raw_cases(name: str | None = None) -> list[dict[str, Any]]:
 
 
 def _case_id(raw: dict[str, Any]) -> str:
-    prefix = "" if raw.get(SET_KEY, "unseen") == "unseen" else f"{raw[SET_KEY]}/"
+    prefix = "" if raw[SET_KEY] == "unseen" else f"{raw[SET_KEY]}/"
     return f"{prefix}{Path(raw['kernel'].split(':')[0]).stem}-{raw['expect']['symptom']}"
 
 
