@@ -612,7 +612,7 @@ def _allowed_aten(name: str, args: tuple, kwargs: dict) -> bool:
     return True
 
 
-def _called_from_triton() -> bool:
+def _called_from_triton() -> bool:  # pragma: no mutate block (mutmut's wrapper would be its caller; docs/mutation.md)
     """Whether the innermost caller outside torch (and this module) is Triton's own code."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:

@@ -192,3 +192,63 @@ def fp8_matmul(
             b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def scaled_in_loop(
+    a_ptr,
+    b_ptr,
+    s_ptr,
+    t_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    FACTOR: tl.constexpr,
+):
+    # the product used in the loop, each way: by a factor that folds out of the sum over K (a per-block scalar, a
+    # row scale times a column scale) or by what the math needs inside the iteration (a full tile, an exp)
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        if FACTOR == 0:  # a scalar per K block
+            acc += tl.dot(a, b) * tl.load(s_ptr + k // BLOCK_K)
+        elif FACTOR == 1:  # a row scale times a column scale
+            acc += tl.dot(a, b) * (tl.load(s_ptr + k + rm)[:, None] * tl.load(t_ptr + k + rn)[None, :])
+        elif FACTOR == 2:  # a full tile
+            acc += tl.dot(a, b) * tl.load(s_ptr + k + rm[:, None] * N + rn[None, :])
+        else:  # an exp
+            acc += tl.exp(tl.dot(a, b))
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def both_axes_sum(x_ptr, out_ptr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    # two reductions on one line, across different warps: the line's hazard names the widest
+    x = tl.load(x_ptr + tl.arange(0, ROWS)[:, None] * BLOCK + tl.arange(0, BLOCK)[None, :])
+    tl.store(out_ptr, tl.sum(tl.sum(x, axis=1), axis=0) + tl.sum(tl.sum(x, axis=0), axis=0))
+
+
+@triton.jit
+def batched_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    # a rank-3 dot: the warp-group MMA takes rank-2 operands only
+    rb, rm, rn, rk = tl.arange(0, B), tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rb[:, None, None] * M * K + rm[None, :, None] * K + rk[None, None, :])
+    b = tl.load(b_ptr + rb[:, None, None] * K * N + rk[None, :, None] * N + rn[None, None, :])
+    c = tl.dot(a, b)
+    tl.store(c_ptr + rb[:, None, None] * M * N + rm[None, :, None] * N + rn[None, None, :], c.to(tl.bfloat16))
+
+
+@triton.jit
+def copy_pairs(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # every other pair of elements: the mask is constant over 2 elements only, so each access is 2 wide
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    keep = (offs < n) & ((offs // 2) % 2 == 0)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=keep), mask=keep)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
 
 from irscope import hazards, signatures
-from irscope.hazards import cost
+from irscope.hazards import cost, detectors
 from irscope.hazards.model import Hazard, PassRef
+from irscope.hazards.plan import Plan
 from irscope.trajectory import Trajectory
 from tests import trajectory_cache
 from tests.irscope import hazard_kernels as K
@@ -67,6 +68,21 @@ CASES = {
         dict(x_ptr="*fp32", out_ptr="*fp32", n=4096),
         dict(BLOCK=1024, MASK_BY_VALUE=False),
     ),
+    **{
+        f"scaled_by_{factor}": (
+            K.scaled_in_loop,
+            {**MM, "s_ptr": "*fp32", "t_ptr": "*fp32"},
+            dict(TILE, FACTOR=i, num_stages=3),
+        )
+        for i, factor in enumerate(("block", "row_times_column", "tile", "exp"))
+    },
+    "both_axes_sum": (K.both_axes_sum, dict(x_ptr="*fp32", out_ptr="*fp32"), dict(ROWS=64, BLOCK=128, num_warps=8)),
+    "batched_dot": (
+        K.batched_dot,
+        dict(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*bf16"),
+        dict(B=2, M=64, N=64, K=64, num_warps=4),
+    ),
+    "copy_pairs": (K.copy_pairs, dict(x_ptr="*fp32", out_ptr="*fp32", n=4096), dict(BLOCK=1024)),
 }
 
 
@@ -102,27 +118,40 @@ def found(captured: Captured) -> Found:
     return Found(captured)
 
 
-def recorded_form(f: hazards.Findings) -> dict:
+def recorded_form(f: hazards.Findings, traj: Trajectory) -> dict:
     """Everything the detectors said about one kernel, as JSON: each hazard whole (claim, cost, counters, cause,
-    passes, remarks), minor ones too, and the kernel's cost with each hazard's share of it."""
+    passes, remarks), minor ones too, the kernel's cost with each hazard's share of it, and each hazard's what-if
+    plans with the requirement a rewrite receives (its symptom's planner, run on the capture)."""
     return {
         "kernel_cost": round(f.kernel_cost, 2),
         "hazards": [h.to_json() for h in f.hazards],
         "shares": [round(f.share(h), 4) for h in f.hazards],
         "minor": [h.to_json() for h in f.minor],
+        "plans": [[plan_form(p) for p in planned(h, traj)] for h in (*f.hazards, *f.minor)],
     }
+
+
+def planned(h: Hazard, traj: Trajectory) -> list[Plan]:
+    symptom = detectors.SYMPTOMS[h.symptom]
+    return symptom.plan(h, traj) if symptom.plan is not None else []
+
+
+def plan_form(p: Plan) -> dict:
+    return {**json.loads(json.dumps(asdict(p))), "requirement": p.requirement}
 
 
 def symptoms(f: hazards.Findings) -> list[str]:
     return [h.symptom for h in f.hazards]
 
 
-def line_of(kernel, text: str) -> int:
-    """The kernel file's line holding `text` (line numbers are derived, not typed in)."""
+def line_of(kernel, text: str, case: str = "") -> int:
+    """The kernel file's line holding `text` (line numbers are derived, not typed in); with `case`, the line of the
+    branch whose constexpr FACTOR is that case's (scaled_in_loop's variants)."""
     import inspect
 
     lines, first = inspect.getsourcelines(kernel.fn)
-    return first + next(i for i, ln in enumerate(lines) if text in ln)
+    at = [i for i, ln in enumerate(lines) if text in ln]
+    return first + (at[CASES[case][2]["FACTOR"]] if case else at[0])
 
 
 def test_a_reduction_across_warps_goes_through_shared_memory_and_one_warp_does_not(found):
@@ -192,6 +221,31 @@ def test_a_wgmma_waited_for_a_scale_is_synchronous_and_one_the_math_needs_is_not
     assert "synchronous-wgmma" not in symptoms(found["running_row_max"])
 
 
+def test_a_product_scaled_in_the_loop_waits_only_for_a_factor_that_folds_out_of_the_sum(found):
+    """A per-block scalar or a row scale times a column scale could scale an operand or the result after the loop:
+    the wait is the kernel's choice. A full tile of factors, or an exp of the product, is math the iteration needs."""
+    for name in ("scaled_by_block", "scaled_by_row_times_column"):
+        (h,) = [h for h in found[name].hazards if h.symptom == "synchronous-wgmma"]
+        assert h.cause == "scaled-product" and h.lines == (line_of(K.scaled_in_loop, "acc += tl.dot(a, b) *", name),)
+    for name in ("scaled_by_tile", "scaled_by_exp"):
+        assert "synchronous-wgmma" not in symptoms(found[name])
+
+
+def test_two_reductions_on_one_line_are_one_hazard_across_the_widest_warps(found):
+    (h,) = [h for h in found["both_axes_sum"].hazards if h.symptom == "cross-warp-reduction"]
+    assert h.lines == (line_of(K.both_axes_sum, "tl.store"),) and "8 warps" in h.claim
+
+
+def test_a_rank3_dot_is_downgraded_for_its_rank(found):
+    (h,) = [h for h in found["batched_dot"].hazards if h.symptom == "mma-downgrade"]
+    assert h.cause == "rank" and h.lines == (line_of(K.batched_dot, "c = tl.dot"),)
+
+
+def test_a_mask_constant_over_two_elements_narrows_the_access_to_two(found):
+    (h,) = [h for h in found["copy_pairs"].hazards if h.symptom == "narrow-memory-access"]
+    assert h.cause == "mask" and h.lines == (line_of(K.copy_pairs, "tl.store"),)
+
+
 def test_a_while_loop_is_never_pipelined(found):
     (h,) = [h for h in found["matmul_while"].hazards if h.symptom == "not-pipelined"]
     assert h.cause == "while-loop" and h.lines == (
@@ -243,9 +297,42 @@ def test_occupancy_is_judged_on_the_compiled_targets_machine():
     options = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=4)
     a100 = trajectory_cache.capture(K.tile_matmul, target="cuda:80", kernel_kwargs=MM, **options)
     assert signatures.resources(a100)["res.shared_bytes"] == 96 * 1024
-    (h,) = [h for h in (*hazards.find(a100).hazards, *hazards.find(a100).minor) if h.symptom == "occupancy-limit"]
+    f = hazards.find(a100)
+    (h,) = [h for h in (*f.hazards, *f.minor) if h.symptom == "occupancy-limit"]
     assert h.cause == "shared memory" and h.counters["resident_warps"] == 4
     assert cost.resident_warps(255, 96 * 1024, 4) == (8, "registers")  # with the H100's limits: two CTAs
+    # a property of the whole kernel: its cost is a fixed share of what the kernel's instructions cost
+    instructions = hazards.kernel_cost(hazards.KernelView(a100))
+    assert h.cost == pytest.approx(cost.ONE_CTA_IDLE * instructions) and f.kernel == "tile_matmul"
+    assert f.kernel_cost == pytest.approx(instructions + sum(x.cost for x in (*f.hazards, *f.minor)))
+    # the smallest change first: one stage fewer, then two (never below the two the pipeliner needs)
+    assert [(p.options, p.condition) for p in planned(h, a100)] == [
+        (("num_stages=3",), "3 pipeline stages (less shared memory per CTA)"),
+        (("num_stages=2",), "2 pipeline stages (less shared memory per CTA)"),
+    ]
+
+
+def test_a_kernel_held_to_one_cta_by_registers_is_planned_a_register_cap_for_two(captured):
+    """Two CTAs of 4 warps share an H100 SM's 65536 registers at 256 per thread; a cause the planner does not know
+    gets no plan."""
+    traj = captured["ieee_dot"]
+    by_registers = Hazard("occupancy-limit", "ieee_dot", (), "c", 1.0, cause="registers")
+    (p,) = planned(by_registers, traj)
+    assert (p.options, p.params) == (("maxnreg=256",), {"maxnreg": 256})
+    assert p.condition == "at most 256 registers per thread (two CTAs per SM)"
+    assert planned(replace(by_registers, cause="warps per SM"), traj) == []
+
+
+def test_a_share_of_a_kernel_without_cost_is_zero_and_nothing_is_explained():
+    h = Hazard("global-atomics", "k", (1,), "c", 5.0)
+    empty = hazards.Findings("k", (h,), (), 0.0)
+    assert empty.share(h) == 0.0 and empty.unexplained == 1.0
+    assert hazards.Findings("k", (h,), (), 20.0).share(h) == 0.25
+
+
+def test_an_instruction_class_without_a_weight_counts_once():
+    assert "no.such.class" not in cost.WEIGHTS
+    assert cost.weighted({"no.such.class": 3}, ("no.such.class",)) == 3.0
 
 
 def test_every_symptom_states_its_mechanism():
@@ -270,8 +357,6 @@ def test_every_symptom_states_its_mechanism():
 
 
 def test_two_detectors_for_one_symptom_are_refused():
-    from irscope.hazards import detectors
-
     atomics, reduction = detectors.SYMPTOMS["global-atomics"], detectors.SYMPTOMS["cross-warp-reduction"]
     assert detectors._registry(atomics, reduction) == {"global-atomics": atomics, "cross-warp-reduction": reduction}
     with pytest.raises(ValueError, match="two detectors for symptom 'global-atomics'"):
@@ -284,7 +369,7 @@ def test_findings_equal_the_reviewed_record(found, name: str):
     detector, the cost model or the kernel view shows as a difference to review, never silently. When a change is
     intended, rewrite the record (`python -m tests.irscope.test_hazards --record`) and review its diff."""
     f = found[name]
-    assert recorded_form(f) == json.loads(RECORD.read_text())[name]
+    assert recorded_form(f, found.captured[name]) == json.loads(RECORD.read_text())[name]
     assert [Hazard.from_json(h.to_json()).to_json() for h in (*f.hazards, *f.minor)] == [
         h.to_json() for h in (*f.hazards, *f.minor)
     ]
@@ -307,6 +392,8 @@ def test_two_detectors_pricing_the_same_instructions_are_one_finding_under_the_f
 def test_a_hazard_read_from_json_without_its_optional_fields_takes_their_defaults():
     h = Hazard.from_json({"symptom": "global-atomics", "kernel": "k", "claim": "c", "cost": 3})
     assert h == Hazard("global-atomics", "k", (), "c", 3.0)
+    merged = Hazard("cross-warp-reduction", "k", (1,), "c", 1.23456, aliases=("layout-conversion",))
+    assert merged.to_json()["cost"] == 1.23 and Hazard.from_json(merged.to_json()).aliases == ("layout-conversion",)
     assert (h.lines, h.counters, h.remarks, h.cause, h.introduced_by, h.declined_by) == ((), {}, (), "", None, None)
     assert h.pass_ref is None
     ref = PassRef(4, "ttgir", "tritongpu-coalesce")
@@ -317,4 +404,6 @@ def test_a_hazard_read_from_json_without_its_optional_fields_takes_their_default
 
 if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
     every = Found(Captured())
-    RECORD.write_text(json.dumps({name: recorded_form(every[name]) for name in CASES}, indent=1) + "\n")
+    RECORD.write_text(
+        json.dumps({name: recorded_form(every[name], every.captured[name]) for name in CASES}, indent=1) + "\n"
+    )
