@@ -72,6 +72,7 @@ GROUPS: list[Group] = [
         ("irscope/signatures/*.py", "irscope/backends/*counters*.py"),
         (
             "tests/irscope/test_signatures_forms.py",
+            "tests/irscope/test_signatures_record.py",
             "tests/irscope/test_analysis.py",
             "tests/ascend/test_counters.py",
         ),
@@ -124,6 +125,43 @@ GROUPS: list[Group] = [
         ),
     ),
     Group(
+        "harness",
+        (
+            "ladder/harness/correctness.py",
+            "ladder/harness/anticheat.py",
+            "ladder/harness/gpu_lock.py",
+            "ladder/confine.py",
+            "ladder/sandbox.py",
+        ),
+        (
+            "tests/harness/test_correctness.py",
+            "tests/harness/test_anticheat.py",
+            "tests/harness/test_gpu_lock.py",
+            "tests/harness/test_confine_writable.py",
+            "tests/harness/test_sandbox.py",
+        ),
+        # what the trusted parent decides with: the judge's output checks, the static check, the GPU lock, the
+        # sandbox's command line and its reading of the channel. The runner's half (`run_forward`, the monitor,
+        # `confine.enter`) runs in a child started without mutmut's switch, so its mutants could never be turned
+        # on; the output transfer's tests are the engine's, a minute per mutant (docs/mutation.md)
+        functions=(
+            *(
+                f"ladder.harness.correctness.x_{f}__mutmut_*"
+                for f in ("judge", "output_problems", "_extent", "_span", "_overlaps", "same_bits")
+            ),
+            *(
+                f"ladder.harness.anticheat.x{f}__mutmut_*"
+                for f in ("_static_check", "ǁ_Checkerǁ*", "_banned_api", "_foreign_module", "_is_module")
+            ),
+            *(
+                f"ladder.harness.gpu_lock.x{f}__mutmut_*"
+                for f in ("ǁGpuLockǁ*", "ǁ_Holdǁ*", "_holders", "_shared", "_exclusive")
+            ),
+            *(f"ladder.confine.x{f}__mutmut_*" for f in ("ǁConfinementǁcommand", "_outermost", "_ancestors")),
+            *(f"ladder.sandbox.x{f}__mutmut_*" for f in ("_parse_message", "ǁSessionǁ_lines", "ǁSessionǁ_pump")),
+        ),
+    ),
+    Group(
         "workspace",
         ("mcp_server/workspace.py",),
         ("tests/mcp/test_workspace.py",),
@@ -169,6 +207,10 @@ def prepare(group: Group, keep: bool) -> Path:
         (work / "mutants" / "third_party").mkdir(parents=True, exist_ok=True)
         if not (work / "mutants" / "third_party" / "triton").exists():
             (work / "mutants" / "third_party" / "triton").symlink_to(triton.resolve())
+    ascend = REPO / ".venv-ascend"  # the Ascend counters' tests: found beside the copy's irscope, where it is linked
+    if ascend.exists() and not (work / "mutants" / ".venv-ascend").exists():
+        (work / "mutants").mkdir(parents=True, exist_ok=True)
+        (work / "mutants" / ".venv-ascend").symlink_to(ascend.resolve())
     return work
 
 
