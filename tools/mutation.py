@@ -140,14 +140,14 @@ GROUPS: list[Group] = [
             "tests/harness/test_confine_writable.py",
             "tests/harness/test_sandbox.py",
         ),
-        # what the trusted parent decides with: the judge's output checks, the static check, the GPU lock, the
-        # sandbox's command line and its reading of the channel. The runner's half (`run_forward`, the monitor,
-        # `confine.enter`) runs in a child started without mutmut's switch, so its mutants could never be turned
-        # on; the output transfer's tests are the engine's, a minute per mutant (docs/mutation.md)
+        # what decides a verdict: the judge's and the runner's checks of a run, the static check, the GPU lock, the
+        # sandbox's command line and its reading of the channel. The monitor and `confine.enter` run in a child
+        # started without mutmut's switch, so their mutants could never be turned on; the output transfer's tests
+        # are the engine's, a minute per mutant (docs/mutation.md)
         functions=(
             *(
                 f"ladder.harness.correctness.x_{f}__mutmut_*"
-                for f in ("judge", "output_problems", "_extent", "_span", "_overlaps", "same_bits")
+                for f in ("judge", "run_forward", "output_problems", "_extent", "_span", "_overlaps", "same_bits")
             ),
             *(
                 f"ladder.harness.anticheat.x{f}__mutmut_*"

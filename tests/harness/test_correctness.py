@@ -1,9 +1,10 @@
-"""The runner's input check: an input the forward touched is caught bit for bit, whatever it holds."""
+"""The runner's and the judge's checks of one run: an input the forward touched is caught bit for bit, whatever it
+holds; outputs must be plain tensors of their own; the judge names what is wrong."""
 
 import pytest
 import torch
 
-from ladder.harness.correctness import run_forward, same_bits
+from ladder.harness.correctness import FatalDeviceError, judge, output_problems, run_forward, same_bits
 from suite.operator import get_operator
 
 
@@ -49,3 +50,69 @@ def test_a_forward_that_rewrites_a_nan_payload_in_its_input_is_caught(monkeypatc
 
     result, _ = run_forward(op, forward, case, (x,), kind="random", seed=0, device="cpu")
     assert "input 0 was modified by the forward call" in result.problems
+
+
+@pytest.fixture
+def gelu():
+    op = get_operator("new_gelu")
+    case = op.small_cases[0]
+    (x,) = op.make_inputs(case, 0, "cpu", "random")
+    return op, case, x
+
+
+def test_the_judge_accepts_the_reference_and_names_what_is_wrong_otherwise(gelu):
+    op, case, x = gelu
+    right = judge(op, case, (x,), op.reference(x.clone()), "cpu")
+    assert right.ok and right.numeric_ok and right.problems == [] and right.max_abs < 1e-5  # oracle in float64
+    off = op.reference(x.clone())
+    off[0, 0] += 1.0
+    wrong = judge(op, case, (x,), off, "cpu")
+    assert not wrong.ok and not wrong.numeric_ok and wrong.max_abs == pytest.approx(1.0)
+    assert len(wrong.problems) == 1 and wrong.problems[0].startswith("wrong output: ")
+    # right numbers in a wider dtype than the operator's contract: numerically right, still rejected
+    wide = judge(op, case, (x,), op.reference(x.clone()).double(), "cpu")
+    assert wide.numeric_ok and not wide.ok
+    assert wide.problems == ["output 0 is torch.float64; the operator's dtype contract is torch.float32"]
+
+
+def test_outputs_must_be_plain_tensors_on_the_device_with_storage_of_their_own():
+    base = torch.zeros(16)
+    x = base[:8]
+    assert output_problems(base[8:], (x,), "cpu") == []  # adjacent to the input, not on it
+    assert output_problems(base[7:], (x,), "cpu") == ["output 0 aliases an input's memory"]  # one element shared
+    assert output_problems(base[9::2], (base[:10:2],), "cpu") == []  # strided: spans end at the last element
+    assert output_problems(base[8::2], (base[:9:2],), "cpu") == ["output 0 aliases an input's memory"]
+    assert output_problems((torch.zeros(2), [1.0]), (), "cpu") == ["output 1 is list, not exactly torch.Tensor"]
+    assert output_problems(torch.zeros(2, device="meta"), (), "cpu") == ["output 0 is on meta, not cpu"]
+    hollow = torch.zeros(8)
+    hollow.untyped_storage().resize_(16)  # 4 of the 8 elements behind it
+    assert output_problems(hollow, (), "cpu") == ["output 0 has no materialized storage behind it"]
+    assert output_problems(torch.zeros(0), (torch.zeros(0),), "cpu") == []  # empty: nothing to alias or hold
+    assert output_problems(torch.zeros(2, dtype=torch.int64), (), "cpu", torch.float32) == []  # integers keep theirs
+
+
+def test_the_runner_reports_a_raising_forward_and_a_replaced_input_and_ends_on_a_broken_device(gelu, monkeypatch):
+    import triton
+
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", True)
+    op, case, x = gelu
+
+    def raising(t):
+        raise ValueError("no kernel for this shape")
+
+    result, out = run_forward(op, raising, case, (x,), kind="random", seed=3, device="cpu")
+    assert out is None and (result.kind, result.seed, result.ok) == ("random", 3, False)
+    assert result.problems[0].startswith("forward raised ValueError: no kernel for this shape\n")
+
+    def replacing(t):
+        t.set_(torch.zeros_like(t))  # same values nowhere near, in a storage of its own
+        return op.reference(t.clone())
+
+    result, _ = run_forward(op, replacing, case, (x.clone(),), kind="random", seed=0, device="cpu")
+    assert "an input tensor's storage was replaced" in result.problems
+
+    def broken(t):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    with pytest.raises(FatalDeviceError, match="RuntimeError: CUDA error: an illegal memory access"):
+        run_forward(op, broken, case, (x,), kind="random", seed=0, device="cpu")

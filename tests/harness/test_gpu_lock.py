@@ -3,6 +3,7 @@ runs alone, new shared holders queue behind a waiting measurement, and a killed 
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -184,3 +185,32 @@ def test_without_a_lock_file_nothing_is_locked_and_a_slot_selects_its_gpu():
         t.join()
     slot = GpuSlot("GPU-0a1b", "irscope-gpu-0a1b.lock")
     assert slot.env() == {"CUDA_VISIBLE_DEVICES": "GPU-0a1b"}
+
+
+def test_a_wait_past_its_bound_gives_up_naming_who_holds_the_gpu_and_says_so_while_it_waits(tmp_path, monkeypatch):
+    from ladder.harness import gpu_lock
+
+    monkeypatch.setattr(gpu_lock, "HEARTBEAT_S", 0.05)
+    path = tmp_path / "gpu.lock"
+    assert gpu_lock.holders(path).startswith("no hold of this process")
+    heard: list[str] = []
+    waiting = GpuLock(path, on_wait=heard.append, who="timing new_gelu", wait_s=0.3)
+    with GpuLock(path, who="judge softmax").shared():
+        assert gpu_lock.holders(path) == "judge softmax (shared, 0 s)"
+        began = time.monotonic()
+        try:
+            with waiting.exclusive():
+                raise AssertionError("a measurement ran beside a shared holder")
+        except gpu_lock.GpuWaitTimeout as e:
+            message = str(e)
+        assert 0.3 <= time.monotonic() - began < 5
+    # seconds as whole numbers: 0 unless this machine is slow enough to round the wait up
+    assert re.fullmatch(
+        r"timing new_gelu waited \d s for the GPU \(alone\) and gave up; held by: judge softmax "
+        r"\(shared, \d s\)",
+        message,
+    ), message
+    assert heard and all(re.fullmatch(r"the GPU \(alone\); held by: judge softmax \(shared, \d s\)", h) for h in heard)
+    assert gpu_lock.holders(path).startswith("no hold of this process")  # released: nobody named any more
+    with waiting.exclusive():  # and the lock is free again: nothing was left held by the wait that gave up
+        assert gpu_lock.holders(path) == "timing new_gelu (alone, 0 s)"
