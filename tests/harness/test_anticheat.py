@@ -107,6 +107,94 @@ def test_forbidden_imports_builtins_and_escapes():
     assert rules("def f(:\n") and rules("def f(:\n")[0][0] == "syntax"
 
 
+EVERY_RULE = """\
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+import torch.nn.functional as F
+from torch import cuda
+from . import helper
+
+_T = torch
+T2: object = _T
+(nn, (ut, gelu)) = (torch.nn, (torch.utils, F.gelu))
+
+
+@triton.autotune(configs=[], key=["n"])
+@triton.heuristics({"BLOCK": lambda args: 64})
+def scale(x_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(x_ptr + tl.arange(0, BLOCK), x.sum() * 2)
+
+
+def forward(x, input=None):
+    x._base
+    x.__class__
+    x.tolist()
+    T2.sigmoid(x)
+    ut.data
+    gelu(x)
+    cuda.Event()
+    if (w := _T).cuda.is_available() and triton.knobs.runtime.interpret:
+        w.relu(x)
+    triton.knobs.runtime.interpret = False
+    vars(x), input
+    out = torch.empty_like(x)
+    scale[(1,)](out, out.numel(), BLOCK=64)
+    return helper, nn.Linear, F
+"""
+
+
+def test_every_rule_on_its_line_with_its_message():
+    """One candidate breaking each rule once, through every way of binding a name: an alias of an alias, an
+    annotated one, tuple unpacking, a walrus. A function under @triton.autotune or @triton.heuristics is a kernel
+    (its tensor methods are Triton's); a parameter named like a builtin is the candidate's own."""
+    assert [str(v) for v in static_check(EVERY_RULE, "candidate.py")] == [
+        "line 8: [import] import of ''; allowed: torch, triton, triton.language, math, functools, typing, __future__",
+        "line 8: [import] relative imports are not allowed",
+        "line 12: [banned-api] torch.utils is not allowed in a candidate",
+        "line 23: [private] private attribute _base is not allowed",
+        "line 24: [dunder] attribute __class__ is not allowed",
+        "line 25: [escape] attribute tolist is not allowed in a candidate",
+        "line 25: [torch-compute] .tolist(...) is a torch compute op in the forward path",
+        "line 26: [torch-compute] torch.sigmoid(...) computes with torch in the forward path",
+        "line 27: [banned-api] torch.utils.data is not allowed in a candidate",
+        "line 28: [torch-compute] torch.nn.functional.gelu(...) computes with torch in the forward path",
+        "line 29: [banned-api] torch.cuda.Event is not allowed in a candidate",
+        "line 31: [torch-compute] torch.relu(...) computes with torch in the forward path",
+        "line 32: [banned-api] triton.knobs is not allowed in a candidate",
+        "line 33: [builtin] vars is not allowed in a candidate",
+        "line 36: [module-value] module F used as a value; use its attributes directly",
+    ]
+
+
+def test_a_syntax_error_is_one_violation_on_its_line():
+    (v,) = static_check("def forward(x):\n    return x +\n", "candidate.py")
+    assert (v.line, v.rule) == (2, "syntax") and "candidate.py" in v.message and "invalid syntax" in v.message
+
+
+def test_banned_prefixes_match_whole_names_and_name_prefixes_only_where_they_end_in_an_underscore():
+    from ladder.harness.anticheat import banned_api, foreign_module
+
+    assert banned_api("torch.jit") and banned_api("torch.jit.script") and not banned_api("torch.jitter")
+    assert banned_api("torch.set_grad_enabled") and banned_api("torch._C") and not banned_api("torch.settings")
+    assert foreign_module("torch.os.path") == "os" and foreign_module("typing.sys") == "sys"
+    assert foreign_module("torch.nn.functional.gelu") is None and foreign_module("os.path") is None
+    assert foreign_module("torch.no_such_name.os") is None  # fails when run, reaching nothing
+
+
+def test_checking_a_candidate_never_imports_what_it_names(tmp_path, monkeypatch):
+    """The check runs in the trusted parent: a module the candidate imports (one written beside it, say) must not
+    be imported there to see whether a name is a module; the import is a violation, nothing more."""
+    marker = tmp_path / "ran"
+    (tmp_path / "planted.py").write_text(f"open({str(marker)!r}, 'w').write('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = static_check("import planted\n\ndef forward(x):\n    return planted, planted.thing(x)\n")
+    assert [v.rule for v in found] == ["import"] and not marker.exists()
+
+
 @pytest.fixture(scope="module")
 def monitored():
     r = run_sandboxed(
