@@ -34,7 +34,7 @@ import torch
 from irscope.capture.loader import load_module
 from ladder.harness.correctness import judge, run_forward, synchronize
 from ladder.harness.transfer import Outputs, SlotWriter
-from suite.operator import RANDOM, all_operators, resolve_operator
+from suite.operator import RANDOM, Case, Operator, all_operators, resolve_operator
 
 COMPONENTS = ("gen", "forward", "bare", "put", "take", "regen", "oracle", "compare")
 EXTRA_RUNS = 4  # per case: two re-check runs and two judged timed calls, all of the random kind
@@ -56,42 +56,44 @@ class Stopwatch:
         self.spent[component].append((time.perf_counter() - t0) * 1e3)
 
 
-def measure(name: str, device: str, seeds: int, case_names: list[str] | None) -> dict[str, list[float]]:
-    op = resolve_operator(name)
-    forward = load_module(op.kernel_path, f"initial_{name}").forward
+def selected_cases(op: Operator, device: str, case_names: list[str] | None) -> list[Case]:
     pool = op.cases if device == "cuda" else op.small_cases
-    cases = [c for c in pool if case_names is None or c.name in case_names]
+    return [c for c in pool if case_names is None or c.name in case_names]
+
+
+def measure(
+    op: Operator, cases: list[Case], device: str, seeds: int, outputs: Outputs, writer: SlotWriter
+) -> dict[str, list[float]]:
+    forward = load_module(op.kernel_path, f"initial_{op.name}").forward
     clock = Stopwatch(device)
-    with Outputs(slots=1, slot_bytes=max(op.bytes_moved(c) for c in cases)) as outputs:
-        writer = SlotWriter(outputs.fd, outputs.region(), pin=device == "cuda")
-        for case in cases:
-            runs = [(k, s) for k in op.input_kinds for s in range(seeds)]
-            runs += [(RANDOM, 100 + i) for i in range(EXTRA_RUNS)]
-            forward(*op.make_inputs(case, 0, device, RANDOM))  # compiled before anything is timed
-            for kind, seed in runs:
-                with clock.lap("gen"):
-                    inputs = op.make_inputs(case, seed, device, kind)
-                with clock.lap("forward"):
-                    result, out = run_forward(op, forward, case, inputs, kind=kind, seed=seed, device=device)
-                with clock.lap("bare"):
-                    forward(*inputs)
-                with clock.lap("put"):
-                    description = writer.put(0, out)
-                del inputs, out
-                with clock.lap("take"):
-                    taken = outputs.take(description, device)
-                with clock.lap("regen"):
-                    pristine = op.make_inputs(case, seed, device, kind)
-                with clock.lap("compare"):
-                    verdict = judge(op, case, pristine, taken, device)
-                with clock.lap("oracle"):
-                    op.oracle(*pristine)
-                clock.spent["compare"][-1] = max(0.0, clock.spent["compare"][-1] - clock.spent["oracle"][-1])
-                if not verdict.ok or result.problems:
-                    print(f"  {name} {case.name} {kind} {seed}: not ok: {(result.problems + verdict.problems)[:2]}")
-                del pristine, taken
-                if device == "cuda":
-                    torch.cuda.empty_cache()
+    for case in cases:
+        runs = [(k, s) for k in op.input_kinds for s in range(seeds)]
+        runs += [(RANDOM, 100 + i) for i in range(EXTRA_RUNS)]
+        forward(*op.make_inputs(case, 0, device, RANDOM))  # compiled before anything is timed
+        for kind, seed in runs:
+            with clock.lap("gen"):
+                inputs = op.make_inputs(case, seed, device, kind)
+            with clock.lap("forward"):
+                result, out = run_forward(op, forward, case, inputs, kind=kind, seed=seed, device=device)
+            with clock.lap("bare"):
+                forward(*inputs)
+            with clock.lap("put"):
+                description = writer.put(0, out)
+            del inputs, out
+            with clock.lap("take"):
+                taken = outputs.take(description, device)
+            with clock.lap("regen"):
+                pristine = op.make_inputs(case, seed, device, kind)
+            with clock.lap("compare"):
+                verdict = judge(op, case, pristine, taken, device)
+            with clock.lap("oracle"):
+                op.oracle(*pristine)
+            clock.spent["compare"][-1] = max(0.0, clock.spent["compare"][-1] - clock.spent["oracle"][-1])
+            if not verdict.ok or result.problems:
+                print(f"  {op.name} {case.name} {kind} {seed}: not ok: {(result.problems + verdict.problems)[:2]}")
+            del pristine, taken
+            if device == "cuda":
+                torch.cuda.empty_cache()
     return clock.spent
 
 
@@ -103,15 +105,22 @@ def main() -> None:
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cpu: a dry run (TRITON_INTERPRET=1)")
     args = ap.parse_args()
     totals = dict.fromkeys(COMPONENTS, 0.0)
+    ops = [resolve_operator(name) for name in args.ops.split(",")]
+    chosen = {op.name: selected_cases(op, args.device, args.cases.split(",") if args.cases else None) for op in ops}
+    slot_bytes = max(op.bytes_moved(c) for op in ops for c in chosen[op.name])
     print(f"{'operator':24s} {'runs':>4s} " + " ".join(f"{c:>8s}" for c in COMPONENTS) + "  eval s  (ms per run)")
-    for name in args.ops.split(","):
-        spent = measure(name, args.device, args.seeds, args.cases.split(",") if args.cases else None)
-        runs = len(spent["gen"])
-        medians = " ".join(f"{statistics.median(spent[c]):8.1f}" for c in COMPONENTS)
-        total = sum(sum(v) for c, v in spent.items() if c != "bare") / 1e3
-        for c in COMPONENTS:
-            totals[c] += sum(spent[c]) / 1e3
-        print(f"{name:24s} {runs:4d} {medians}  {total:6.2f}", flush=True)
+    # one region for every operator, as a runner has one for its life: a mapping registered with CUDA and then
+    # unmapped unregistered makes the next registration at that address fail, and CUDA keeps that error
+    with Outputs(slots=1, slot_bytes=slot_bytes) as outputs:
+        writer = SlotWriter(outputs.fd, outputs.region(), pin=args.device == "cuda")
+        for op in ops:
+            spent = measure(op, chosen[op.name], args.device, args.seeds, outputs, writer)
+            runs = len(spent["gen"])
+            medians = " ".join(f"{statistics.median(spent[c]):8.1f}" for c in COMPONENTS)
+            total = sum(sum(v) for c, v in spent.items() if c != "bare") / 1e3
+            for c in COMPONENTS:
+                totals[c] += sum(spent[c]) / 1e3
+            print(f"{op.name:24s} {runs:4d} {medians}  {total:6.2f}", flush=True)
     all_s = sum(v for c, v in totals.items() if c != "bare")
     print("total s  " + " ".join(f"{c}={totals[c]:.1f}" for c in COMPONENTS) + f"  all (without bare)={all_s:.1f}")
 
