@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import triton_source
+from tests import sandbox_required, triton_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SIBLING = "sha" + "red"  # spelled in pieces: only .ci/run may name the folder (tests/test_standalone.py)
@@ -19,6 +19,7 @@ MAKE = """#!/bin/sh
 echo "make $*"
 echo "linked: $(readlink third_party/triton)"
 echo "required: ${IRSCOPE_TRITON_SOURCE_REQUIRED:-}"
+echo "sandbox required: ${IRSCOPE_SANDBOX_REQUIRED:-}"
 """
 
 
@@ -46,12 +47,18 @@ def test_ci_links_the_sibling_sources_and_requires_them(tmp_path: Path):
         "make test",
         f"linked: {(tmp_path / SIBLING / 'triton-src').resolve()}",
         "required: 1",
+        "sandbox required: 1",
     ]
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_ci_without_the_sibling_sources_runs_as_before(tmp_path: Path):
-    assert run_ci(tmp_path, with_sources=False).splitlines() == ["make test", "linked: ", "required: "]
+    assert run_ci(tmp_path, with_sources=False).splitlines() == [
+        "make test",
+        "linked: ",
+        "required: ",
+        "sandbox required: 1",
+    ]
 
 
 def test_a_required_checkout_that_is_missing_fails_instead_of_skipping(tmp_path: Path, monkeypatch):
@@ -64,3 +71,19 @@ def test_a_required_checkout_that_is_missing_fails_instead_of_skipping(tmp_path:
     (tmp_path / "triton" / "lib").mkdir(parents=True)
     (tmp_path / "triton" / "include" / "triton").mkdir(parents=True)
     assert triton_source.present() is True
+
+
+def test_a_required_sandbox_that_does_not_start_fails_instead_of_skipping(monkeypatch):
+    """The sandbox's own tests skip where no sandbox can run; where one is required (CI) they fail, so a command
+    line broken badly enough that the sandbox's probe fails cannot pass as "no sandbox here"."""
+    from ladder import confine
+
+    monkeypatch.setattr(confine, "available", lambda: None)
+    monkeypatch.delenv(sandbox_required.REQUIRED, raising=False)
+    assert sandbox_required.may_skip()
+    with pytest.raises(pytest.skip.Exception, match="no sandbox here"):
+        sandbox_required.confinement()
+    monkeypatch.setenv(sandbox_required.REQUIRED, "1")
+    assert not sandbox_required.may_skip()
+    with pytest.raises(pytest.fail.Exception, match=f"{sandbox_required.REQUIRED} is set but no sandbox starts"):
+        sandbox_required.confinement()

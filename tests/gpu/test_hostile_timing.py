@@ -15,11 +15,12 @@ from ladder import confine
 from ladder.harness.ceilings import measure
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.timing import TimingSettings
+from tests import sandbox_required
 
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
-    pytest.mark.skipif(confine.available() is None, reason="no sandbox here"),
+    pytest.mark.skipif(sandbox_required.may_skip(), reason="no sandbox here"),
 ]
 
 HOSTILE = Path(__file__).parent / "hostile"

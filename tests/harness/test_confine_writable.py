@@ -18,6 +18,7 @@ import pytest
 
 from irscope.childproc import python_path
 from ladder import confine
+from tests import sandbox_required
 
 # The child: enter the sandbox's id and limits, then try to write each path it is given (a directory: create a
 # file in it; a file: append a line) and report, per path, "written" or the error's name, with its ids.
@@ -49,10 +50,7 @@ def binds(argv: list[str], option: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def confinement() -> confine.Confinement:
-    found = confine.available()
-    if found is None:
-        pytest.skip(f"no sandbox here: {confine.problem()}")
-    return found
+    return sandbox_required.confinement()
 
 
 def test_only_the_scratch_and_the_granted_files_are_writable(confinement: confine.Confinement, tmp_path: Path):

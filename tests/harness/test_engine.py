@@ -24,6 +24,7 @@ from ladder.harness.transfer import OutputError, Outputs, SlotWriter
 from ladder.harness.worker import Slots
 from ladder.sandbox import run_sandboxed
 from suite.operator import get_operator
+from tests import sandbox_required
 
 E = "tests.harness.sandbox_entries"
 HONEST = Path(__file__).parents[1] / "gpu" / "hostile" / "honest.py"
@@ -115,7 +116,7 @@ def test_a_flood_of_small_messages_is_cut_and_not_kept():
     assert len(r.messages) <= sandbox.KEPT_MESSAGES
 
 
-@pytest.mark.skipif(confine.available() is None, reason="no sandbox here")
+@pytest.mark.skipif(sandbox_required.may_skip(), reason="no sandbox here")
 def test_the_scratch_directory_is_bounded_and_on_no_disk(tmp_path):
     base = confine.available()
     small = replace(base, limits=replace(base.limits, scratch_bytes=64 << 20))

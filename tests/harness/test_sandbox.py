@@ -11,6 +11,7 @@ import pytest
 from irscope import childproc
 from ladder import sandbox
 from ladder.sandbox import run_sandboxed
+from tests import sandbox_required
 
 E = "tests.harness.sandbox_entries"
 
@@ -156,9 +157,7 @@ def test_a_writable_file_in_a_private_temporary_folder_is_reachable_when_confine
     denied when /tmp's tmpfs was mounted after them)."""
     from ladder import confine
 
-    confinement = confine.available()
-    if confinement is None:
-        pytest.skip(f"no sandbox here: {confine.problem()}")
+    confinement = sandbox_required.confinement()
     with tempfile.TemporaryDirectory(prefix="ladder-lock-") as private:
         lock = confine.shared_file(Path(private) / "gpu.lock")
         r = run_sandboxed(
@@ -177,11 +176,7 @@ def test_a_sandbox_without_a_gpu_bounds_shared_mappings_too():
     CPU-only sandbox bounds the address space as well. 4 GiB fits this machine's memory, not a 2 GiB bound."""
     from dataclasses import replace
 
-    from ladder import confine
-
-    confinement = confine.available()
-    if confinement is None:
-        pytest.skip(f"no sandbox here: {confine.problem()}")
+    confinement = sandbox_required.confinement()
     small = replace(confinement, limits=replace(confinement.limits, memory_bytes=1 << 30))
     payload = {"bytes": 4 << 30}
     assert run_sandboxed(f"{E}:map_shared", payload, timeout_s=120, confinement=small).ok  # RLIMIT_DATA: passes
@@ -193,11 +188,8 @@ def test_a_confined_child_reads_bytecode_a_trusted_child_compiled_and_cannot_wri
     """Without a cache of bytecode, every runner compiled torch's modules from source where the installation
     ships no .pyc files (8 s each on the H200 machine). The cache a confined child reads is filled by a trusted
     child only (the entry module's warm()), and is read-only in there: no candidate plants bytecode for the next."""
-    from ladder import confine
 
-    confinement = confine.available()
-    if confinement is None:
-        pytest.skip(f"no sandbox here: {confine.problem()}")
+    confinement = sandbox_required.confinement()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     r = run_sandboxed(f"{E}:bytecode", {}, timeout_s=120, confinement=confinement)
     assert r.ok, r.summary()
@@ -226,13 +218,10 @@ def test_a_confined_runner_starts_from_a_copy_of_the_trusted_triton_seed_and_can
     """Each confined runner built Triton's driver module and its launchers with the C compiler, its cache being
     empty; it now copies a cache a trusted child built (ladder.harness.triton_seed) into its own before any
     candidate code exists in it. The seed is read-only in there: no candidate plants a binary for the next."""
-    from ladder import confine
     from ladder.harness import triton_seed
     from ladder.harness.worker import SEED_ENV
 
-    confinement = confine.available()
-    if confinement is None:
-        pytest.skip(f"no sandbox here: {confine.problem()}")
+    confinement = sandbox_required.confinement()
     cache = triton_seed.seed_root() / "cache"
     (cache / "entry").mkdir(parents=True)
     (cache / "entry" / "cuda_utils.so").write_bytes(b"built by a trusted child")

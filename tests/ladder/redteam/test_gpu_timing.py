@@ -10,12 +10,13 @@ import pytest
 from ladder import confine
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.timing import TimingSettings
+from tests import sandbox_required
 from tests.ladder.candidates import module
 
 torch = pytest.importorskip("torch")
 pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"),
-    pytest.mark.skipif(confine.available() is None, reason="no sandbox here"),
+    pytest.mark.skipif(sandbox_required.may_skip(), reason="no sandbox here"),
 ]
 
 PATCHES_EVENTS = module().replace(

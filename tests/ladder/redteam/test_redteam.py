@@ -27,6 +27,7 @@ from ladder.confine import Confinement, GiB, Limits
 from ladder.validators.harness import HarnessValidator
 from ladder.validators.interpret import InterpretValidator
 from suite.operator import get_operator
+from tests import sandbox_required
 from tests.ladder import candidates
 from tests.ladder.redteam.corpus import ATTACKS, BOTH, Attack
 
@@ -51,7 +52,7 @@ HOSTILE = [
 ]
 ALL = [a for a in ATTACKS if a.name != "import_side_effect"] + HOSTILE
 
-pytestmark = pytest.mark.skipif(confine.available() is None, reason=f"no sandbox here: {confine.problem()}")
+pytestmark = pytest.mark.skipif(sandbox_required.may_skip(), reason=f"no sandbox here: {confine.problem()}")
 
 
 class Loopback:
