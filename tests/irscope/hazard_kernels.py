@@ -252,3 +252,23 @@ def copy_pairs(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     keep = (offs < n) & ((offs // 2) % 2 == 0)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=keep), mask=keep)
+
+
+@triton.jit
+def gather(x_ptr, idx_ptr, out_ptr, N, ROWS: tl.constexpr, COLS: tl.constexpr, BOTH: tl.constexpr):
+    # rows picked by loaded indices; the columns contiguous, or picked by loaded indices too (nowhere contiguous)
+    r = tl.load(idx_ptr + tl.arange(0, ROWS))
+    if BOTH:
+        c = tl.load(idx_ptr + ROWS + tl.arange(0, COLS))
+    else:
+        c = tl.arange(0, COLS)
+    x = tl.load(x_ptr + r[:, None] * N + c[None, :])
+    tl.store(out_ptr + tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :], x)
+
+
+@triton.jit
+def argmax_alone(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # an index reduction whose index no other reduction reads
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=offs < n, other=-float("inf"))
+    tl.store(out_ptr + tl.program_id(0), tl.argmax(x, axis=0))

@@ -83,6 +83,15 @@ CASES = {
         dict(B=2, M=64, N=64, K=64, num_warps=4),
     ),
     "copy_pairs": (K.copy_pairs, dict(x_ptr="*fp32", out_ptr="*fp32", n=4096), dict(BLOCK=1024)),
+    **{
+        f"gather_{name}": (
+            K.gather,
+            dict(x_ptr="*fp32", idx_ptr="*i32", out_ptr="*fp32", N=4096),
+            dict(ROWS=64, COLS=64, BOTH=both),
+        )
+        for name, both in (("rows", False), ("rows_and_columns", True))
+    },
+    "argmax_alone": (K.argmax_alone, dict(x_ptr="*fp32", out_ptr="*i32", n=1024), dict(BLOCK=1024, num_warps=4)),
 }
 
 
@@ -244,6 +253,17 @@ def test_a_rank3_dot_is_downgraded_for_its_rank(found):
 def test_a_mask_constant_over_two_elements_narrows_the_access_to_two(found):
     (h,) = [h for h in found["copy_pairs"].hazards if h.symptom == "narrow-memory-access"]
     assert h.cause == "mask" and h.lines == (line_of(K.copy_pairs, "tl.store"),)
+
+
+def test_a_gather_with_no_contiguous_dimension_is_uncoalesced_and_one_along_contiguous_rows_is_not(found):
+    (h,) = [h for h in found["gather_rows_and_columns"].hazards if h.symptom == "uncoalesced-access"]
+    assert h.lines == (line_of(K.gather, "x = tl.load"),)
+    assert "uncoalesced-access" not in symptoms(found["gather_rows"])
+
+
+def test_an_index_reduction_alone_is_on_its_own_line_only(found):
+    (h,) = [h for h in found["argmax_alone"].hazards if h.symptom == "index-reduction-sync"]
+    assert h.lines == (line_of(K.argmax_alone, "tl.argmax"),)
 
 
 def test_a_while_loop_is_never_pipelined(found):
