@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from ladder.harness.correctness import FatalDeviceError, judge, output_problems, run_forward, same_bits
-from suite.operator import get_operator
+from suite.compare import verify
+from suite.operator import Case, get_operator
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
@@ -116,3 +117,62 @@ def test_the_runner_reports_a_raising_forward_and_a_replaced_input_and_ends_on_a
 
     with pytest.raises(FatalDeviceError, match="RuntimeError: CUDA error: an illegal memory access"):
         run_forward(op, broken, case, (x,), kind="random", seed=0, device="cpu")
+
+
+def test_the_judge_holds_an_output_to_the_tolerance_of_the_cases_reduction_length():
+    """l2_norm's tolerance grows with the square root of the reduction's length: the case's row length, not the
+    output's element count (what `verify` falls back to without a length). An error the looser one would pass is
+    refused."""
+    op = get_operator("l2_norm")
+    case = Case("rows", {"M": 64, "N": 1024})  # 64 K elements: a looser bound than 1024-long rows allow
+    (x,) = op.make_inputs(case, 0, "cpu", "random")
+    ref = op.reference(x.clone())
+    errors = [2.0 ** (-k / 4) for k in range(160, 0, -1)]
+
+    def ok(error: float, length: int | None) -> bool:
+        return verify(op, (x,), ref + error * ref.abs().max(), length).ok
+
+    between = next(e for e in errors if ok(e, None) and not ok(e, op.reduction_len(case)))
+    verdict = judge(op, case, (x,), ref + between * ref.abs().max(), "cpu")
+    assert not verdict.ok and (verdict.case, verdict.kind, verdict.seed) == (case.name, "", 0)
+
+
+def test_an_honest_forward_has_no_problem_and_its_findings_are_exactly_what_went_wrong(gelu, monkeypatch):
+    """A forward that launches a Triton kernel (interpreted) and returns its own tensor: nothing to report. One
+    given a non-tensor argument beside its tensor leaves that argument alone; one returning the wrong dtype is told
+    so; one that raised is told that only (no missing launch, no output on top)."""
+    import triton
+    import triton.language as tl
+
+    monkeypatch.setattr(triton.knobs.runtime, "interpret", True)
+    op, case, x = gelu
+
+    @triton.jit  # made while the interpreter is on: an interpreted kernel, as in a CPU runner
+    def doubled(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    def honest(t, *rest):
+        out = torch.empty_like(t)
+        doubled[(triton.cdiv(t.numel(), 1024),)](t, out, t.numel(), BLOCK=1024)
+        return out
+
+    result, out = run_forward(op, honest, case, (x,), kind="random", seed=0, device="cpu")
+    assert result.problems == [] and result.launches == 1 and torch.equal(out, x * 2)
+    assert result.case == case.name and 0 < result.seconds < 600
+    result, _ = run_forward(op, honest, case, (x, 2), kind="random", seed=0, device="cpu")
+    assert result.problems == []
+
+    def wider(t):
+        out = torch.empty_like(t, dtype=torch.float64)  # the kernel writes float64: no copy the monitor would see
+        doubled[(triton.cdiv(t.numel(), 1024),)](t, out, t.numel(), BLOCK=1024)
+        return out
+
+    result, _ = run_forward(op, wider, case, (x,), kind="random", seed=0, device="cpu")
+    assert result.problems == ["output 0 is torch.float64; the operator's dtype contract is torch.float32"]
+
+    def raising(t):
+        raise ValueError("no kernel for this shape")
+
+    result, _ = run_forward(op, raising, case, (x,), kind="random", seed=0, device="cpu")
+    assert len(result.problems) == 1 and result.problems[0].startswith("forward raised ValueError")
