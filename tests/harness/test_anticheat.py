@@ -114,7 +114,10 @@ import torch
 import triton
 import triton.language as tl
 import torch.nn.functional as F
+import os
+import torch.utils.data
 from torch import cuda
+from triton import knobs
 from . import helper
 
 _T = torch
@@ -122,57 +125,94 @@ T2: object = _T
 (nn, (ut, gelu)) = (torch.nn, (torch.utils, F.gelu))
 
 
+def setup():
+    global G
+    G = torch
+
+
+setup()
+U = G
+
+
 @triton.autotune(configs=[], key=["n"])
-@triton.heuristics({"BLOCK": lambda args: 64})
 def scale(x_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, BLOCK))
     tl.store(x_ptr + tl.arange(0, BLOCK), x.sum() * 2)
 
 
+@triton.heuristics({"BLOCK": lambda args: 64})
+def shift(x_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(x_ptr + tl.arange(0, BLOCK), x.max() + 1)
+
+
+def help(t):
+    return t
+
+
 def forward(x, input=None):
     x._base
     x.__class__
+    x.__secret
     x.tolist()
     T2.sigmoid(x)
     ut.data
     gelu(x)
+    nn.functional.silu(x)
+    U.relu(x)
+    torch.os.getcwd()
     cuda.Event()
     if (w := _T).cuda.is_available() and triton.knobs.runtime.interpret:
         w.relu(x)
     triton.knobs.runtime.interpret = False
-    vars(x), input
+    vars(x), input, help(x)
+    exit = 0
     out = torch.empty_like(x)
     scale[(1,)](out, out.numel(), BLOCK=64)
-    return helper, nn.Linear, F
+    return helper, nn.Linear, F, exit
 """
 
 
 def test_every_rule_on_its_line_with_its_message():
     """One candidate breaking each rule once, through every way of binding a name: an alias of an alias, an
-    annotated one, tuple unpacking, a walrus. A function under @triton.autotune or @triton.heuristics is a kernel
-    (its tensor methods are Triton's); a parameter named like a builtin is the candidate's own."""
+    annotated one, nested tuple unpacking, a walrus, a global bound in a function and aliased at module level (the
+    alias found on a second pass). A function under @triton.autotune or @triton.heuristics alone is a kernel (its
+    tensor methods are Triton's); a parameter, a function or a variable named like a builtin is the candidate's own;
+    `__secret` is private, not a dunder; a dotted import binds its first name."""
     assert [str(v) for v in static_check(EVERY_RULE, "candidate.py")] == [
-        "line 8: [import] import of ''; allowed: torch, triton, triton.language, math, functools, typing, __future__",
-        "line 8: [import] relative imports are not allowed",
-        "line 12: [banned-api] torch.utils is not allowed in a candidate",
-        "line 23: [private] private attribute _base is not allowed",
-        "line 24: [dunder] attribute __class__ is not allowed",
-        "line 25: [escape] attribute tolist is not allowed in a candidate",
-        "line 25: [torch-compute] .tolist(...) is a torch compute op in the forward path",
-        "line 26: [torch-compute] torch.sigmoid(...) computes with torch in the forward path",
-        "line 27: [banned-api] torch.utils.data is not allowed in a candidate",
-        "line 28: [torch-compute] torch.nn.functional.gelu(...) computes with torch in the forward path",
-        "line 29: [banned-api] torch.cuda.Event is not allowed in a candidate",
-        "line 31: [torch-compute] torch.relu(...) computes with torch in the forward path",
-        "line 32: [banned-api] triton.knobs is not allowed in a candidate",
-        "line 33: [builtin] vars is not allowed in a candidate",
-        "line 36: [module-value] module F used as a value; use its attributes directly",
+        "line 7: [import] import of 'os'; allowed: torch, triton, triton.language, math, functools, typing, __future__",
+        "line 8: [banned-api] torch.utils.data is not allowed in a candidate",
+        "line 10: [banned-api] triton.knobs is not allowed in a candidate",
+        "line 11: [import] import of ''; allowed: torch, triton, triton.language, math, functools, typing, __future__",
+        "line 11: [import] relative imports are not allowed",
+        "line 15: [banned-api] torch.utils is not allowed in a candidate",
+        "line 44: [private] private attribute _base is not allowed",
+        "line 45: [dunder] attribute __class__ is not allowed",
+        "line 46: [private] private attribute __secret is not allowed",
+        "line 47: [escape] attribute tolist is not allowed in a candidate",
+        "line 47: [torch-compute] .tolist(...) is a torch compute op in the forward path",
+        "line 48: [torch-compute] torch.sigmoid(...) computes with torch in the forward path",
+        "line 49: [banned-api] torch.utils.data is not allowed in a candidate",
+        "line 50: [torch-compute] torch.nn.functional.gelu(...) computes with torch in the forward path",
+        "line 51: [torch-compute] torch.nn.functional.silu(...) computes with torch in the forward path",
+        "line 52: [torch-compute] torch.relu(...) computes with torch in the forward path",
+        "line 53: [banned-api] torch.os reaches module os, which a candidate may not use",
+        "line 54: [banned-api] torch.cuda.Event is not allowed in a candidate",
+        "line 56: [torch-compute] torch.relu(...) computes with torch in the forward path",
+        "line 57: [banned-api] triton.knobs is not allowed in a candidate",
+        "line 58: [builtin] vars is not allowed in a candidate",
+        "line 62: [module-value] module F used as a value; use its attributes directly",
     ]
 
 
 def test_a_syntax_error_is_one_violation_on_its_line():
     (v,) = static_check("def forward(x):\n    return x +\n", "candidate.py")
     assert (v.line, v.rule) == (2, "syntax") and "candidate.py" in v.message and "invalid syntax" in v.message
+    assert "<candidate>" in static_check("def forward(x:\n")[0].message  # the name a check without one reports
+    (dotted,) = static_check("import torch.nn.functional\n\ndef forward(x):\n    return torch.nn.functional.relu(x)\n")
+    assert str(dotted) == (
+        "line 4: [torch-compute] torch.nn.functional.relu(...) computes with torch in the forward path"
+    )
 
 
 def test_banned_prefixes_match_whole_names_and_name_prefixes_only_where_they_end_in_an_underscore():
