@@ -366,7 +366,7 @@ class _Checker:
 
     def _alias_assignment(self, node: ast.AST) -> bool:
         """Record the aliases one assignment binds; True when it bound a new one."""
-        pairs: list[tuple[ast.AST, ast.AST]] = []
+        pairs: list[tuple[ast.AST, ast.AST]] = []  # pragma: no mutate (equivalent: None ends the loop as [] does)
         if isinstance(node, ast.Assign):
             pairs = [(t, node.value) for t in node.targets]
         elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
