@@ -239,6 +239,27 @@ MUTATIONS: list[Mutation] = [
             "test_a_package_beside_triton_whose_name_starts_with_triton_is_not_triton",
         ),
     ),
+    Mutation(
+        "sandbox-read-only-bind-writable",
+        "ladder/confine.py",
+        'cmd += ["--ro-bind", str(b), str(b)]',
+        'cmd += ["--bind", str(b), str(b)]',
+        ("tests/harness/test_confine_writable.py::test_only_the_scratch_and_the_granted_files_are_writable",),
+    ),
+    Mutation(
+        "sandbox-keeps-the-parents-environment",
+        "ladder/confine.py",
+        'cmd += ["--die-with-parent", "--new-session", "--clearenv"]',
+        'cmd += ["--die-with-parent", "--new-session"]',
+        ("tests/harness/test_confine_isolation.py::test_only_the_given_environment_reaches_the_child",),
+    ),
+    Mutation(
+        "runner-input-check-removed",
+        "ladder/harness/correctness.py",
+        "if isinstance(now, torch.Tensor) and not same_bits(now, before):",
+        "if False:",
+        ("tests/harness/test_correctness.py::test_a_forward_that_rewrites_a_nan_payload_in_its_input_is_caught",),
+    ),
 ]
 
 
