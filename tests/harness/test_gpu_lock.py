@@ -214,3 +214,25 @@ def test_a_wait_past_its_bound_gives_up_naming_who_holds_the_gpu_and_says_so_whi
     assert gpu_lock.holders(path).startswith("no hold of this process")  # released: nobody named any more
     with waiting.exclusive():  # and the lock is free again: nothing was left held by the wait that gave up
         assert gpu_lock.holders(path) == "timing new_gelu (alone, 0 s)"
+
+
+def test_the_helpers_pass_who_waits_how_long_and_whom_to_tell(tmp_path, monkeypatch):
+    """`shared` and `exclusive` (the helpers the harness calls) give up after the bound they are given, in the name
+    of who they are given, telling their listener while they wait; two holders are both named."""
+    from ladder.harness import gpu_lock
+
+    monkeypatch.setattr(gpu_lock, "HEARTBEAT_S", 0.05)
+    path = tmp_path / "gpu.lock"
+    for helper, held, what in ((shared, "exclusive", "shared"), (exclusive, "shared", "alone")):
+        heard: list[str] = []
+        with getattr(GpuLock(path, who="holder"), held)():
+            began = time.monotonic()
+            try:
+                with helper(path, heard.append, f"{what} waiter", 0.3):
+                    raise AssertionError(f"{what} ran beside an incompatible holder")
+            except gpu_lock.GpuWaitTimeout as e:
+                assert str(e).startswith(f"{what} waiter waited "), str(e)
+            assert 0.3 <= time.monotonic() - began < 5
+        assert heard and all("held by: holder (" in h for h in heard)
+    with GpuLock(path, who="judge a").shared(), GpuLock(path, who="judge b").shared():
+        assert re.fullmatch(r"judge a \(shared, \d s\); judge b \(shared, \d s\)", gpu_lock.holders(path))
