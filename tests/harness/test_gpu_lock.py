@@ -236,3 +236,42 @@ def test_the_helpers_pass_who_waits_how_long_and_whom_to_tell(tmp_path, monkeypa
         assert heard and all("held by: holder (" in h for h in heard)
     with GpuLock(path, who="judge a").shared(), GpuLock(path, who="judge b").shared():
         assert re.fullmatch(r"judge a \(shared, \d s\); judge b \(shared, \d s\)", gpu_lock.holders(path))
+
+
+def test_a_wait_without_a_listener_or_within_the_heartbeat_says_nothing_and_errors_pass_through(tmp_path, monkeypatch):
+    """The lock file is the owner's only (0600). A waiter with no listener gives up cleanly; within one heartbeat
+    the listener hears nothing. An error of the lock call itself reaches the caller as it was, its file closed."""
+    import fcntl
+    import os
+
+    from ladder.harness import gpu_lock
+
+    path = tmp_path / "gpu.lock"
+    heard: list[str] = []
+    monkeypatch.setattr(gpu_lock, "HEARTBEAT_S", 0.05)
+    with GpuLock(path, who="holder").exclusive():
+        assert os.stat(path).st_mode & 0o777 == 0o600
+        try:
+            with GpuLock(path, who="silent", wait_s=0.2).shared():
+                raise AssertionError("shared beside a measurement")
+        except gpu_lock.GpuWaitTimeout as e:
+            assert str(e).startswith("silent waited ")
+        monkeypatch.setattr(gpu_lock, "HEARTBEAT_S", 30.0)
+        try:
+            with GpuLock(path, on_wait=heard.append, who="patient", wait_s=0.2).shared():
+                raise AssertionError("shared beside a measurement")
+        except gpu_lock.GpuWaitTimeout:
+            pass
+    assert heard == []
+
+    def broken(fd: int, how: int) -> None:
+        raise OSError(5, "the lock's file system went away")
+
+    opened = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(fcntl, "flock", broken)
+    try:
+        with GpuLock(path, who="unlucky").shared():
+            raise AssertionError("locked without a lock")
+    except OSError as e:
+        assert e.errno == 5 and "went away" in str(e)
+    assert len(os.listdir("/proc/self/fd")) == opened
