@@ -272,3 +272,18 @@ def argmax_alone(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=offs < n, other=-float("inf"))
     tl.store(out_ptr + tl.program_id(0), tl.argmax(x, axis=0))
+
+
+@triton.jit
+def _larger_pair(a, b, c, d):
+    return tl.where(a > c, a, c), tl.where(a > c, b, d)
+
+
+@triton.jit
+def max_with_payload(x_ptr, w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # a reduction of two float operands: it carries a value with the maximum, it produces no index
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+    w = tl.load(w_ptr + offs, mask=offs < n, other=0.0)
+    best, payload = tl.reduce((x, w), 0, _larger_pair)
+    tl.store(out_ptr, best + payload)

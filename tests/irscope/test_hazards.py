@@ -92,6 +92,11 @@ CASES = {
         for name, both in (("rows", False), ("rows_and_columns", True))
     },
     "argmax_alone": (K.argmax_alone, dict(x_ptr="*fp32", out_ptr="*i32", n=1024), dict(BLOCK=1024, num_warps=4)),
+    "max_with_payload": (
+        K.max_with_payload,
+        dict(x_ptr="*fp32", w_ptr="*fp32", out_ptr="*fp32", n=1024),
+        dict(BLOCK=1024, num_warps=4),
+    ),
 }
 
 
@@ -264,6 +269,8 @@ def test_a_gather_with_no_contiguous_dimension_is_uncoalesced_and_one_along_cont
 def test_an_index_reduction_alone_is_on_its_own_line_only(found):
     (h,) = [h for h in found["argmax_alone"].hazards if h.symptom == "index-reduction-sync"]
     assert h.lines == (line_of(K.argmax_alone, "tl.argmax"),)
+    # two float operands carried through a reduction produce no index: not this symptom
+    assert "index-reduction-sync" not in symptoms(found["max_with_payload"])
 
 
 def test_a_while_loop_is_never_pipelined(found):

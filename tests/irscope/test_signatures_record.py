@@ -1,5 +1,5 @@
-"""Every counter of every stage, whole-kernel and per line, on real compiles for three machines (Hopper, Ampere,
-CDNA3), equals tests/irscope/signatures_recorded.json, reviewed when it was written.
+"""Every counter of every stage, whole-kernel and per line, on real compiles for four machines (Hopper, Ampere,
+CDNA3, RDNA3), equals tests/irscope/signatures_recorded.json, reviewed when it was written.
 
 The independent counts of test_signatures_forms.py say that each instruction class is counted right on some code;
 this record says that nothing else moved: a rule narrowed, a counter attributed to another line, an aggregation
@@ -26,6 +26,7 @@ RECORD = Path(__file__).with_name("signatures_recorded.json")
 RECORDED = [
     ("row_sum_8_warps", "cuda:90"),
     ("top1_then_second", "cuda:90"),
+    ("max_with_payload", "cuda:90"),
     ("scatter_count", "cuda:90"),
     ("matmul_pipelined", "cuda:90"),
     ("matmul_two_warps", "cuda:90"),
@@ -40,6 +41,10 @@ RECORDED = [
     ("matmul_pipelined", "hip:gfx942"),
     ("copy_odd", "hip:gfx942"),
     ("scatter_count", "hip:gfx942"),
+    # RDNA3 names a memory instruction's width in bits (`buffer_load_b128`), CDNA3 in dwords (`global_load_dwordx4`)
+    ("copy_aligned", "hip:gfx1100"),
+    ("copy_odd", "hip:gfx1100"),
+    ("matmul_pipelined", "hip:gfx1100"),
 ]
 
 
