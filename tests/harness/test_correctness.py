@@ -21,6 +21,8 @@ def test_same_bits_tells_nan_payloads_and_signed_zeros_apart(dtype):
     bits[2 * x.element_size()] ^= 1  # the lowest mantissa bit of the NaN: still a NaN, another payload
     assert torch.isnan(other_nan[2]) and not same_bits(x, other_nan)
     assert not same_bits(x, x.to(torch.float32 if dtype != torch.float32 else torch.float64))
+    same_width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
+    assert not same_bits(x, x.view(same_width))  # the same bits as another dtype are another tensor
     assert not same_bits(x, x[:3])
 
 
@@ -88,6 +90,13 @@ def test_outputs_must_be_plain_tensors_on_the_device_with_storage_of_their_own()
     hollow = torch.zeros(8)
     hollow.untyped_storage().resize_(16)  # 4 of the 8 elements behind it
     assert output_problems(hollow, (), "cpu") == ["output 0 has no materialized storage behind it"]
+    assert output_problems(base[4:8], (x,), "cpu") == ["output 0 aliases an input's memory"]  # inside the input
+    assert output_problems(base[:8], (base[8:],), "cpu") == []  # the input right after it
+    assert output_problems(torch.zeros(2), (), "cuda") == ["output 0 is on cpu, not cuda"]
+    assert output_problems((1.0, torch.zeros(2, device="meta")), (), "cpu") == [
+        "output 0 is float, not exactly torch.Tensor",
+        "output 1 is on meta, not cpu",
+    ]
     assert output_problems(torch.zeros(0), (torch.zeros(0),), "cpu") == []  # empty: nothing to alias or hold
     assert output_problems(torch.zeros(2, dtype=torch.int64), (), "cpu", torch.float32) == []  # integers keep theirs
 
@@ -159,7 +168,7 @@ def test_an_honest_forward_has_no_problem_and_its_findings_are_exactly_what_went
 
     result, out = run_forward(op, honest, case, (x,), kind="random", seed=0, device="cpu")
     assert result.problems == [] and result.launches == 1 and torch.equal(out, x * 2)
-    assert result.case == case.name and 0 < result.seconds < 600
+    assert result.case == case.name and 0 < result.seconds < 3
     result, _ = run_forward(op, honest, case, (x, 2), kind="random", seed=0, device="cpu")
     assert result.problems == []
 
@@ -176,3 +185,16 @@ def test_an_honest_forward_has_no_problem_and_its_findings_are_exactly_what_went
 
     result, _ = run_forward(op, raising, case, (x,), kind="random", seed=0, device="cpu")
     assert len(result.problems) == 1 and result.problems[0].startswith("forward raised ValueError")
+
+    # returning nothing: the monitor's finding says enough; after a launch, the output's
+    result, _ = run_forward(op, lambda t: None, case, (x,), kind="random", seed=0, device="cpu")
+    assert [p.split(" (")[0] for p in result.problems] == ["no Triton kernel was launched"]
+
+    def launches_and_returns_nothing(t):
+        honest(t)
+
+    result, _ = run_forward(op, launches_and_returns_nothing, case, (x,), kind="random", seed=0, device="cpu")
+    assert result.problems == ["output 0 is NoneType, not exactly torch.Tensor"]
+    # torch doing the work in a wider dtype: the monitor's findings and the output's, none replacing another
+    result, _ = run_forward(op, lambda t: (t * 2).double(), case, (x,), kind="random", seed=0, device="cpu")
+    assert len(result.problems) == 3 and result.problems[-1].startswith("output 0 is torch.float64")

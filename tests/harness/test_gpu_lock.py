@@ -177,12 +177,15 @@ def test_without_a_lock_file_nothing_is_locked_and_a_slot_selects_its_gpu():
     """A worker alone on its GPU passes no lock file: two exclusive holders are then inside at the same time."""
     log: list[str] = []
     go = threading.Event()
-    both = [_enter(lambda: exclusive(None), name, log, go) for name in ("a", "b")]
-    _wait_for(log, "a+")
-    _wait_for(log, "b+")  # both inside before either lets go
-    go.set()
-    for t in both:
-        t.join()
+    for helper in (exclusive, shared):
+        log.clear()
+        go.clear()
+        both = [_enter(lambda helper=helper: helper(None), name, log, go) for name in ("a", "b")]
+        _wait_for(log, "a+")
+        _wait_for(log, "b+")  # both inside before either lets go
+        go.set()
+        for t in both:
+            t.join()
     slot = GpuSlot("GPU-0a1b", "irscope-gpu-0a1b.lock")
     assert slot.env() == {"CUDA_VISIBLE_DEVICES": "GPU-0a1b"}
 
