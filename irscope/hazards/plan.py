@@ -64,9 +64,19 @@ def undivisible(traj: Trajectory) -> list[str]:
     return out
 
 
+# An access's width depends on its pointer and its mask, not on the value it stores or the one it fills with
+ADDRESSING = {"tt.load": (0, 1), "tt.store": (0, 2)}
+
+
+def _addressing(op: Any) -> list[str]:
+    picks = ADDRESSING.get(op.name)
+    return list(op.operands) if picks is None else [op.operands[i] for i in picks if i < len(op.operands)]
+
+
 def feeding(traj: Trajectory, lines: tuple[int, ...], names: list[str]) -> list[str]:
     """Those of `names` whose values reach an op on `lines` in the final TTGIR (a backward walk over operands,
-    through loop-carried values); all of `names` when the walk finds none."""
+    through loop-carried values; of a load or store, over its pointer and mask); all of `names` when the walk finds
+    none."""
     if not lines:
         return names
     ops = KernelView(traj).ttgir_ops
@@ -81,7 +91,7 @@ def feeding(traj: Trajectory, lines: tuple[int, ...], names: list[str]) -> list[
             for i, (inner, init) in enumerate(pairs):
                 carried[inner] = [init, *(yields[i : i + 1])]
     seen: set[str] = set()
-    todo = [v.split("#")[0] for r in ops if r.line in lines for v in r.op.operands]
+    todo = [v.split("#")[0] for r in ops if r.line in lines for v in _addressing(r.op)]
     while todo:
         v = todo.pop()
         if v in seen:

@@ -287,3 +287,16 @@ def max_with_payload(x_ptr, w_ptr, out_ptr, n, BLOCK: tl.constexpr):
     w = tl.load(w_ptr + offs, mask=offs < n, other=0.0)
     best, payload = tl.reduce((x, w), 0, _larger_pair)
     tl.store(out_ptr, best + payload)
+
+
+@triton.jit
+def strided_sum(x_ptr, out_ptr, stride, n_steps, shift, BLOCK: tl.constexpr):
+    # the load's address advances by `stride` through the loop; the store's is offset by `shift`: each access is
+    # narrow for the argument that reaches it, and only that one
+    offs = tl.arange(0, BLOCK)
+    p = x_ptr + offs
+    acc = tl.zeros([BLOCK], tl.float32)
+    for _ in range(n_steps):
+        acc += tl.load(p)
+        p += stride
+    tl.store(out_ptr + shift + offs, acc)

@@ -92,6 +92,11 @@ CASES = {
         for name, both in (("rows", False), ("rows_and_columns", True))
     },
     "argmax_alone": (K.argmax_alone, dict(x_ptr="*fp32", out_ptr="*i32", n=1024), dict(BLOCK=1024, num_warps=4)),
+    "strided_sum": (
+        K.strided_sum,
+        dict(x_ptr="*fp32", out_ptr="*fp32", stride=4099, n_steps=64, shift=4097),
+        dict(BLOCK=1024),
+    ),
     "max_with_payload": (
         K.max_with_payload,
         dict(x_ptr="*fp32", w_ptr="*fp32", out_ptr="*fp32", n=1024),
@@ -271,6 +276,17 @@ def test_an_index_reduction_alone_is_on_its_own_line_only(found):
     assert h.lines == (line_of(K.argmax_alone, "tl.argmax"),)
     # two float operands carried through a reduction produce no index: not this symptom
     assert "index-reduction-sync" not in symptoms(found["max_with_payload"])
+
+
+def test_a_narrow_access_is_planned_a_hint_on_the_arguments_that_reach_its_address_only(found, captured):
+    """The load's address advances by `stride` through the loop (a loop-carried pointer), the store's is offset by
+    `shift`: each plan names its own argument. The stored value depends on `stride` too, but a value does not
+    decide how wide its store is."""
+    load, store = line_of(K.strided_sum, "tl.load(p)"), line_of(K.strided_sum, "tl.store")
+    f = found["strided_sum"]
+    narrow = {h.lines: h for h in (*f.hazards, *f.minor) if h.symptom == "narrow-memory-access"}
+    assert [p.params for p in planned(narrow[(load,)], captured["strided_sum"])] == [{"stride": 16}]
+    assert [p.params for p in planned(narrow[(store,)], captured["strided_sum"])] == [{"shift": 16}]
 
 
 def test_a_while_loop_is_never_pipelined(found):
