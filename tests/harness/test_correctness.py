@@ -93,9 +93,10 @@ def test_outputs_must_be_plain_tensors_on_the_device_with_storage_of_their_own()
     assert output_problems(base[4:8], (x,), "cpu") == ["output 0 aliases an input's memory"]  # inside the input
     assert output_problems(base[:8], (base[8:],), "cpu") == []  # the input right after it
     assert output_problems(torch.zeros(2), (), "cuda") == ["output 0 is on cpu, not cuda"]
-    assert output_problems((1.0, torch.zeros(2, device="meta")), (), "cpu") == [
+    assert output_problems((1.0, torch.zeros(2, device="meta"), [2]), (), "cpu") == [
         "output 0 is float, not exactly torch.Tensor",
         "output 1 is on meta, not cpu",
+        "output 2 is list, not exactly torch.Tensor",
     ]
     assert output_problems(torch.zeros(0), (torch.zeros(0),), "cpu") == []  # empty: nothing to alias or hold
     assert output_problems(torch.zeros(2, dtype=torch.int64), (), "cpu", torch.float32) == []  # integers keep theirs
