@@ -46,6 +46,8 @@ CASES = {
     ),
     "copy_aligned": (K.copy_rows, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4096), dict(BLOCK=1024)),
     "copy_odd": (K.copy_rows, dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=4095), dict(BLOCK=1024)),
+    "copy_odd_fp16": (K.copy_rows, dict(x_ptr="*fp16", out_ptr="*fp16", n_cols=4095), dict(BLOCK=1024)),
+    "copy_odd_int8": (K.copy_rows, dict(x_ptr="*i8", out_ptr="*i8", n_cols=4095), dict(BLOCK=1024)),
     "scale_in_loop": (K.scaled_matmul, {**MM, "s_ptr": "*fp32"}, dict(TILE, SCALE_IN_LOOP=True, num_stages=3)),
     "scale_after_loop": (K.scaled_matmul, {**MM, "s_ptr": "*fp32"}, dict(TILE, SCALE_IN_LOOP=False, num_stages=3)),
     "running_row_max": (

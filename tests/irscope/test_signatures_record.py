@@ -32,6 +32,8 @@ RECORDED = [
     ("matmul_two_warps", "cuda:90"),
     ("ieee_dot", "cuda:90"),
     ("copy_odd", "cuda:90"),
+    ("copy_odd_fp16", "cuda:90"),  # 16- and 8-bit accesses: the narrowest widths of PTX and SASS
+    ("copy_odd_int8", "cuda:90"),
     ("fp8_b_n_major", "cuda:90"),
     ("channel_int64", "cuda:90"),
     ("mask_by_value", "cuda:90"),
