@@ -203,15 +203,13 @@ def prepare(group: Group, keep: bool) -> Path:
         if not (work / name).exists():
             (work / name).symlink_to(REPO / name)
     (work / "pyproject.toml").write_text(config(group))
-    triton = REPO / "third_party" / "triton"
-    if triton.exists():  # the real index's tests: a link to the checkout, never a copy
-        (work / "mutants" / "third_party").mkdir(parents=True, exist_ok=True)
-        if not (work / "mutants" / "third_party" / "triton").exists():
-            (work / "mutants" / "third_party" / "triton").symlink_to(triton.resolve())
-    ascend = REPO / ".venv-ascend"  # the Ascend counters' tests: found beside the copy's irscope, where it is linked
-    if ascend.exists() and not (work / "mutants" / ".venv-ascend").exists():
-        (work / "mutants").mkdir(parents=True, exist_ok=True)
-        (work / "mutants" / ".venv-ascend").symlink_to(ascend.resolve())
+    # found beside the copy's packages, so linked there (never copied): the real index's tests read Triton's
+    # checkout, the Ascend counters' tests the Ascend environment
+    for rel in ("third_party/triton", ".venv-ascend"):
+        target, link = REPO / rel, work / "mutants" / rel
+        if target.exists() and not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(target.resolve())
     return work
 
 
