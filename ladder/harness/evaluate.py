@@ -7,10 +7,11 @@
 2. fresh seeds drawn here at run time, so no input set is known in advance;
 3. the runner (`worker.serve`) in the sandbox (its own confined subprocess: ladder.confine) readies the device,
    then imports the candidate; this process counts the runner's threads from outside (/proc) before and after;
-4. this process drives the runner one command at a time and holds the GPU for it (ladder.harness.gpu_lock:
-   shared for correctness work, alone for timing; the compile-only first call of each case holds nothing), so the
-   runner never holds the GPU while it waits for this process, and this process never waits for anyone while it
-   holds the GPU for the runner: no cycle exists;
+4. this process drives the runner command by command (at most IN_FLIGHT sent ahead) and holds the GPU for it
+   (ladder.harness.gpu_lock: shared for correctness work, one validation run per command, giving way between
+   commands to a waiting measurement; alone for timing; the compile-only first call of each case holds nothing),
+   so the runner never holds the GPU while it waits for this process, and this process never waits for anyone
+   but its runner while it holds the GPU for the runner: no cycle exists;
 5. each run's outputs come back through shared memory (ladder.harness.transfer), are copied here, and the run's
    inputs are regenerated here from its seed and the operator's correctness rule is applied here
    (`correctness.judge`): the oracle's outputs exist only in this process. Every expected run must be there,
@@ -32,8 +33,8 @@ import os
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ from ladder.confine import Confinement
 from ladder.harness.anticheat import ALLOWED_ATEN, static_check
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.correctness import RunResult
-from ladder.harness.gpu_lock import WAIT_S, GpuWaitTimeout, exclusive, shared
+from ladder.harness.gpu_lock import WAIT_S, GpuLock, GpuWaitTimeout
 from ladder.harness.timing import Timing
 from ladder.harness.transfer import OutputError, Outputs
 from ladder.harness.triton_seed import triton_seed
@@ -68,6 +69,7 @@ SOL_SLACK = 0.85
 CHECKSUM_TOLERANCE = 1e-2  # of the judged call's output norm: rounding of a nondeterministic kernel stays far below
 STARTUP_S = 300.0  # the runner's start and the candidate's import
 SLOT_FLOOR = 1 << 20
+IN_FLIGHT = 2  # commands sent ahead under a shared hold: the runner's next run overlaps this process's judging
 
 
 @dataclass
@@ -287,6 +289,7 @@ class _Evaluation:
         self.gave_up = False  # a wait for the GPU passed its bound
         self.outputs: Outputs | None = None
         self.child: Session | None = None
+        self._answered = 0.0  # when the runner last answered a command
 
     # ---------------------------------------------------------------------------------------------- driving
 
@@ -361,28 +364,65 @@ class _Evaluation:
             self.result.process.append(f"importing the candidate started {claimed} Python thread(s)")
         self.loaded = True
 
-    def _hold(self, alone: bool) -> AbstractContextManager[None]:
-        lock = exclusive if alone else shared
-        return lock(self.settings.gpu_lock, status.waiting, status.current(), self.settings.gpu_wait_s)
+    def _lock(self) -> GpuLock | None:
+        path = self.settings.gpu_lock
+        return GpuLock(path, status.waiting, status.current(), self.settings.gpu_wait_s) if path else None
 
-    def _locked(self, alone: bool, commands: list[tuple[str, dict]], case: Case) -> bool:
-        """The commands under one hold of the GPU; False once the runner is gone."""
+    @contextmanager
+    def _hold(self, lock: GpuLock | None, alone: bool) -> Iterator[None]:
         t0 = time.monotonic()
-        with self._hold(alone):
+        with nullcontext() if lock is None else lock.exclusive() if alone else lock.shared():
             status.waiting(None)
             self.result.add_seconds("wait_alone" if alone else "wait_shared", time.monotonic() - t0)
-            for name, args in commands:
-                if not self._command(name, case, args):
-                    return False
+            yield
+
+    def _alone(self, command: tuple[str, dict], case: Case) -> bool:
+        """One command with the GPU held alone (a measurement); False once the runner is gone."""
+        with self._hold(self._lock(), alone=True):
+            return self._command(*command, case)
+
+    def _shared(self, commands: list[tuple[str, dict]], case: Case) -> bool:
+        """The commands in order with the GPU held shared, the next one sent before the last is answered (the
+        runner starts it while this process judges); when a measurement waits, the hold is let go between
+        commands and taken again, so the measurement waits for at most the commands in flight. False once the
+        runner is gone."""
+        lock = self._lock()
+        queue = list(commands)
+        while queue:
+            with self._hold(lock, alone=False):
+                in_flight: list[tuple[str, float]] = []
+                while queue or in_flight:
+                    giving_way = lock is not None and bool(in_flight) and lock.measurement_waiting()
+                    while queue and len(in_flight) < IN_FLIGHT and not giving_way:
+                        name, args = queue.pop(0)
+                        if not self._send(name, case, args):
+                            return False
+                        in_flight.append((name, time.monotonic()))
+                    if not in_flight:
+                        break
+                    name, sent = in_flight.pop(0)
+                    if not self._answer(name, case, sent):
+                        return False
+                    if giving_way and not in_flight:
+                        break
         return True
 
     def _command(self, name: str, case: Case, args: dict) -> bool:
+        return self._send(name, case, args) and self._answer(name, case, time.monotonic())
+
+    def _send(self, name: str, case: Case, args: dict) -> bool:
         assert self.child is not None
-        t0 = time.monotonic()
+        return self.child.send({"cmd": name, "case": case.name, **args})
+
+    def _answer(self, name: str, case: Case, since: float) -> bool:
+        """The runner's answer to the oldest command in flight (`name`, sent at `since`); its seconds count from
+        the later of `since` and the previous answer, the time it was the runner's current command."""
+        assert self.child is not None
+        begun = max(since, self._answered)
         with status.stage(f"{status.current()}: {name} {case.name}"):
-            sent = self.child.send({"cmd": name, "case": case.name, **args})
-            answer = self.child.until(lambda m: m.get("type") == "done" and m.get("cmd") == name) if sent else None
-        self.result.add_seconds(name, time.monotonic() - t0)
+            answer = self.child.until(lambda m: m.get("type") == "done" and m.get("cmd") == name)
+        self._answered = time.monotonic()
+        self.result.add_seconds(name, self._answered - begun)
         if answer is None:
             return False
         self.done[(case.name, name)] = answer
@@ -410,18 +450,21 @@ class _Evaluation:
     def _evaluate_case(self, case: Case) -> bool:
         base = self.job.seed_base
         kinds = self.job.kinds or list(self.op.input_kinds)
-        runs = [["validation", k, s] for k in kinds for s in range(base, base + self.job.seeds)]
+        # one command per validation run: a measurement waiting for the GPU waits for a run, not for the case
+        first: list[tuple[str, dict]] = [
+            ("validate", {"runs": [["validation", k, s]]}) for k in kinds for s in range(base, base + self.job.seeds)
+        ]
         seeds = timing_seeds(base) if self.timed else timing_seeds(base)[:1]
         same, new = recheck_seeds(base)
-        first: list[tuple[str, dict]] = [("validate", {"runs": runs}), ("prepare", {"seeds": seeds})]
+        first.append(("prepare", {"seeds": seeds}))
         last: list[tuple[str, dict]] = [("timed_outputs", {"seeds": seeds})] if self.timed else [("exercise", {})]
         last += [("recheck", {"same": same, "new": new}), ("release", {})]
         try:
-            if not self._compile(case) or not self._locked(False, first, case):
+            if not self._compile(case) or not self._shared(first, case):
                 return False
-            if self.timed and not self._locked(True, [("time", {"draw": secrets.randbelow(1 << 31)})], case):
+            if self.timed and not self._alone(("time", {"draw": secrets.randbelow(1 << 31)}), case):
                 return False
-            return self._locked(False, last, case)
+            return self._shared(last, case)
         except GpuWaitTimeout as e:  # a defect elsewhere (a holder that never lets go): say so, end this runner
             self.case_errors.setdefault(case.name, []).append(str(e))
             self.ended.add(case.name)

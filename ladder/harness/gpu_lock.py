@@ -5,7 +5,9 @@ correctness runs, warm-ups and compiles only need the GPU to exist. `GpuLock(pat
 that file, across processes and across threads of one process (each hold opens the file anew, and flock(2)
 locks belong to the open file): `shared()` for the second kind, `exclusive()` for the first. Writers are
 preferred (a turnstile file beside it): once a measurement waits, no new shared holder gets in, so it waits for
-the current ones to finish and never for an endless stream of them.
+the current ones to finish and never for an endless stream of them. A shared holder whose work comes in pieces
+asks `measurement_waiting()` between pieces and, when one waits, lets go and takes the lock again: a measurement
+then waits for the pieces in progress, not for whole evaluations.
 
 The lock order (docs/suite-protocol.md#the-gpu-lock): a process or thread holds at most one hold at a time, and
 never waits for another process while holding one, except for work that needs no hold (the harness's parent takes
@@ -111,6 +113,20 @@ class GpuLock:
             with _REGISTRY:
                 _HOLDS[str(self.path)].pop(key, None)
             os.close(fd)
+
+    def measurement_waiting(self) -> bool:
+        """Whether a measurement waits for the GPU (it holds the turnstile while it does): a shared holder whose work
+        comes in pieces gives way between them, so the measurement waits for a piece, not for a whole evaluation.
+        A shared holder passing the turnstile at that instant reads as a measurement too: the cost is one early
+        release and an immediate new hold."""
+        fd = os.open(self._turnstile, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
     @contextmanager
     def shared(self) -> Iterator[None]:

@@ -144,7 +144,7 @@ class Runner:
         self.sets: list[tuple] = []  # the timed input sets of the case in progress
         self.compiled: Callable | None = None
         self.watch: Any = None
-        self.produced: set[str] = set()  # cases where every validation run produced outputs
+        self.produced: dict[str, bool] = {}  # case → every validation run so far produced outputs
 
     def load(self) -> bool:
         from ladder.harness.anticheat import tampered, timer_fingerprint
@@ -221,11 +221,9 @@ class Runner:
         return record
 
     def validate(self, case: Case, runs: list) -> dict:
-        produced = True
         for phase, kind, seed in runs:
-            produced &= self.run(case, str(phase), str(kind), int(seed), self.inputs(case, int(seed), str(kind)))
-        if produced:
-            self.produced.add(case.name)
+            produced = self.run(case, str(phase), str(kind), int(seed), self.inputs(case, int(seed), str(kind)))
+            self.produced[case.name] = self.produced.get(case.name, True) and produced
         return {}
 
     def prepare(self, case: Case, seeds: list) -> dict:
@@ -243,7 +241,7 @@ class Runner:
         fns: dict[str, Callable[[tuple], object]] = {}
         forward, initial, compiled = self.forward, self.initial, self.compiled
         assert forward is not None
-        if case.name in self.produced:
+        if self.produced.get(case.name):
             fns["candidate"] = lambda inputs: forward(*inputs)
         else:
             record["notes"].append("candidate not timed: a validation run produced no output")
@@ -268,7 +266,7 @@ class Runner:
     def exercise(self, case: Case) -> dict:
         """Without timing (CPU): the repeated calls timing would make, on the first set, for the re-check."""
         assert self.forward is not None
-        for _ in range(self.job.exercise_calls if case.name in self.produced else 0):
+        for _ in range(self.job.exercise_calls if self.produced.get(case.name) else 0):
             self.forward(*self.sets[0])
         return {}
 

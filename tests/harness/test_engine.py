@@ -6,6 +6,7 @@ is tests/gpu/test_hostile_timing.py."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -58,6 +59,52 @@ def test_two_jobs_beside_a_measurement_finish_without_a_cycle(tmp_path):
     for r in results:
         assert r.accepted, r.reasons()
         assert r.phase_seconds["wait_shared"] >= 0 and r.phase_seconds["validate"] > 0
+
+
+def _held(lock: str) -> bool:
+    """Whether some process holds the lock file (shared or alone) right now."""
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def test_a_measurement_waits_for_the_runs_in_flight_not_for_a_whole_case(tmp_path):
+    """Ten validation runs of one case, each RUN_S of input making in the runner and again in the judge. A
+    measurement that asks for the GPU as soon as the evaluation holds it shared gets it after the runs in flight
+    (at most two, then the judging of the last), not after all ten: the evaluation gives way between runs.
+    Before, a case's validation was one command under one hold, and the measurement waited for all of it."""
+    from tests.harness.slow_ops import RUN_S
+
+    lock, waits, over = str(tmp_path / "gpu.lock"), [], threading.Event()
+
+    def measurement() -> None:
+        while not _held(lock):
+            if over.wait(0.01):
+                return
+        t0 = time.monotonic()
+        with GpuLock(lock).exclusive():
+            waits.append(time.monotonic() - t0)
+
+    timer = threading.Thread(target=measurement, daemon=True)
+    timer.start()
+    try:
+        result = evaluate_candidate(
+            "tests.harness.slow_ops:OPERATOR", cases=["s1"], device="cpu", seeds=10, gpu_lock=lock
+        )
+    finally:
+        over.set()
+        timer.join()
+    assert result.accepted, result.reasons()
+    assert result.phase_seconds["validate"] >= 10 * RUN_S  # the whole validation is long
+    assert len(waits) == 1 and waits[0] < 6 * RUN_S, (waits, result.phase_seconds)
 
 
 def test_a_wait_past_its_bound_names_the_holder_and_gives_up(tmp_path):
