@@ -378,8 +378,9 @@ class _Evaluation:
 
     def _alone(self, command: tuple[str, dict], case: Case) -> bool:
         """One command with the GPU held alone (a measurement); False once the runner is gone."""
+        name, args = command
         with self._hold(self._lock(), alone=True):
-            return self._command(*command, case)
+            return self._command(name, case, args)
 
     def _shared(self, commands: list[tuple[str, dict]], case: Case) -> bool:
         """The commands in order with the GPU held shared, the next one sent before the last is answered (the
