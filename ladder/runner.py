@@ -269,7 +269,11 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
             gpu_busy.sampling(args.out),
         ):
             pool = _Pool(ops, args, rewriter, validators_by_slot, Tee(bar, log), options)
-            pool.run(slots[: len(ops)])
+            try:
+                pool.run(slots[: len(ops)])
+            finally:
+                for validator in validators_by_slot.values():
+                    validator.close()
     except RewriterUnavailable as e:
         print(
             f"ladder: stopped, the rewriter is unavailable: {e}\nFinished rounds are kept in {path}; "

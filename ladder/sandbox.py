@@ -232,6 +232,10 @@ class Session:
         """The guard's pid: the child's process group (irscope.childproc)."""
         return self._proc.pid if self._proc else None
 
+    def alive(self) -> bool:
+        """Whether the child runs and nothing ended it (a bound, a kill)."""
+        return self._proc is not None and self._proc.poll() is None and self._killed is None
+
     def _close_channel(self) -> None:
         self._sel.close()
         with contextlib.suppress(OSError):

@@ -34,7 +34,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -45,8 +45,9 @@ from ladder.harness.anticheat import ALLOWED_ATEN, static_check
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.correctness import RunResult
 from ladder.harness.gpu_lock import WAIT_S, GpuLock, GpuWaitTimeout
+from ladder.harness.spares import Spares
 from ladder.harness.timing import Timing
-from ladder.harness.transfer import OutputError, Outputs
+from ladder.harness.transfer import ALIGN, OutputError, Outputs
 from ladder.harness.triton_seed import triton_seed
 from ladder.harness.worker import (
     NEW_BUFFERS,
@@ -86,6 +87,7 @@ class CandidateResult:
     sandbox_failures: list[dict] = field(default_factory=list)
     runner_errors: list[str] = field(default_factory=list)  # messages from the runner that make no sense
     phase_seconds: dict[str, float] = field(default_factory=dict)  # runner start, lock waits, each command
+    outputs_memory: str = ""  # where the runner wrote outputs: "device", or "host" and why (its own claim)
     seconds: float = 0.0
 
     @property
@@ -173,6 +175,7 @@ def evaluate_candidate(
     static: bool = True,
     ceilings: Ceilings | None = None,
     gpu_wait_s: float = WAIT_S,
+    spares: Spares | None = None,
 ) -> CandidateResult:
     """Validate (and with `timing`, time) `candidate` (default: the frozen initial kernel) on `cases`.
 
@@ -181,7 +184,9 @@ def evaluate_candidate(
     not_after: epoch seconds after which no case is started. confinement: the runner's sandbox (None: a plain
     child process). static=False skips the static check: only tests of the layers behind it do. ceilings: the
     GPU's measured ceilings, for the speed-of-light floor of the candidate's times (None: no floor). gpu_wait_s:
-    the longest wait for the GPU lock; past it the case fails saying who held the GPU, and no later case starts."""
+    the longest wait for the GPU lock; past it the case fails saying who held the GPU, and no later case starts.
+    spares: runners started ahead (ladder.harness.spares): this evaluation takes the one started for it, if any,
+    and starts one for the next evaluation of the same operator and settings."""
     op = resolve_operator(operator)
     path = Path(candidate).resolve() if candidate else op.kernel_path
     result = CandidateResult(operator=op.name, candidate=str(path), device=device)
@@ -207,12 +212,19 @@ def evaluate_candidate(
         gpu_wait_s,
     )
     remaining = [c.name for c in select_cases(op, list(cases) if cases is not None else None, device)]
-    seed_base = secrets.randbelow(1 << 31)  # drawn now: no candidate can know its inputs in advance
+    ahead: _Evaluation | None = None
+    if spares is not None:
+        key = spares.key(operator, remaining, settings)
+        t0 = time.monotonic()
+        ahead = spares.take(key)  # waits for it to be ready, if it is still starting
+        result.add_seconds("start", time.monotonic() - t0)
+        # drawn now: no candidate can know its inputs in advance (nor can the next one: its runner is not loaded)
+        spares.start(key, lambda: _Evaluation(op, operator, remaining, secrets.randbelow(1 << 31), settings))
+    seed_base = ahead.job.seed_base if ahead is not None else secrets.randbelow(1 << 31)
     while remaining:
-        ev = _Evaluation(
-            op, operator, source if candidate else None, remaining, seed_base, settings, result, on_message
-        )
-        run = ev.run()
+        ev = ahead or _Evaluation(op, operator, remaining, seed_base, settings)
+        ahead = None
+        run = ev.run(source if candidate else None, result, on_message)
         result.seconds += run.seconds
         result.skipped_cases += ev.skipped
         done = set(ev.skipped)
@@ -250,21 +262,12 @@ class _Evaluation:
     """One runner process and what it was asked and said: the commands, the judging of every output as it comes,
     the timing windows stamped with this process's clock."""
 
-    def __init__(
-        self,
-        op: Operator,
-        operator: str,
-        source: str | None,
-        cases: list[str],
-        seed_base: int,
-        settings: Settings,
-        result: CandidateResult,
-        on_message: Callable[[dict], None] | None,
-    ):
-        self.op, self.settings, self.result, self.on_message = op, settings, result, on_message
+    def __init__(self, op: Operator, operator: str, cases: list[str], seed_base: int, settings: Settings):
+        self.op, self.settings = op, settings
+        self.result = CandidateResult(operator=op.name, candidate="", device=settings.device)  # run() gives its own
+        self.on_message: Callable[[dict], None] | None = None
         self.job = Job(
             operator=operator,
-            candidate_source=source,
             cases=cases,
             device=settings.device,
             seeds=settings.seeds,
@@ -290,10 +293,14 @@ class _Evaluation:
         self.outputs: Outputs | None = None
         self.child: Session | None = None
         self._answered = 0.0  # when the runner last answered a command
+        self._stack = ExitStack()
+        self._ready: dict | None = None  # the runner's `ready`, once it said it
 
     # ---------------------------------------------------------------------------------------------- driving
 
-    def run(self) -> SandboxResult:
+    def open(self) -> bool:
+        """Start the runner and wait for its `ready` (no candidate exists in it yet); False when it did not start.
+        A runner started ahead of its round (ladder.harness.spares) stops here until `run`."""
         s = self.settings
         env = dict(s.extra_env or {})
         if s.device == "cpu":
@@ -307,11 +314,13 @@ class _Evaluation:
             if seed is not None:  # the runner starts from a trusted Triton cache, not an empty one
                 read_only.append(seed)
                 env[SEED_ENV] = str(seed)
-        with Outputs(slots=2, slot_bytes=self._slot_bytes()) as outputs:
-            self.outputs = outputs
-            self.job.outputs = {"fd": outputs.fd, **outputs.region()}
-            t0 = time.monotonic()
-            with Session(
+        outputs = self._stack.enter_context(
+            Outputs(slots=2, slot_bytes=self._slot_bytes(), device_bytes=self._device_slot_bytes())
+        )
+        self.outputs = outputs
+        self.job.outputs = {"fd": outputs.fd, **outputs.region()}
+        self.child = self._stack.enter_context(
+            Session(
                 WORKER,
                 self.job.to_json(),
                 Bounds(s.timeout_s, s.silence_s),
@@ -319,36 +328,80 @@ class _Evaluation:
                 on_message=self._receive,
                 confinement=confinement,
                 read_only=read_only,
-                pass_fds=[outputs.fd],
-            ) as child:
-                self.child = child
-                self._start()
-                self.result.add_seconds("start", time.monotonic() - t0)
-                if self.loaded:
-                    for name in self.cases:
-                        if s.not_after is not None and time.time() > s.not_after:
-                            self.skipped.append(name)
-                            continue
-                        self.started.append(name)
-                        if not self._evaluate_case(self.cases[name]):
-                            break
-                        self.ended.add(name)
-                    if self.gave_up:  # the cases after it are not started: the GPU is not to be had
-                        self.skipped += [n for n in self.cases if n not in self.started]
-                return child.finish()
+                pass_fds=outputs.fds(),
+            )
+        )
+        self._ready = self.child.until(lambda m: m.get("type") == "ready", STARTUP_S)
+        return self._ready is not None
+
+    def close(self) -> None:
+        """End the runner (its whole process group) and free its output memory."""
+        self._stack.close()
+
+    def run(
+        self, source: str | None, result: CandidateResult, on_message: Callable[[dict], None] | None
+    ) -> SandboxResult:
+        """Load `source` (None: the frozen initial kernel) into the runner, started here unless it was started ahead,
+        and evaluate it on the cases; the findings go into `result`."""
+        self.result, self.on_message = result, on_message
+        t0 = time.monotonic()
+        with self._stack:
+            if self.child is None:
+                self.open()
+            assert self.child is not None
+            if self.outputs is not None and self.outputs.device_error:
+                result.outputs_memory = f"host (no device slot: {self.outputs.device_error[:300]})"
+            self._load(source)
+            result.add_seconds("start", time.monotonic() - t0)
+            if self.loaded:
+                for name in self.cases:
+                    if self.settings.not_after is not None and time.time() > self.settings.not_after:
+                        self.skipped.append(name)
+                        continue
+                    self.started.append(name)
+                    if not self._evaluate_case(self.cases[name]):
+                        break
+                    self.ended.add(name)
+                if self.gave_up:  # the cases after it are not started: the GPU is not to be had
+                    self.skipped += [n for n in self.cases if n not in self.started]
+            return self.child.finish()
 
     def _slot_bytes(self) -> int:
         """A run may return no more than its case's bytes moved (every input read and output written once)."""
         return max(SLOT_FLOOR, *(self.op.bytes_moved(c) for c in self.cases.values()))
 
-    def _start(self) -> None:
+    def _device_slot_bytes(self) -> int:
+        """The device slot's size: the largest case's outputs (the reference run on meta tensors of the case's
+        layout, so nothing is computed); 0, no device slot, off a GPU, where this process sees several GPUs (the
+        runner's might not be this one's current device), or where an output's size cannot be known so."""
+        if not self.settings.device.startswith("cuda"):
+            return 0
+        import torch
+
+        if torch.cuda.device_count() != 1:
+            return 0
+        sizes = []
+        for name, case in self.cases.items():
+            try:
+                out = self.op.reference(*self.op.placeholder_inputs(case, "meta", self.job.layouts.get(name)))
+            except Exception:
+                return 0
+            tensors = out if isinstance(out, tuple | list) else (out,)
+            if not all(isinstance(t, torch.Tensor) for t in tensors):
+                return 0
+            sizes.append(sum(-(-t.numel() * t.element_size() // ALIGN) * ALIGN for t in tensors))
+        return max(SLOT_FLOOR, *sizes)
+
+    def _load(self, source: str | None) -> None:
         assert self.child is not None
-        ready = self.child.until(lambda m: m.get("type") == "ready", STARTUP_S)
+        ready = self._ready
         if ready is None:
             return
+        memory = str(ready.get("memory"))[:400]
+        self.result.outputs_memory = self.result.outputs_memory or memory
         pid = _host_pid(self.child.pid, ready.get("pid"))
         before = _threads(pid)
-        self.child.send({"cmd": "load"})
+        self.child.send({"cmd": "load", "source": source})
         loaded = self.child.until(lambda m: m.get("type") in ("loaded", "load_error", "tamper"), STARTUP_S)
         if loaded is None or loaded.get("type") != "loaded":
             if loaded is not None and loaded.get("type") == "load_error":

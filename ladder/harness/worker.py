@@ -49,6 +49,7 @@ TIMING_OFFSET = 2_000_029  # timed input sets: seed_base + this (+1, …)
 SAME_BUFFERS, NEW_BUFFERS, TIMED = f"{RANDOM}/same-buffers", f"{RANDOM}/new-buffers", f"{RANDOM}/timed"
 TIMED_SETS = 2  # input sets the timed calls rotate over
 SLOT_WAIT_S = 300.0
+LOAD_WAIT_S = 3600.0  # a runner started ahead of its round (ladder.harness.spares) waits this long for a candidate
 SEED_ENV = "IRSCOPE_TRITON_SEED"  # a trusted Triton cache to start from (ladder.harness.triton_seed), read-only
 Emit = Callable[[dict], None]
 
@@ -56,7 +57,6 @@ Emit = Callable[[dict], None]
 @dataclass
 class Job:
     operator: str  # a suite.ops name, or "package.module:ATTR" for an Operator defined elsewhere (tests)
-    candidate_source: str | None = None  # the candidate module's text; None: the operator's frozen initial kernel
     cases: list[str] | None = None  # case names; None: the five cases on a GPU, the small cases on CPU
     device: str = "cuda"
     seeds: int = 3
@@ -146,17 +146,18 @@ class Runner:
         self.watch: Any = None
         self.produced: dict[str, bool] = {}  # case → every validation run so far produced outputs
 
-    def load(self) -> bool:
+    def load(self, source: str | None) -> bool:
+        """Import the candidate module (`source`, its text; None: the operator's frozen initial kernel)."""
         from ladder.harness.anticheat import tampered, timer_fingerprint
 
         fingerprint = timer_fingerprint()
         threads = threading.active_count()
         try:
-            if self.job.candidate_source is None:
+            if source is None:
                 self.forward = load_module(self.op.kernel_path, "candidate").forward
             else:
                 path = Path("candidate.py").resolve()
-                path.write_text(self.job.candidate_source)
+                path.write_text(str(source))
                 self.forward = load_module(path, "candidate").forward
             if self.job.time_initial:
                 self.initial = load_module(self.op.kernel_path, "initial").forward
@@ -319,11 +320,21 @@ def serve(payload: dict, emit: Emit, commands: Any) -> dict:
         import torch._inductor.compile_fx  # noqa: F401  (CPU-only import work, done before any command)
     runner = Runner(job, emit, commands)
     _ready_device(job.device)
-    pinned = runner.slots.writer.pinned
-    emit({"type": "ready", "pid": os.getpid(), "threads": threading.active_count(), "pinned": pinned})
-    # the parent counts this process's threads now, then says go: only then does candidate code exist in here
-    go = commands.next(timeout_s=SLOT_WAIT_S)
-    if go is None or go.get("cmd") != "load" or not runner.load():
+    writer = runner.slots.writer
+    memory = writer.memory if writer.device_error is None else f"host (device slot not mapped: {writer.device_error})"
+    emit(
+        {
+            "type": "ready",
+            "pid": os.getpid(),
+            "threads": threading.active_count(),
+            "pinned": writer.pinned,
+            "memory": memory,
+        }
+    )
+    # the parent counts this process's threads now, then says go with the candidate's text: only then does candidate
+    # code exist in here. A runner started ahead waits here for the next round's candidate.
+    go = commands.next(timeout_s=LOAD_WAIT_S)
+    if go is None or go.get("cmd") != "load" or not runner.load(go.get("source")):
         return {"loaded": False}
     while (cmd := commands.next()) is not None:
         if "free" in cmd:  # the parent has taken a slot's outputs after the command that wrote them ended

@@ -29,6 +29,10 @@ class Validator(Protocol):
         with_compile: also time torch.compile of the reference on every case (where it can time at all)."""
         ...
 
+    def close(self) -> None:
+        """Release what the validator keeps between rounds (runners started ahead); called once, at the end."""
+        ...
+
 
 # Each maps the GPU the validator is bound to (None: whatever the process sees), the confinement of its
 # candidates (None: the user opted out) and the baseline cache (ladder.harness.baselines) to a validator.

@@ -26,6 +26,7 @@ from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.gpu_lock import GpuSlot, exclusive
 from ladder.harness.metrics import case_metrics
+from ladder.harness.spares import Spares
 from ladder.harness.timing import TimingSettings
 from ladder.sandbox import run_sandboxed
 from ladder.validation import CaseResult, Validation
@@ -60,6 +61,14 @@ class HarnessValidator:
         self._probing = threading.Lock()
         # operator → case → (eager ms, torch.compile ms), from its baseline: a candidate's round times it alone
         self._references: dict[str, dict[str, tuple[float | None, float | None]]] = {}
+        # a candidate round's runner starts while the round before it validates (on a GPU: where the start is on
+        # the round's critical path; a CPU run's starts are cheaper than the processes spares would add)
+        self._spares = Spares() if self.device == "cuda" else None
+
+    def close(self) -> None:
+        """End the runners started ahead for rounds that will not come."""
+        if self._spares is not None:
+            self._spares.close()
 
     @property
     def _lock(self) -> str | None:
@@ -111,6 +120,7 @@ class HarnessValidator:
                 extra_env=self._env,
                 confinement=self.confinement,
                 ceilings=self._ceilings,
+                spares=None if baseline else self._spares,
             )
             doc = result.to_json()
             if baseline and gpu and result.accepted:

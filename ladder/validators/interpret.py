@@ -29,6 +29,9 @@ class InterpretValidator:
     def __init__(self, seeds: int = 2, timeout_s: float = 300, confinement: Confinement | None = None):
         self.seeds, self.timeout_s, self.confinement = seeds, timeout_s, confinement
 
+    def close(self) -> None:
+        """Nothing outlives a round here."""
+
     def validate(self, op: Operator, candidate: Path, workdir: Path, with_compile: bool = False) -> Validation:
         seed_base = secrets.randbelow(1 << 31)  # drawn now: the candidate cannot know its inputs in advance
         seeds = list(range(seed_base, seed_base + self.seeds))

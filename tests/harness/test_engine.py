@@ -215,13 +215,30 @@ def test_outputs_keep_their_dtypes_shapes_and_values_through_shared_memory():
             SlotWriter(outputs.fd, {"slots": 1, "slot_bytes": 1024}).put(0, torch.zeros(1024))
 
 
+def test_without_a_device_slot_outputs_go_through_host_memory_and_say_why():
+    """A device slot asked for where none can be made (here: no CUDA driver) leaves the host slots serving and says
+    why; a runner offered a device slot it cannot map writes to the host slots and says why; a description that
+    claims the device slot where there is none is refused, not read."""
+    with Outputs(slots=1, slot_bytes=1 << 16, device_bytes=1 << 20) as outputs:
+        assert outputs.device is None and outputs.device_error
+        assert "device" not in outputs.region() and outputs.fds() == [outputs.fd]
+        offered = {**outputs.region(), "device": {"fd": outputs.fd, "bytes": 1 << 20}}
+        writer = SlotWriter(outputs.fd, offered, pin=True)
+        assert writer.memory == "host" and writer.device_error
+        sent = torch.randn(3, 5)
+        description = writer.put(0, sent)
+        assert description["memory"] == "host"
+        assert torch.equal(outputs.take(description, "cpu"), sent)
+        with pytest.raises(OutputError, match="device slot, and there is none"):
+            outputs.take({**description, "memory": "device"}, "cpu")
+
+
 def _evaluation(timed: bool = True) -> _Evaluation:
-    from ladder.harness.evaluate import CandidateResult, Settings
+    from ladder.harness.evaluate import Settings
 
     op = get_operator("new_gelu")
     settings = Settings(timing={} if timed else None, ceilings=Ceilings(4300.0, 790.0, 1 << 30, 8192))
-    result = CandidateResult("new_gelu", "x.py", "cuda")
-    return _Evaluation(op, "new_gelu", None, ["c1"], 0, settings, result, None)
+    return _Evaluation(op, "new_gelu", ["c1"], 0, settings)
 
 
 def test_a_timing_window_starts_when_the_block_was_sent_not_when_a_busy_parent_read_it():
