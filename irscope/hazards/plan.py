@@ -56,10 +56,10 @@ def undivisible(traj: Trajectory) -> list[str]:
     """Runtime arguments (integers, pointers) the specialization did not prove divisible by 16."""
     out = []
     for name, ty in traj.specialization.signature.items():
-        if ty == "constexpr" or not (ty.startswith("*") or re.fullmatch(r"[iu](32|64)", ty)):
+        if not (ty.startswith("*") or re.fullmatch(r"[iu](32|64)", ty)):  # constexprs and floats have no divisibility
             continue
         attrs = {a[0]: a[1] for a in traj.specialization.attrs.get(name, [])}
-        if int(attrs.get("tt.divisibility", 1)) < DIVISIBILITY:
+        if int(attrs.get("tt.divisibility", 1)) < DIVISIBILITY:  # pragma: no mutate (any default below 16: none)
             out.append(name)
     return out
 
@@ -75,31 +75,39 @@ def _addressing(op: Any) -> list[str]:
 
 def feeding(traj: Trajectory, lines: tuple[int, ...], names: list[str]) -> list[str]:
     """Those of `names` whose values reach an op on `lines` in the final TTGIR (a backward walk over operands,
-    through loop-carried values; of a load or store, over its pointer and mask); all of `names` when the walk finds
-    none."""
+    through loop-carried values: a loop's i-th iter_arg and its i-th result are its i-th initial value and what each
+    iteration yields for it, not the loop's bounds; from the loads and stores on `lines` where there are any, over
+    their pointers and masks); all of `names` when the walk finds none."""
     if not lines:
         return names
     ops = KernelView(traj).ttgir_ops
-    defs: dict[str, Any] = {}
-    carried: dict[str, list[str]] = {}  # a loop's iter_arg → its initial value and what each iteration yields
+    defs: dict[str, Any] = {}  # a result's name (`%x` of `%x:2`) → the op that defines it
+    carried: dict[str, list[str]] = {}  # an iter_arg, or a loop's result (`%x#i`) → initial value and yielded one
     for r in ops:
         for res in r.op.results:
-            defs[res.split(":")[0].split("#")[0]] = r.op
+            defs[res.split(":")[0]] = r.op
         if r.op.name == "scf.for" and "iter_args(" in r.op.text:
             pairs = re.findall(r"(%[\w$.-]+) = (%[\w$.#-]+)", r.op.text.split("iter_args(", 1)[1])
             yields = next((y.op.operands for y in ops if y.op.name == "scf.yield" and y.op.parent is r.op), ())
+            result = r.op.results[0].split(":")[0] if r.op.results else None
             for i, (inner, init) in enumerate(pairs):
-                carried[inner] = [init, *(yields[i : i + 1])]
+                sources = [init, *(yields[i : i + 1])]
+                carried[inner] = sources
+                if result is not None:  # one result is used as `%x`, several as `%x#0`, `%x#1`, …
+                    carried[result if len(pairs) == 1 else f"{result}#{i}"] = sources
     seen: set[str] = set()
-    todo = [v.split("#")[0] for r in ops if r.line in lines for v in _addressing(r.op)]
+    on_lines = [r.op for r in ops if r.line in lines]
+    accesses = [op for op in on_lines if op.name in ADDRESSING]  # a line's other ops compute what it stores
+    todo = [v for op in (accesses or on_lines) for v in _addressing(op)]
     while todo:
         v = todo.pop()
         if v in seen:
             continue
         seen.add(v)
-        todo += carried.get(v, [])
-        if v in defs:
-            todo += [o.split("#")[0] for o in defs[v].operands]
+        if v in carried:
+            todo += carried[v]
+        elif v.split("#")[0] in defs:
+            todo += defs[v.split("#")[0]].operands
     found = [n for n in names if f"%{n}" in seen]
     return found or names
 

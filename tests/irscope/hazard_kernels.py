@@ -300,3 +300,19 @@ def strided_sum(x_ptr, out_ptr, stride, n_steps, shift, BLOCK: tl.constexpr):
         acc += tl.load(p)
         p += stride
     tl.store(out_ptr + shift + offs, acc)
+
+
+@triton.jit
+def carried_walk(x_ptr, out_ptr, stride, shift, scale, bias_n, bias_m, n_steps, BLOCK: tl.constexpr):
+    # three values carried by one loop: an accumulator, an offset that advances by a stride no one proved divisible
+    # by 16 from a shifted start, and a second accumulator; bias_n and bias_m (not divisible either) reach only the
+    # accumulators, scale is a float. The store after the loop lands where the offset ended.
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    off = shift + tl.arange(0, BLOCK)
+    total = tl.zeros([BLOCK], dtype=tl.float32)
+    for _ in range(n_steps):
+        x = tl.load(x_ptr + off)
+        acc += x * scale + bias_n
+        total += x + bias_m
+        off += stride
+    tl.store(out_ptr + off, acc + total)
