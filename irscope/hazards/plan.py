@@ -87,8 +87,10 @@ def feeding(traj: Trajectory, lines: tuple[int, ...], names: list[str]) -> list[
         for res in r.op.results:
             defs[res.split(":")[0]] = r.op
         if r.op.name == "scf.for" and "iter_args(" in r.op.text:
-            pairs = re.findall(r"(%[\w$.-]+) = (%[\w$.#-]+)", r.op.text.split("iter_args(", 1)[1])
-            yields = next((y.op.operands for y in ops if y.op.name == "scf.yield" and y.op.parent is r.op), ())
+            header = r.op.text.split("iter_args(", 1)[1]  # pragma: no mutate (one iter_args( per loop header)
+            pairs = re.findall(r"(%[\w$.-]+) = (%[\w$.#-]+)", header)
+            # a loop's body ends in the one yield of what it carries
+            (yields,) = [y.op.operands for y in ops if y.op.name == "scf.yield" and y.op.parent is r.op]
             result = r.op.results[0].split(":")[0] if r.op.results else None
             for i, (inner, init) in enumerate(pairs):
                 sources = [init, *(yields[i : i + 1])]
