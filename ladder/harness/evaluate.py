@@ -212,14 +212,11 @@ def evaluate_candidate(
         gpu_wait_s,
     )
     remaining = [c.name for c in select_cases(op, list(cases) if cases is not None else None, device)]
-    ahead: _Evaluation | None = None
+    wanted, ahead = list(remaining), None
     if spares is not None:
-        key = spares.key(operator, remaining, settings)
         t0 = time.monotonic()
-        ahead = spares.take(key)  # waits for it to be ready, if it is still starting
+        ahead = spares.take(spares.key(operator, wanted, settings))  # waits for it to be ready if still starting
         result.add_seconds("start", time.monotonic() - t0)
-        # drawn now: no candidate can know its inputs in advance (nor can the next one: its runner is not loaded)
-        spares.start(key, lambda: _Evaluation(op, operator, remaining, secrets.randbelow(1 << 31), settings))
     seed_base = ahead.job.seed_base if ahead is not None else secrets.randbelow(1 << 31)
     while remaining:
         ev = ahead or _Evaluation(op, operator, remaining, seed_base, settings)
@@ -255,6 +252,14 @@ def evaluate_candidate(
         remaining = [c for c in pending if c not in lost]
     order = {c.name: i for i, c in enumerate([*op.cases, *op.small_cases])}
     result.cases.sort(key=lambda c: order.get(c["case"], 99))
+    if spares is not None:
+        # started now, not beside this evaluation: one runner per job at a time (its CUDA context and output
+        # memory), and the start overlaps the next round's diagnosis. Its seeds are drawn now, by this process:
+        # the next candidate is not written yet.
+        spares.start(
+            spares.key(operator, wanted, settings),
+            lambda: _Evaluation(op, operator, wanted, secrets.randbelow(1 << 31), settings),
+        )
     return result
 
 

@@ -1,7 +1,8 @@
-"""Runners started ahead: a round's runner starts while the round before it still validates, so the next
-evaluation of the same operator finds it ready (its sandbox, Python, CUDA context and output memory), and the
-start (about 5 s with ten jobs on one GPU, docs/results/engine-h200/README.md, session 5) leaves the round's
-critical path.
+"""Runners started ahead: when an evaluation ends, the runner for the next evaluation of the same operator and
+settings starts, while the loop records the round and diagnoses the next one, so that evaluation finds it ready
+(its sandbox, Python, CUDA context and output memory): the start (about 5 s with ten jobs on one GPU,
+docs/results/engine-h200/README.md, session 5) leaves the round's critical path, and a job still has one runner
+at a time.
 
 A runner started ahead holds no candidate: it stops at `ready` until the evaluation that takes it sends `load`
 with the candidate's text, exactly as a runner started on the spot does, so the parent still counts its threads

@@ -61,7 +61,7 @@ class HarnessValidator:
         self._probing = threading.Lock()
         # operator → case → (eager ms, torch.compile ms), from its baseline: a candidate's round times it alone
         self._references: dict[str, dict[str, tuple[float | None, float | None]]] = {}
-        # a candidate round's runner starts while the round before it validates (on a GPU: where the start is on
+        # a candidate round's runner starts when the round before it is evaluated (on a GPU: where the start is on
         # the round's critical path; a CPU run's starts are cheaper than the processes spares would add)
         self._spares = Spares() if self.device == "cuda" else None
 
