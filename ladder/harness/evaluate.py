@@ -70,6 +70,7 @@ SOL_SLACK = 0.85
 CHECKSUM_TOLERANCE = 1e-2  # of the judged call's output norm: rounding of a nondeterministic kernel stays far below
 STARTUP_S = 300.0  # the runner's start and the candidate's import
 SLOT_FLOOR = 1 << 20
+HOST_SLOTS = 2  # a runner's output slots in host memory (the device slot, where there is one, is one)
 IN_FLIGHT = 2  # commands sent ahead under a shared hold: the runner's next run overlaps this process's judging
 
 
@@ -320,7 +321,7 @@ class _Evaluation:
                 read_only.append(seed)
                 env[SEED_ENV] = str(seed)
         outputs = self._stack.enter_context(
-            Outputs(slots=2, slot_bytes=self._slot_bytes(), device_bytes=self._device_slot_bytes())
+            Outputs(slots=HOST_SLOTS, slot_bytes=self._slot_bytes(), device_bytes=self._device_slot_bytes())
         )
         self.outputs = outputs
         self.job.outputs = {"fd": outputs.fd, **outputs.region()}

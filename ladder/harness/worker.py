@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -103,15 +104,24 @@ def timing_seeds(seed_base: int) -> list[int]:
 
 
 class Slots:
-    """The runner's view of the shared-memory slots: a slot written is busy until the parent says it is free."""
+    """The runner's view of the shared-memory slots: a slot written is busy until the parent says it is free.
+
+    While it waits for a slot, the parent may already have sent the next command (it keeps IN_FLIGHT commands
+    ahead): such a command is kept, in order, and the command loop takes it next (`next_command`). Dropping it
+    left the parent waiting for an answer that never came while it held the GPU, and every job behind it (seen
+    on an H100 with one device slot, docs/results/engine-h200/README.md, session 6)."""
 
     def __init__(self, writer: Any, commands: Any):
         self.writer, self.commands = writer, commands
         self.busy: set[int] = set()
         self.next = 0
+        self.kept: deque[dict] = deque()  # commands that arrived while a put waited for a slot
 
     def freed(self, msg: dict) -> None:
         self.busy.discard(int(msg["free"]))
+
+    def next_command(self, timeout_s: float | None = None) -> dict | None:
+        return self.kept.popleft() if self.kept else self.commands.next(timeout_s=timeout_s)
 
     def put(self, out: Any) -> dict:
         slot = self.next
@@ -123,6 +133,8 @@ class Slots:
                 raise RuntimeError("the parent closed the command channel")
             if "free" in msg:
                 self.freed(msg)
+            else:
+                self.kept.append(msg)
         description = self.writer.put(slot, out)
         self.busy.add(slot)
         return description
@@ -336,7 +348,7 @@ def serve(payload: dict, emit: Emit, commands: Any) -> dict:
     go = commands.next(timeout_s=LOAD_WAIT_S)
     if go is None or go.get("cmd") != "load" or not runner.load(go.get("source")):
         return {"loaded": False}
-    while (cmd := commands.next()) is not None:
+    while (cmd := runner.slots.next_command()) is not None:
         if "free" in cmd:  # the parent has taken a slot's outputs after the command that wrote them ended
             runner.slots.freed(cmd)
             continue

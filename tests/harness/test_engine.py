@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from ladder import confine, sandbox, status
+from ladder.harness import evaluate
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import _Evaluation, evaluate_candidate, watch_problems
 from ladder.harness.gpu_lock import GpuLock, GpuWaitTimeout
@@ -105,6 +106,19 @@ def test_a_measurement_waits_for_the_runs_in_flight_not_for_a_whole_case(tmp_pat
     assert result.accepted, result.reasons()
     assert result.phase_seconds["validate"] >= 10 * RUN_S  # the whole validation is long
     assert len(waits) == 1 and waits[0] < 6 * RUN_S, (waits, result.phase_seconds)
+
+
+def test_a_command_sent_ahead_while_the_runner_waits_for_a_slot_is_answered(monkeypatch):
+    """One output slot, as a device slot is: while the runner waits for the parent to free it, the parent has
+    already sent the next command (two are in flight). The runner keeps that command for its loop. Before, it
+    read and dropped it, and the parent waited for its answer holding the GPU: on an H100 every job stalled
+    behind it (docs/results/engine-h200/README.md, session 6). Here the silence bound would end that runner."""
+    monkeypatch.setattr(evaluate, "HOST_SLOTS", 1)
+    result = evaluate_candidate(
+        "new_gelu", candidate=HONEST, cases=["s1"], device="cpu", seeds=3, silence_s=20, timeout_s=120
+    )
+    assert result.accepted, result.reasons()
+    assert not result.sandbox_failures
 
 
 def test_a_wait_past_its_bound_names_the_holder_and_gives_up(tmp_path):
