@@ -17,9 +17,10 @@ deadline=$((LIMIT - SECONDS - 90))
 echo "probe deadline: $deadline s"
 [ $deadline -lt 60 ] && exit 0
 OPS=argmax_dim1,batch_norm_train,group_norm,l2_norm,layer_norm,log_softmax,max_dim1,new_gelu,rms_norm_ch,softmax,softplus,sum_dim1
-timeout $((deadline + 70)) scripts/h200_suite.sh out/probe $deadline --rounds 10 --jobs 10 --ncu none --no-torch-compile \
+run=out/probe
+timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs 10 --ncu none --no-torch-compile \
   --tune-configs 10 --quiet --baseline-cache out/probe-baselines.json --ops $OPS > $OUT/probe.log 2>&1
-cp out/probe/report.md $OUT/probe-report.md; cp out/probe/progress.log $OUT/probe-progress.log 2>/dev/null
+cp $run/report.md $OUT/probe-report.md; cp $run/progress.log $OUT/probe-progress.log 2>/dev/null
 cp out/probe-baselines.json $OUT/probe-baselines.json
-grep -rho '"outputs_memory": "[^"]*"' out/probe | sort | uniq -c
+grep -rho '"outputs_memory": "[^"]*"' $run | sort | uniq -c
 grep -A22 "^| stage" $OUT/probe-report.md; grep "GPU busy" $OUT/probe-report.md
