@@ -289,7 +289,8 @@ class _Evaluation:
         self.timed = settings.timing is not None and settings.device.startswith("cuda")
         self.runs: dict[str, dict[str, dict[tuple[str, int], RunResult]]] = {}
         self.windows: dict[str, dict[str, list[float]]] = {}  # case → impl → [start, end, start, end, …]
-        self.done: dict[tuple[str, str], dict] = {}  # (case, command) → the runner's answer
+        self.done: dict[tuple[str, str], dict] = {}  # (case, command) → the runner's (last) answer
+        self.runner_seconds: dict[str, dict[str, float]] = {}  # case → command → seconds the runner says it took
         self.case_errors: dict[str, list[str]] = {}
         self.started: list[str] = []
         self.ended: set[str] = set()
@@ -486,6 +487,8 @@ class _Evaluation:
         if answer is None:
             return False
         self.done[(case.name, name)] = answer
+        spent = self.runner_seconds.setdefault(case.name, {})
+        spent[name] = spent.get(name, 0.0) + _seconds(answer.get("seconds"))  # a command may come once per run
         errors = self.case_errors.setdefault(case.name, [])
         if answer.get("error"):
             errors.append(f"{name}: {str(answer['error'])[:3000]}")
@@ -663,7 +666,7 @@ class _Evaluation:
             "shape": dict(case.shape),
             "errors": errors,
             "notes": notes,
-            "phase_seconds": {cmd: float(a.get("seconds") or 0.0) for cmd, a in answers.items()},
+            "phase_seconds": dict(self.runner_seconds.get(name, {})),
         }
         for phase, wanted in self.expected(name).items():
             got = runs.get(phase, {})
@@ -806,6 +809,12 @@ def _threads(pid: int | None) -> int | None:
         return len(os.listdir(f"/proc/{pid}/task"))
     except OSError:
         return None
+
+
+def _seconds(value: Any) -> float:
+    """A duration the runner reports; anything else counts as none (the runner's claim, only ever reported)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if number and math.isfinite(value) and value >= 0 else 0.0
 
 
 def _strings(value: Any) -> list[str]:

@@ -105,6 +105,8 @@ def test_a_measurement_waits_for_the_runs_in_flight_not_for_a_whole_case(tmp_pat
         timer.join()
     assert result.accepted, result.reasons()
     assert result.phase_seconds["validate"] >= 10 * RUN_S  # the whole validation is long
+    # the case's record counts every validation command the runner answered, not the last one only
+    assert result.cases[0]["phase_seconds"]["validate"] >= 10 * RUN_S
     assert len(waits) == 1 and waits[0] < 6 * RUN_S, (waits, result.phase_seconds)
 
 
