@@ -38,6 +38,7 @@ CASES = {
     "matmul_pipelined": (K.tile_matmul, MM, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=3)),
     "matmul_one_stage": (K.tile_matmul, MM, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=4, num_stages=1)),
     "matmul_two_warps": (K.tile_matmul, MM, dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_warps=2, num_stages=3)),
+    "matmul_thin_m": (K.tile_matmul, MM, dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=32, num_warps=4, num_stages=3)),
     "ieee_dot": (K.ieee_dot, dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32"), dict(BLOCK=64)),
     "column_read": (
         K.column_read,
@@ -212,6 +213,15 @@ def test_two_warps_keep_a_hopper_dot_on_mma_sync(found):
     h = next(h for h in found["matmul_two_warps"].hazards if h.symptom == "mma-downgrade")
     assert h.lines == (line_of(K.tile_matmul, "tl.dot"),)
     assert h.introduced_by is not None and h.introduced_by.pass_arg == "tritongpu-accelerate-matmul"
+
+
+def test_an_m_tile_below_wgmma_keeps_a_hopper_dot_on_mma_sync_and_plans_the_tile(found, captured):
+    # wgmma's M is 64 per warp group: a 16-row tile falls back to MMA v2, and the plan is the tile, not the warps
+    h = next(h for h in found["matmul_thin_m"].hazards if h.symptom == "mma-downgrade")
+    assert h.cause == "shape" and h.lines == (line_of(K.tile_matmul, "tl.dot"),)
+    (plan,) = planned(h, captured["matmul_thin_m"])
+    assert plan.condition == "the M tile a multiple of 64 (wgmma's M)"
+    assert plan.params == {"BLOCK_M": 64} and plan.constexprs == ("BLOCK_M=64",) and plan.realize == "constexpr"
 
 
 def test_an_ieee_fp32_dot_stays_on_fma_and_spills(found):
