@@ -50,6 +50,7 @@ class HarnessValidator:
         slot: GpuSlot | None = None,
         confinement: Confinement | None = None,
         baselines: BaselineCache | None = None,
+        start_ahead: bool | None = None,
     ):
         self.seeds, self.timing, self.timeout_s, self.slot = seeds, timing or TimingSettings(), timeout_s, slot
         self.confinement = confinement
@@ -61,9 +62,9 @@ class HarnessValidator:
         self._probing = threading.Lock()
         # operator → case → (eager ms, torch.compile ms), from its baseline: a candidate's round times it alone
         self._references: dict[str, dict[str, tuple[float | None, float | None]]] = {}
-        # a candidate round's runner starts when the round before it is evaluated (on a GPU: where the start is on
-        # the round's critical path; a CPU run's starts are cheaper than the processes spares would add)
-        self._spares = Spares() if self.device == "cuda" else None
+        # start_ahead: a candidate round's runner starts when the round before it is evaluated. None: on a GPU, where
+        # the start is on the round's critical path; a CPU run's starts cost less than the processes spares add
+        self._spares = Spares() if (self.device == "cuda" if start_ahead is None else start_ahead) else None
 
     def close(self) -> None:
         """End the runners started ahead for rounds that will not come."""

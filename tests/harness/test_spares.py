@@ -43,7 +43,10 @@ def _evaluate(spares: Spares, seen: list[str], seeds: int = 1):
 
 
 def test_an_evaluation_takes_the_runner_started_during_the_one_before():
-    spares, first, second, other = Spares(), [], [], []
+    spares = Spares()
+    first: list[str] = []
+    second: list[str] = []
+    other: list[str] = []
     before = _descendants()
     try:
         assert _evaluate(spares, first).accepted
@@ -60,3 +63,35 @@ def test_an_evaluation_takes_the_runner_started_during_the_one_before():
     while _descendants() - before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _descendants() - before, "a runner started ahead outlived close()"
+
+
+def test_a_validator_starting_runners_ahead_takes_each_for_the_next_round_and_ends_the_last(tmp_path):
+    """The harness validator as the ladder's rounds use it: the second round's runner is the one started when the
+    first round's evaluation ended (the evaluations' settings make the same key), and close() ends the one started
+    for a round that never comes."""
+    from ladder.validators.harness import HarnessValidator
+    from suite.operator import get_operator
+
+    validator = HarnessValidator(seeds=1, start_ahead=True)
+    spares = validator._spares
+    assert spares is not None
+    taken: list[object] = []
+    take = spares.take
+
+    def recording(key: str):
+        taken.append(take(key))
+        return taken[-1]
+
+    spares.take = recording  # type: ignore[method-assign]
+    before = _descendants()
+    try:
+        for i in range(2):
+            v = validator.validate(get_operator("new_gelu"), HONEST, tmp_path / f"round{i}")
+            assert v.correct, v.detail
+    finally:
+        validator.close()
+    assert taken[0] is None and taken[1] is not None
+    deadline = time.monotonic() + 10
+    while _descendants() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _descendants() - before, "the runner started for a third round outlived close()"
