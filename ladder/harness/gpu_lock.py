@@ -119,14 +119,7 @@ class GpuLock:
         comes in pieces gives way between them, so the measurement waits for a piece, not for a whole evaluation.
         A shared holder passing the turnstile at that instant reads as a measurement too: the cost is one early
         release and an immediate new hold."""
-        fd = os.open(self._turnstile, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-        return False
+        return held(self._turnstile)
 
     @contextmanager
     def shared(self) -> Iterator[None]:
@@ -147,6 +140,18 @@ class GpuLock:
             os.close(gate)
         with self._held(fd, "alone"):
             yield
+
+
+def held(path: str | Path) -> bool:
+    """Whether some process or thread holds a lock on the file at `path` now (shared or alone)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def shared(

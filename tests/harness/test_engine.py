@@ -6,7 +6,6 @@ is tests/gpu/test_hostile_timing.py."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -21,7 +20,7 @@ from ladder import confine, sandbox, status
 from ladder.harness import evaluate
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.evaluate import _Evaluation, evaluate_candidate, watch_problems
-from ladder.harness.gpu_lock import GpuLock, GpuWaitTimeout
+from ladder.harness.gpu_lock import GpuLock, GpuWaitTimeout, held
 from ladder.harness.transfer import OutputError, Outputs, SlotWriter
 from ladder.harness.worker import Slots
 from ladder.sandbox import run_sandboxed
@@ -62,21 +61,6 @@ def test_two_jobs_beside_a_measurement_finish_without_a_cycle(tmp_path):
         assert r.phase_seconds["wait_shared"] >= 0 and r.phase_seconds["validate"] > 0
 
 
-def _held(lock: str) -> bool:
-    """Whether some process holds the lock file (shared or alone) right now."""
-    try:
-        fd = os.open(lock, os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def test_a_measurement_waits_for_the_runs_in_flight_not_for_a_whole_case(tmp_path):
     """Ten validation runs of one case, each RUN_S of input making in the runner and again in the judge. A
     measurement that asks for the GPU as soon as the evaluation holds it shared gets it after the runs in flight
@@ -87,7 +71,7 @@ def test_a_measurement_waits_for_the_runs_in_flight_not_for_a_whole_case(tmp_pat
     lock, waits, over = str(tmp_path / "gpu.lock"), [], threading.Event()
 
     def measurement() -> None:
-        while not _held(lock):
+        while not held(lock):
             if over.wait(0.01):
                 return
         t0 = time.monotonic()

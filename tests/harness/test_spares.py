@@ -9,25 +9,13 @@ from pathlib import Path
 
 from ladder.harness.evaluate import evaluate_candidate
 from ladder.harness.spares import Spares
+from tests import proctree
 
 HONEST = Path(__file__).parents[1] / "gpu" / "hostile" / "honest.py"
 
 
 def _descendants() -> set[int]:
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    found, todo = set(), [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        kids = [c for c, p in parents.items() if p == pid]
-        found.update(kids)
-        todo += kids
-    return found
+    return proctree.descendants(os.getpid())
 
 
 def _evaluate(spares: Spares, seen: list[str], seeds: int = 1):
