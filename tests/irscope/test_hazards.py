@@ -344,6 +344,12 @@ def test_resident_warps_follow_the_register_and_shared_memory_limits():
     assert cost.resident_warps(32, 100 * 1024, 4) == (8, "shared memory")
     # nothing large: the warp limit (64 / 8 warps = 8 CTAs)
     assert cost.resident_warps(32, 0, 8) == (64, "warps per SM")
+    # 41 registers are allocated as 48: 65536 / (48 · 32 · 4) = 10 CTAs (12 if they were not rounded up)
+    assert cost.resident_warps(41, 0, 4) == (40, "registers")
+    # 64 // 3 = 21 CTAs of 3 warps, the same as the registers allow: the architectural limit is named on a tie
+    assert cost.resident_warps(32, 0, 3) == (63, "warps per SM")
+    # one warp per CTA: 32 CTAs per SM bind before 64 warps
+    assert cost.resident_warps(32, 0, 1) == (32, "CTAs per SM")
 
 
 def test_occupancy_is_judged_on_the_compiled_targets_machine():
