@@ -62,10 +62,7 @@ _driver: Any = None
 def _cuda() -> Any:
     global _driver
     if _driver is None:
-        lib = ctypes.CDLL("libcuda.so.1")
-        for name in ("cuMemCreate", "cuMemExportToShareableHandle", "cuMemImportFromShareableHandle", "cuMemMap"):
-            getattr(lib, name).restype = ctypes.c_int
-        _driver = lib
+        _driver = ctypes.CDLL("libcuda.so.1")  # every call returns a CUresult: ctypes' default int restype
     return _driver
 
 

@@ -47,7 +47,7 @@ from ladder.harness.correctness import RunResult
 from ladder.harness.gpu_lock import WAIT_S, GpuLock, GpuWaitTimeout
 from ladder.harness.spares import Spares
 from ladder.harness.timing import Timing
-from ladder.harness.transfer import ALIGN, OutputError, Outputs
+from ladder.harness.transfer import OutputError, Outputs, aligned
 from ladder.harness.triton_seed import triton_seed
 from ladder.harness.worker import (
     NEW_BUFFERS,
@@ -396,7 +396,7 @@ class _Evaluation:
             tensors = out if isinstance(out, tuple | list) else (out,)
             if not all(isinstance(t, torch.Tensor) for t in tensors):
                 return 0
-            sizes.append(sum(-(-t.numel() * t.element_size() // ALIGN) * ALIGN for t in tensors))
+            sizes.append(sum(aligned(t.numel() * t.element_size()) for t in tensors))
         return max(SLOT_FLOOR, *sizes)
 
     def _load(self, source: str | None) -> None:

@@ -138,15 +138,14 @@ class Outputs:
         out = []
         try:
             for entry in entries:
-                dtype, shape, offset = _checked(entry, self.layout.slot_bytes)
+                dtype, shape, offset, nbytes = _checked(entry, self.layout.slot_bytes)
                 n = math.prod(shape)
-                nbytes = n * torch.empty((), dtype=dtype).element_size()
                 raw = torch.frombuffer(self._map, dtype=torch.uint8, count=nbytes, offset=base + offset) if n else None
                 host = raw.view(dtype).reshape(shape) if raw is not None else torch.empty(shape, dtype=dtype)
                 out.append(host.to(device, copy=True))  # its own memory: the child may write the slot again
         finally:
             self.free(slot)
-        return out[0] if description.get("single", True) and len(out) == 1 else tuple(out)
+        return _as_sent(out, description)
 
     def _take_device(self, description: dict) -> Any:
         import torch
@@ -157,12 +156,11 @@ class Outputs:
             raise OutputError(f"slot {str(description.get('slot'))[:20]} is not the device slot 0")
         out = []
         for entry in _entries(description):
-            dtype, shape, offset = _checked(entry, self.device.nbytes)
-            nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+            dtype, shape, offset, nbytes = _checked(entry, self.device.nbytes)
             raw = self._device_bytes.narrow(0, offset, nbytes)
             out.append(raw.view(dtype).reshape(shape).clone())  # its own memory: the child may write the slot again
         torch.cuda.current_stream(self.device.device).synchronize()  # copied before the slot is said to be free
-        return out[0] if description.get("single", True) and len(out) == 1 else tuple(out)
+        return _as_sent(out, description)
 
     def free(self, slot: int) -> None:
         """Give the slot's pages back (the memory file keeps its size; the pages read as zeros after this), unless
@@ -178,7 +176,13 @@ def _entries(description: dict) -> list:
     return entries
 
 
-def _checked(entry: Any, slot_bytes: int) -> tuple[Any, tuple[int, ...], int]:
+def _as_sent(out: list, description: dict) -> Any:
+    """One tensor where the runner's forward returned one, else a tuple."""
+    return out[0] if description.get("single", True) and len(out) == 1 else tuple(out)
+
+
+def _checked(entry: Any, slot_bytes: int) -> tuple[Any, tuple[int, ...], int, int]:
+    """An entry's dtype, shape, offset and size in bytes, once each is checked against the slot."""
     if not isinstance(entry, dict):
         raise OutputError("a tensor's description is not an object")
     dtype = _torch_dtype(str(entry.get("dtype")))
@@ -193,7 +197,7 @@ def _checked(entry: Any, slot_bytes: int) -> tuple[Any, tuple[int, ...], int]:
     nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
     if offset + nbytes > slot_bytes:
         raise OutputError(f"a tensor of {nbytes} bytes at offset {offset} does not fit a slot of {slot_bytes}")
-    return dtype, tuple(shape), offset
+    return dtype, tuple(shape), offset, nbytes
 
 
 class SlotWriter:
@@ -248,7 +252,7 @@ class SlotWriter:
                     dst = torch.frombuffer(self._map, dtype=torch.uint8, count=nbytes, offset=base)
                 dst.view(t.dtype).view(t.shape).copy_(t)
             entries.append({"dtype": dtype, "shape": list(t.shape), "offset": offset})
-            offset = _aligned(offset + nbytes)
+            offset = aligned(offset + nbytes)
         if self._device_bytes is not None:
             torch.cuda.synchronize()  # written before the parent is told where
         return {"slot": slot, "tensors": entries, "single": single, "memory": self.memory}
@@ -281,5 +285,6 @@ def _current_device() -> int:
     return torch.cuda.current_device()
 
 
-def _aligned(n: int) -> int:
+def aligned(n: int) -> int:
+    """`n` rounded up to where the next tensor of a slot may start."""
     return (n + ALIGN - 1) // ALIGN * ALIGN
