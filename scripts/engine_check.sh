@@ -10,7 +10,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/opt/irsite:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 (timeout 60 python3 -m tools.device_memory_probe --mib 1024) > $OUT/devmem.log 2>&1; cat $OUT/devmem.log
+scripts/stackdump.sh 170 $OUT/smoke-stacks.txt /opt/irsite/bin/py-spy & dump=$!  # a stall explains itself
 (time timeout 200 scripts/gpu_smoke.sh out/smoke) > $OUT/smoke.log 2>&1; tail -32 $OUT/smoke.log
+kill $dump 2>/dev/null
 find out/smoke -name progress.log -exec cp {} $OUT/smoke-progress.log \;  # heartbeats: kept even if it is cut
 grep -rho '"outputs_memory": "[^"]*"' out/smoke | sort | uniq -c
 deadline=$((LIMIT - SECONDS - 90))
