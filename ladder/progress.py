@@ -11,16 +11,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from ladder import status
-from ladder.records import Round
+from ladder.records import ACCEPTED, BASELINE, Round
 
 LOG = "progress.log"
 HEARTBEAT_S = 30.0
+REASON_CHARS = 160
 
 
 def round_line(r: Round) -> str:
     parts = [f"{r.op} round {r.round}: {r.decision}"]
     if r.speedup is not None:
         parts.append(f"{r.speedup:.3g}x vs round {r.base_round}")
+    if r.decision not in (ACCEPTED, BASELINE) and r.reason:
+        # why a round did not count is what a reader of an overnight run's log asks first
+        parts.append(r.reason if len(r.reason) <= REASON_CHARS else r.reason[: REASON_CHARS - 1] + "…")
     if r.diagnosis is not None:
         where = f"stopped at {r.level}" if r.level else f"climbed to {r.diagnosis.reached}"
         parts.append(where + (f", {r.diagnosis.family.name}" if r.diagnosis.family else ""))

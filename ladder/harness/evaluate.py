@@ -229,7 +229,7 @@ def evaluate_candidate(
         for name in remaining:
             if name in ev.ended:
                 done.add(name)
-                result.cases.append(ev.record(name))
+                result.cases.append(_judged(ev, name))
         if run.ok or result.load_error is not None or result.tampered:
             break
         pending = [c for c in remaining if c not in done]
@@ -712,6 +712,15 @@ class _Evaluation:
                     )
             out[str(impl)] = timing.to_json()
         return out
+
+
+def _judged(ev: _Evaluation, name: str) -> dict:
+    """The case's record; a report this process cannot judge fails the case (the runner wrote it), never the run."""
+    try:
+        return ev.record(name)
+    except Exception as e:  # the report's shape is the runner's to choose: any malformation is its failure
+        problem = f"the runner's report could not be judged: {type(e).__name__}: {str(e)[:300]}"
+        return {"case": name, "correct": False, "numeric_ok": False, "errors": [problem]}
 
 
 def _layout(op: Operator, case: Case) -> list[dict] | None:

@@ -260,6 +260,7 @@ def _block(
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     sums: list[tuple[int, torch.Tensor]] = []
+    picked: dict[int, tuple[int, Any]] = {}  # set → (its position among this block's calls on the set, outputs)
     for i in range(n):
         k = counter[name]
         counter[name] += 1
@@ -275,13 +276,14 @@ def _block(
             watched.watch.launches.append(watched.launches() - before)
             sums.append((which, watched.checksum(out)))
             if watched.judged.get(k) == which:
-                watched.watch.judged[which] = out
-                # its checksum's position: those of earlier blocks on this set, then this block's so far
-                earlier = len(watched.watch.checksums[which])
-                watched.watch.judged_index[which] = earlier + sum(1 for w, _ in sums[:-1] if w == which)
+                picked[which] = (sum(1 for w, _ in sums[:-1] if w == which), out)
         del out
     torch.cuda.synchronize()
     if watched is not None:
+        # kept only with the block's checksums: a call that raises mid-block leaves no index into sums never kept
+        for which, (position, out) in picked.items():
+            watched.watch.judged[which] = out
+            watched.watch.judged_index[which] = len(watched.watch.checksums[which]) + position
         for which, value in sums:
             watched.watch.checksums[which].append([float(v) for v in value.tolist()])
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]

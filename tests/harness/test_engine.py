@@ -19,7 +19,7 @@ import torch
 from ladder import confine, sandbox, status
 from ladder.harness import evaluate
 from ladder.harness.ceilings import Ceilings
-from ladder.harness.evaluate import _Evaluation, evaluate_candidate, watch_problems
+from ladder.harness.evaluate import _Evaluation, _judged, evaluate_candidate, watch_problems
 from ladder.harness.gpu_lock import GpuLock, GpuWaitTimeout, held
 from ladder.harness.transfer import OutputError, Outputs, SlotWriter
 from ladder.harness.worker import Slots
@@ -284,6 +284,28 @@ def test_timed_calls_without_a_launch_or_with_other_outputs_are_rejected():
     assert "launched 3 Triton kernels in all" in watch_problems({"launches": [], "graph": [3, 10]})[0]
     rounding = [1.0 + 1e-5, 4.0, 0.0]  # a nondeterministic kernel's last bits
     assert watch_problems({"launches": [1], "checksums": [[same, rounding]], "judged_index": [0]}) == []
+
+
+@pytest.mark.parametrize(
+    "timed",
+    [
+        # an index into checksums never sent: a block that raised after its judged call (seen on an H100)
+        {
+            "timing": {"candidate": {"ms": 1.0, "busy_ms": 1.0}},
+            "watch": {"checksums": [[[1.0, 4.0, 0.0]]], "judged_index": [3]},
+        },
+        {"timing": {"candidate": {"ms": 1.0, "busy_ms": 1.0}}, "watch": {"launches": ["many"]}},
+        {"timing": {"candidate": {"ms": -1.0, "busy_ms": 1.0}}},
+        {"timing": ["not", "a", "mapping"]},
+    ],
+)
+def test_a_report_that_cannot_be_judged_fails_its_case_not_the_run(timed):
+    ev = _evaluation()
+    ev.done[("c1", "time")] = timed
+    with pytest.raises((IndexError, TypeError, ValueError)):
+        ev.record("c1")  # the record's parsing trusts nothing: it raises on what does not hold ...
+    record = _judged(ev, "c1")  # ... and the evaluation turns that into the case's failure
+    assert record["correct"] is False and "the runner's report could not be judged" in record["errors"][0]
 
 
 def test_status_lines_say_what_each_job_waits_for():

@@ -51,6 +51,26 @@ def test_timing_and_cuda_graph_switch():
         assert torch.equal(watch.judged[which], sets[which][1] * 2) and index is not None
 
 
+def test_a_timed_block_that_raises_after_its_judged_call_keeps_no_index_into_checksums_never_kept():
+    from ladder.harness.timing import Watch, _block, _Checksum, _Watched
+
+    sets = [(torch.randn(1024, device="cuda"),)]
+    calls = []
+
+    def third_call_raises(inputs: tuple) -> torch.Tensor:
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("out of memory, say")
+        return inputs[0] * 2
+
+    watch = Watch(checksums=[[]], judged=[None], judged_index=[None])
+    flush = torch.empty(1 << 20, dtype=torch.int8, device="cuda")
+    watched = _Watched(lambda: 1, _Checksum(1), watch, {0: 0})  # the block's first call is the judged one
+    with pytest.raises(RuntimeError):
+        _block(third_call_raises, sets, 4, {"c": 0}, "c", flush, watched)
+    assert watch.judged_index == [None] and watch.checksums == [[]] and watch.judged == [None]
+
+
 def test_ceilings_are_plausible():
     from ladder.harness.ceilings import measure
 
