@@ -41,10 +41,12 @@ from typing import Any
 
 from ladder import status
 from ladder.confine import Confinement
+from ladder.harness import memory_budget
 from ladder.harness.anticheat import ALLOWED_ATEN, static_check
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.correctness import RunResult
 from ladder.harness.gpu_lock import WAIT_S, GpuLock, GpuWaitTimeout
+from ladder.harness.memory_budget import MemoryBudget, case_bytes, gib
 from ladder.harness.spares import Spares
 from ladder.harness.timing import Timing
 from ladder.harness.transfer import OutputError, Outputs, aligned
@@ -302,6 +304,7 @@ class _Evaluation:
         self._answered = 0.0  # when the runner last answered a command
         self._stack = ExitStack()
         self._ready: dict | None = None  # the runner's `ready`, once it said it
+        self.slot_refused: str | None = None  # why no device slot was offered although one was wanted
 
     # ---------------------------------------------------------------------------------------------- driving
 
@@ -321,8 +324,18 @@ class _Evaluation:
             if seed is not None:  # the runner starts from a trusted Triton cache, not an empty one
                 read_only.append(seed)
                 env[SEED_ENV] = str(seed)
+        device_bytes = self._device_slot_bytes()
+        budget = self._budget()
+        if device_bytes and budget is not None:
+            # the slot lives as long as the runner: taken only where it fits now, never waited for
+            ticket = budget.try_hold(device_bytes, f"{status.current()}: output slot")
+            if ticket is None:
+                self.slot_refused = f"the GPU's memory budget has not {gib(device_bytes)} free now ({budget.holders()})"
+                device_bytes = 0
+            else:
+                self._stack.callback(budget.release, ticket)
         outputs = self._stack.enter_context(
-            Outputs(slots=HOST_SLOTS, slot_bytes=self._slot_bytes(), device_bytes=self._device_slot_bytes())
+            Outputs(slots=HOST_SLOTS, slot_bytes=self._slot_bytes(), device_bytes=device_bytes)
         )
         self.outputs = outputs
         self.job.outputs = {"fd": outputs.fd, **outputs.region()}
@@ -356,8 +369,9 @@ class _Evaluation:
             if self.child is None:
                 self.open()
             assert self.child is not None
-            if self.outputs is not None and self.outputs.device_error:
-                result.outputs_memory = f"host (no device slot: {self.outputs.device_error[:300]})"
+            refused = self.slot_refused or (self.outputs.device_error if self.outputs is not None else None)
+            if refused:
+                result.outputs_memory = f"host (no device slot: {refused[:300]})"
             self._load(source)
             result.add_seconds("start", time.monotonic() - t0)
             if self.loaded:
@@ -423,6 +437,25 @@ class _Evaluation:
         if isinstance(claimed, int) and claimed > 0:
             self.result.process.append(f"importing the candidate started {claimed} Python thread(s)")
         self.loaded = True
+
+    def _budget(self) -> MemoryBudget | None:
+        return memory_budget.for_current_gpu() if self.settings.device.startswith("cuda") else None
+
+    @contextmanager
+    def _memory(self, case: Case) -> Iterator[None]:
+        """The case's share of the GPU's memory (ladder.harness.memory_budget), held until its runner let go of its
+        tensors; taken before any hold of the GPU lock."""
+        budget = self._budget()
+        if budget is None:
+            yield
+            return
+        t0 = time.monotonic()
+        with budget.hold(
+            case_bytes(self.op.bytes_moved(case)), status.current(), status.waiting, self.settings.gpu_wait_s
+        ):
+            status.waiting(None)
+            self.result.add_seconds("wait_memory", time.monotonic() - t0)
+            yield
 
     def _lock(self) -> GpuLock | None:
         path = self.settings.gpu_lock
@@ -523,11 +556,14 @@ class _Evaluation:
         last: list[tuple[str, dict]] = [("timed_outputs", {"seeds": seeds})] if self.timed else [("exercise", {})]
         last += [("recheck", {"same": same, "new": new}), ("release", {})]
         try:
-            if not self._compile(case) or not self._shared(first, case):
+            if not self._compile(case):
                 return False
-            if self.timed and not self._alone(("time", {"draw": secrets.randbelow(1 << 31)}), case):
-                return False
-            return self._shared(last, case)
+            with self._memory(case):
+                if not self._shared(first, case):
+                    return False
+                if self.timed and not self._alone(("time", {"draw": secrets.randbelow(1 << 31)}), case):
+                    return False
+                return self._shared(last, case)
         except GpuWaitTimeout as e:  # a defect elsewhere (a holder that never lets go): say so, end this runner
             self.case_errors.setdefault(case.name, []).append(str(e))
             self.ended.add(case.name)
@@ -677,6 +713,10 @@ class _Evaluation:
         if timed.get("timing") is not None:
             record["timing"] = self._timing(case, timed["timing"], errors)
             errors += watch_problems(timed.get("watch"))
+        peak = (answers.get("release") or {}).get("device_peak_bytes")
+        if isinstance(peak, int) and not isinstance(peak, bool):
+            record["runner_peak_bytes"] = peak
+            record["budget_bytes"] = case_bytes(self.op.bytes_moved(case))
         if "compile_seconds" in (answers.get("prepare") or {}):
             record["compile_seconds"] = answers["prepare"]["compile_seconds"]
         parts = [record["validation"], record["recheck"], *([record["timed"]] if "timed" in record else [])]

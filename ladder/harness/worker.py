@@ -15,7 +15,7 @@ commands say, one at a time, each answered by a `done` message:
 * `time` {case, draw}: the interleaved timing of candidate / initial kernel / eager / torch.compile on those sets
   (ladder.harness.timing), watching the candidate's calls;
 * `timed_outputs` {case}: the judged timed calls' outputs, into slots like runs;
-* `release` {case}: the case's tensors dropped.
+* `release` {case}: the case's tensors dropped; says the most device memory the case held (`device_peak_bytes`).
 
 The parent holds the GPU for each command but `compile` (shared for correctness work, alone for `time`); this
 process never waits for the parent while the parent waits for it, except for a slot to be freed, which the parent
@@ -310,10 +310,14 @@ class Runner:
         import torch
 
         self.sets, self.compiled, self.watch = [], None, None
-        if self.job.device.startswith("cuda"):
-            torch.cuda.synchronize()
-            torch.cuda.empty_cache()
-        return {}
+        if not self.job.device.startswith("cuda"):
+            return {}
+        torch.cuda.synchronize()
+        # what the case held at most: the parent's memory budget per case is checked against it
+        peak = torch.cuda.max_memory_reserved()
+        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.empty_cache()
+        return {"device_peak_bytes": peak}
 
 
 COMMANDS = ("compile", "validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")

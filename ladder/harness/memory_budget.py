@@ -1,0 +1,141 @@
+"""Device memory the evaluations on one GPU may hold at once.
+
+Ten jobs on an 80 GB H100 ran out of device memory: each case's runner holds its inputs, their pristine copies, the
+timed input sets and outputs, and this process's judge regenerates the inputs and computes a float64 oracle beside
+them, so several jobs' largest cases at once did not fit. The allocation that failed was whichever came next, the
+judge's or a runner's, and the baseline or candidate it belonged to was rejected for a fault that was not its own.
+
+So each case of an evaluation holds an estimate of what it allocates (`case_bytes`: a multiple of its bytes moved)
+from the GPU's budget (`MemoryBudget`) for as long as its runner keeps its tensors, and waits while it does not fit.
+The line is first come, first served: a large case waiting is not passed by smaller ones, so it cannot starve; a
+case larger than the whole budget waits for all of it and then runs alone. The device slot a runner maps for its
+outputs (ladder.harness.transfer) is taken only where it fits at once (`try_hold`); otherwise the runner uses host
+memory, which waits for nothing.
+
+Lock order (docs/suite-protocol.md): a case takes its budget before any hold of the GPU lock and lets go of it after
+the last, so nothing waits for the budget while holding the GPU. Every wait is bounded (GpuWaitTimeout, naming the
+holders) and tells `on_wait` every HEARTBEAT_S what it waits for.
+
+The budget belongs to this process (its jobs are threads): two ladder processes on one GPU do not see each other's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ladder.harness.gpu_lock import HEARTBEAT_S, WAIT_S, GpuWaitTimeout
+
+# Of a case's bytes moved (inputs read once plus outputs written once): the runner holds about three times its
+# inputs and outputs (a run's inputs and their pristine copy or the two timed sets, the outputs of a run and of the
+# two judged timed calls), the judge its inputs and outputs again plus a float64 oracle and the comparison's
+# temporaries; at most 4 × inputs + 8 × outputs, which 8 × (inputs + outputs) covers.
+CASE_FACTOR = 8
+CASE_FIXED = 256 << 20  # the L2 flush buffer the timing allocates
+USABLE = 0.9  # of the GPU's memory; the rest and HEADROOM hold what no case accounts for
+HEADROOM = 8 << 30  # the CUDA contexts of the runners and of this process, the allocators' fragmentation
+
+
+def case_bytes(bytes_moved: int) -> int:
+    """What one case of an evaluation is expected to allocate on the device, runner and judge together."""
+    return CASE_FACTOR * bytes_moved + CASE_FIXED
+
+
+def gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB"
+
+
+@dataclass
+class _Holder:
+    who: str
+    nbytes: int
+    since: float
+
+
+class MemoryBudget:
+    def __init__(self, capacity: int, wait_s: float = WAIT_S):
+        if capacity <= 0:
+            raise ValueError(f"a memory budget of {capacity} bytes holds nothing")
+        self.capacity, self.wait_s = capacity, wait_s
+        self._cond = threading.Condition()
+        self._held: dict[int, _Holder] = {}
+        self._line: deque[int] = deque()  # tickets waiting, first come first served
+        self._tickets = iter(range(1 << 62))
+
+    @property
+    def free(self) -> int:
+        return self.capacity - sum(h.nbytes for h in self._held.values())
+
+    def holders(self) -> str:
+        with self._cond:  # reentrant: a waiter inside hold() names them too
+            now = time.monotonic()
+            held = [f"{h.who} ({gib(h.nbytes)}, {now - h.since:.0f} s)" for h in self._held.values()]
+        return "; ".join(held) or "nobody"
+
+    @contextmanager
+    def hold(
+        self, nbytes: int, who: str, on_wait: Callable[[str], None] | None = None, wait_s: float | None = None
+    ) -> Iterator[None]:
+        """`nbytes` of the budget (all of it, where more is asked) for the duration; waits its turn, at most
+        `wait_s` (default: the budget's)."""
+        want = min(nbytes, self.capacity)
+        bound = self.wait_s if wait_s is None else wait_s
+        with self._cond:
+            ticket = next(self._tickets)
+            self._line.append(ticket)
+            began = told = time.monotonic()
+            try:
+                while self._line[0] != ticket or self.free < want:
+                    now = time.monotonic()
+                    if now - began > bound:
+                        raise GpuWaitTimeout(
+                            f"{who} waited {now - began:.0f} s for {gib(want)} of device memory ({gib(self.free)} of "
+                            f"{gib(self.capacity)} free) and gave up; held by: {self.holders()}"
+                        )
+                    if on_wait is not None and now - told > HEARTBEAT_S:
+                        on_wait(f"device memory ({gib(want)}, {gib(self.free)} free); held by: {self.holders()}")
+                        told = now
+                    self._cond.wait(timeout=min(HEARTBEAT_S, bound))
+                self._held[ticket] = _Holder(who, want, time.monotonic())
+            finally:
+                self._line.remove(ticket)  # granted or given up: out of the line, and the next one may go
+                self._cond.notify_all()
+        try:
+            yield
+        finally:
+            self.release(ticket)
+
+    def try_hold(self, nbytes: int, who: str) -> int | None:
+        """`nbytes` now if they fit and nobody waits (a waiting case goes first), as a ticket for `release`; else
+        None."""
+        with self._cond:
+            if self._line or nbytes > self.free:
+                return None
+            ticket = next(self._tickets)
+            self._held[ticket] = _Holder(who, nbytes, time.monotonic())
+            return ticket
+
+    def release(self, ticket: int) -> None:
+        with self._cond:
+            del self._held[ticket]
+            self._cond.notify_all()
+
+
+_BUDGETS: dict[int, MemoryBudget] = {}
+_REGISTRY = threading.Lock()
+
+
+def for_current_gpu() -> MemoryBudget:
+    """The budget of this process's current CUDA device: USABLE of its memory less HEADROOM."""
+    import torch
+
+    index = torch.cuda.current_device()
+    with _REGISTRY:
+        if index not in _BUDGETS:
+            total = torch.cuda.get_device_properties(index).total_memory
+            _BUDGETS[index] = MemoryBudget(max(int(total * USABLE) - HEADROOM, total // 4))
+        return _BUDGETS[index]

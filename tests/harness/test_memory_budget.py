@@ -1,0 +1,94 @@
+"""The GPU's memory budget (ladder.harness.memory_budget): cases that do not fit together wait, in turn, bounded."""
+
+import threading
+import time
+
+import pytest
+
+from ladder.harness.gpu_lock import GpuWaitTimeout
+from ladder.harness.memory_budget import CASE_FACTOR, MemoryBudget, case_bytes
+
+GIB = 1 << 30
+
+
+def _hold_in_thread(budget: MemoryBudget, nbytes: int, who: str, order: list[str], hold_s: float) -> threading.Thread:
+    def run() -> None:
+        with budget.hold(nbytes, who):
+            order.append(who)
+            time.sleep(hold_s)
+
+    t = threading.Thread(target=run, name=who)
+    t.start()
+    return t
+
+
+def test_cases_that_do_not_fit_together_run_one_after_the_other_and_those_that_fit_at_once():
+    budget = MemoryBudget(10 * GIB)
+    order: list[str] = []
+    with budget.hold(6 * GIB, "first"):
+        small = _hold_in_thread(budget, 3 * GIB, "fits beside it", order, 0.0)
+        small.join(2)
+        assert order == ["fits beside it"]  # 6 + 3 of 10: no wait
+        big = _hold_in_thread(budget, 5 * GIB, "too big beside it", order, 0.0)
+        time.sleep(0.2)
+        assert order == ["fits beside it"] and "first (6.0 GiB" in budget.holders()
+    big.join(2)
+    assert order == ["fits beside it", "too big beside it"] and budget.free == 10 * GIB
+
+
+def test_a_large_case_waiting_is_not_passed_by_smaller_ones():
+    budget = MemoryBudget(10 * GIB)
+    order: list[str] = []
+    with budget.hold(6 * GIB, "first"):
+        big = _hold_in_thread(budget, 8 * GIB, "large", order, 0.05)
+        time.sleep(0.1)
+        small = _hold_in_thread(budget, 1 * GIB, "small, later", order, 0.0)  # would fit now, but waits its turn
+        time.sleep(0.2)
+        assert order == []
+        assert budget.try_hold(1 * GIB, "output slot") is None  # a slot is never taken while a case waits
+    big.join(2)
+    small.join(2)
+    assert order == ["large", "small, later"]
+
+
+def test_a_case_larger_than_the_budget_waits_for_all_of_it_then_runs_alone():
+    budget = MemoryBudget(10 * GIB)
+    order: list[str] = []
+    with budget.hold(1 * GIB, "first"):
+        huge = _hold_in_thread(budget, 40 * GIB, "huge", order, 0.2)
+        time.sleep(0.1)
+        assert order == []
+    time.sleep(0.1)
+    assert order == ["huge"] and budget.free == 0
+    huge.join(2)
+    assert budget.free == 10 * GIB
+
+
+def test_a_wait_past_its_bound_names_the_holders_and_gives_up_leaving_the_line():
+    budget = MemoryBudget(10 * GIB)
+    with budget.hold(9 * GIB, "softmax round 2: validate"):
+        with (
+            pytest.raises(GpuWaitTimeout, match=r"for 2\.0 GiB of device memory.*held by: softmax round 2"),
+            budget.hold(2 * GIB, "gemv round 1", wait_s=0.3),
+        ):
+            pass
+        ticket = budget.try_hold(1 * GIB, "output slot")  # the one that gave up no longer blocks the line
+        assert ticket is not None
+        budget.release(ticket)
+    assert budget.free == 10 * GIB
+
+
+def test_an_output_slot_is_taken_only_where_it_fits_now():
+    budget = MemoryBudget(10 * GIB)
+    ticket = budget.try_hold(4 * GIB, "slot a")
+    assert ticket is not None and budget.free == 6 * GIB
+    assert budget.try_hold(7 * GIB, "slot b") is None
+    budget.release(ticket)
+    assert budget.free == 10 * GIB
+
+
+def test_a_cases_estimate_grows_with_its_bytes_and_keeps_the_flush_buffer():
+    assert case_bytes(0) > 0
+    assert case_bytes(2 * GIB) - case_bytes(GIB) == CASE_FACTOR * GIB
+    with pytest.raises(ValueError, match="holds nothing"):
+        MemoryBudget(0)
