@@ -1,28 +1,63 @@
 #!/usr/bin/env bash
-# One device call that checks the harness engine (docs/results/engine-h200/README.md, session 6): shared device
-# memory across the sandbox (tools/device_memory_probe.py), the GPU smoke run, then the twelve-operator probe on ten
-# jobs for the time the call has left.
-#   scripts/engine_check.sh [LIMIT_S]      LIMIT_S: the device call's limit in seconds (default 540)
-# Carry .whl, out/compiler-index.db and (cached baselines of the same GPU) out/probe-baselines.json.
+# One device call that checks the harness engine (docs/results/engine-h200/README.md, sessions 6 and 7): shared
+# device memory across the sandbox (tools/device_memory_probe.py), the GPU tests (GPUTESTS=1), the GPU smoke run
+# (unless SMOKE=0), then ladder suite for the time the call has left: the twelve-operator probe on ten jobs, or
+# (SUITE=1) the whole offline suite, resumed from out/gpu-suite.tar.xz where one is carried and packed again into
+# $OUT for the next call.
+#   [GPUTESTS=1] [SMOKE=0] [SUITE=1] scripts/engine_check.sh [LIMIT_S]    LIMIT_S: the call's limit (default 540)
+# Carry .whl, out/compiler-index.db, out/probe-baselines.json (cached baselines of the same GPU) and, with SUITE=1,
+# out/gpu-suite.tar.xz from the previous call.
 set -u
 LIMIT=${1:-540}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /opt/irsite .whl/*.whl
 export PYTHONPATH=/opt/irsite:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 (timeout 60 python3 -m tools.device_memory_probe --mib 1024) > $OUT/devmem.log 2>&1; cat $OUT/devmem.log
-scripts/stackdump.sh 170 $OUT/smoke-stacks.txt /opt/irsite/bin/py-spy & dump=$!  # a stall explains itself
-(time timeout 200 scripts/gpu_smoke.sh out/smoke) > $OUT/smoke.log 2>&1; tail -32 $OUT/smoke.log
-kill $dump 2>/dev/null
-find out/smoke -name progress.log -exec cp {} $OUT/smoke-progress.log \;  # heartbeats: kept even if it is cut
-grep -rho '"outputs_memory": "[^"]*"' out/smoke | sort | uniq -c
+if [ "${GPUTESTS:-0}" = 1 ]; then
+  timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu tests/harness/test_gpu.py \
+    tests/ladder/redteam/test_gpu_timing.py > $OUT/gputests.log 2>&1
+  tail -15 $OUT/gputests.log
+fi
+if [ "${SMOKE:-1}" = 1 ]; then
+  scripts/stackdump.sh 170 $OUT/smoke-stacks.txt /opt/irsite/bin/py-spy & dump=$!  # a stall explains itself
+  (time timeout 200 scripts/gpu_smoke.sh out/smoke) > $OUT/smoke.log 2>&1; tail -32 $OUT/smoke.log
+  kill $dump 2>/dev/null
+  find out/smoke -name progress.log -exec cp {} $OUT/smoke-progress.log \;  # heartbeats: kept even if it is cut
+  grep -rho '"outputs_memory": "[^"]*"' out/smoke | sort | uniq -c
+fi
 deadline=$((LIMIT - SECONDS - 90))
-echo "probe deadline: $deadline s"
+echo "suite deadline: $deadline s"
 [ $deadline -lt 60 ] && exit 0
-OPS=argmax_dim1,batch_norm_train,group_norm,l2_norm,layer_norm,log_softmax,max_dim1,new_gelu,rms_norm_ch,softmax,softplus,sum_dim1
-run=out/probe
-timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs 10 --ncu none --no-torch-compile \
-  --tune-configs 10 --quiet --baseline-cache out/probe-baselines.json --ops $OPS > $OUT/probe.log 2>&1
-cp $run/report.md $OUT/probe-report.md; cp $run/progress.log $OUT/probe-progress.log 2>/dev/null
+nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader -l 2 > $OUT/gpu-samples.log & sampler=$!
+if [ "${SUITE:-0}" = 1 ]; then
+  run=out/gpu-suite
+  [ -f out/gpu-suite.tar.xz ] && tar xJf out/gpu-suite.tar.xz
+  timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs 10 --ncu none \
+    --no-torch-compile --tune-configs 10 --quiet --baseline-cache out/probe-baselines.json > $OUT/suite.log 2>&1
+  tar cJf $OUT/gpu-suite.tar.xz $run
+else
+  OPS=argmax_dim1,batch_norm_train,group_norm,l2_norm,layer_norm,log_softmax,max_dim1,new_gelu,rms_norm_ch,softmax,softplus,sum_dim1
+  run=out/probe
+  timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs 10 --ncu none --no-torch-compile \
+    --tune-configs 10 --quiet --baseline-cache out/probe-baselines.json --ops $OPS > $OUT/suite.log 2>&1
+fi
+kill $sampler
+tail -3 $OUT/suite.log
+cp $run/report.md $OUT/report.md; cp $run/progress.log $OUT/progress.log 2>/dev/null
 cp out/probe-baselines.json $OUT/probe-baselines.json
 grep -rho '"outputs_memory": "[^"]*"' $run | sort | uniq -c
-grep -A22 "^| stage" $OUT/probe-report.md; grep "GPU busy" $OUT/probe-report.md
+# the memory budget against what the runners held: the largest ratios of peak to estimate
+python3 - "$run" <<'PY'
+import json, pathlib, sys
+pairs = []
+for f in pathlib.Path(sys.argv[1]).rglob("harness.json"):
+    for c in json.loads(f.read_text()).get("cases", []):
+        if c.get("budget_bytes"):
+            pairs.append((c["runner_peak_bytes"] / c["budget_bytes"], c["runner_peak_bytes"], f.parent.parent.name, c["case"]))
+pairs.sort()
+print(f"runner peak / case budget over {len(pairs)} cases: median {pairs[len(pairs) // 2][0] if pairs else 0:.2f}")
+for p in pairs[-3:]:
+    print(f"  {p[0]:.2f}: {p[1] / 2**30:.1f} GiB, {p[2]} {p[3]}")
+PY
+grep -h "OutOfMemoryError" -r $run --include=validation.json -l | wc -l | sed 's/^/validations with OutOfMemoryError: /'
+grep -A24 "^| stage" $OUT/report.md; grep "GPU busy" $OUT/report.md
