@@ -313,10 +313,11 @@ class Runner:
         if not self.job.device.startswith("cuda"):
             return {}
         torch.cuda.synchronize()
-        # what the case held at most: the parent's memory budget per case is checked against it
+        # what the case held at most: the parent's memory budget per case is checked against it; the cache is
+        # emptied before the peak is reset, or the next case's peak would start from this one's reserved blocks
         peak = torch.cuda.max_memory_reserved()
-        torch.cuda.reset_peak_memory_stats()
         torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
         return {"device_peak_bytes": peak}
 
 
