@@ -111,8 +111,10 @@ def main() -> None:
     print(f"{'operator':24s} {'runs':>4s} " + " ".join(f"{c:>8s}" for c in COMPONENTS) + "  eval s  (ms per run)")
     # one region for every operator, as a runner has one for its life: a mapping registered with CUDA and then
     # unmapped unregistered makes the next registration at that address fail, and CUDA keeps that error
-    with Outputs(slots=1, slot_bytes=slot_bytes) as outputs:
+    # outputs through a device slot on a GPU, as the harness moves them (host memory where it cannot be had)
+    with Outputs(slots=1, slot_bytes=slot_bytes, device_bytes=slot_bytes if args.device == "cuda" else 0) as outputs:
         writer = SlotWriter(outputs.fd, outputs.region(), pin=args.device == "cuda")
+        print(f"outputs through {writer.memory} memory {outputs.device_error or writer.device_error or ''}")
         for op in ops:
             spent = measure(op, chosen[op.name], args.device, args.seeds, outputs, writer)
             runs = len(spent["gen"])
