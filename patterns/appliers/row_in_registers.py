@@ -636,11 +636,14 @@ def rewrite(mod: SourceModule, limit: int) -> tuple[str, str, dict]:
             call_edits.append(Edit(*mod.span(kw), f"{block_n}={b_var}"))
         else:
             call_edits.append(Edit(*mod.span(lc.call.args[plan.kernel.params.index(plan.block)]), b_var))
-        warps = f"4 if {b_var} <= 2048 else 8" + (f" if {b_var} <= 8192 else 16" if limit > 8192 else "")
-        nw = next((k for k in lc.call.keywords if k.arg == "num_warps"), None)
-        call_edits.append(
-            Edit(*mod.span(nw), f"num_warps={warps}") if nw else mod.call_append(lc.call, f"num_warps={warps}")
-        )
+        # an autotuned kernel's configs give its warps: a launch that names num_warps too raises TypeError
+        # (JITFunction.run gets it twice), so the twin, which keeps the decorators, leaves them to the configs
+        if "autotune" not in mod.decorators(fn.name):
+            warps = f"4 if {b_var} <= 2048 else 8" + (f" if {b_var} <= 8192 else 16" if limit > 8192 else "")
+            nw = next((k for k in lc.call.keywords if k.arg == "num_warps"), None)
+            call_edits.append(
+                Edit(*mod.span(nw), f"num_warps={warps}") if nw else mod.call_append(lc.call, f"num_warps={warps}")
+            )
         fast = _splice(mod, *mod.span(lc.call), call_edits)
         i = mod.indent_of(stmt)
         l0, l1 = mod.line_of(stmt)

@@ -102,6 +102,25 @@ def test_a_reload_with_another_other_is_a_where_on_the_tile():
     assert "    _n_row = C // groups * (H * W)\n" in host  # the kernel's group_len = (C // G) * HW on the host
 
 
+def test_the_twin_of_an_autotuned_kernel_leaves_its_warps_to_the_configs():
+    """A launch of an autotuned kernel that names num_warps raises TypeError (the autotuner passes its config's
+    too): every such candidate was rejected on an H100 after a tuning round had added @triton.autotune."""
+    src = (REPO / "suite" / "kernels" / "softmax.py").read_text()
+    tuned = src.replace(
+        "@triton.jit\ndef softmax_kernel",
+        '@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)], key=["n_cols"])\n'
+        "@triton.jit\ndef softmax_kernel",
+    )
+    assert tuned != src
+    out, _, _ = rewrite(SourceModule(tuned), 16384)
+    host = out.split("def forward")[1]
+    assert "softmax_kernel_one_pass[(M,)](x, out, N, BLOCK_N=_block_n)\n" in host and "num_warps" not in host
+    twin = out.split("def softmax_kernel_one_pass")[0].rsplit("\n\n\n", 1)[1]
+    assert twin.startswith("@triton.autotune(")  # the twin keeps the configs that now give its warps
+    untuned, _, _ = rewrite(SourceModule(src), 16384)
+    assert "num_warps=4 if _block_n <= 2048" in untuned.split("def forward")[1]
+
+
 INTERPRET = r"""
 import sys, torch
 from irscope.capture.loader import load_module
