@@ -46,7 +46,7 @@ from ladder.harness.anticheat import ALLOWED_ATEN, static_check
 from ladder.harness.ceilings import Ceilings
 from ladder.harness.correctness import RunResult
 from ladder.harness.gpu_lock import WAIT_S, GpuLock, GpuWaitTimeout
-from ladder.harness.memory_budget import MemoryBudget, case_bytes, gib
+from ladder.harness.memory_budget import MemoryBudget, gib
 from ladder.harness.spares import Spares
 from ladder.harness.timing import Timing
 from ladder.harness.transfer import OutputError, Outputs, aligned
@@ -305,6 +305,7 @@ class _Evaluation:
         self._stack = ExitStack()
         self._ready: dict | None = None  # the runner's `ready`, once it said it
         self.slot_refused: str | None = None  # why no device slot was offered although one was wanted
+        self.shares: dict[str, int] = {}  # case → the bytes of the GPU's memory budget it held
 
     # ---------------------------------------------------------------------------------------------- driving
 
@@ -450,9 +451,9 @@ class _Evaluation:
             yield
             return
         t0 = time.monotonic()
-        with budget.hold(
-            case_bytes(self.op.bytes_moved(case)), status.current(), status.waiting, self.settings.gpu_wait_s
-        ):
+        share = budget.estimate((self.op.name, case.name), self.op.bytes_moved(case))
+        self.shares[case.name] = share
+        with budget.hold(share, status.current(), status.waiting, self.settings.gpu_wait_s):
             status.waiting(None)
             self.result.add_seconds("wait_memory", time.monotonic() - t0)
             yield
@@ -714,9 +715,11 @@ class _Evaluation:
             record["timing"] = self._timing(case, timed["timing"], errors)
             errors += watch_problems(timed.get("watch"))
         peak = (answers.get("release") or {}).get("device_peak_bytes")
-        if isinstance(peak, int) and not isinstance(peak, bool):
-            record["runner_peak_bytes"] = peak
-            record["budget_bytes"] = case_bytes(self.op.bytes_moved(case))
+        if isinstance(peak, int) and not isinstance(peak, bool) and peak >= 0 and name in self.shares:
+            record["runner_peak_bytes"], record["budget_bytes"] = peak, self.shares[name]
+            budget = self._budget()
+            if budget is not None:
+                budget.observe((self.op.name, name), peak)
         if "compile_seconds" in (answers.get("prepare") or {}):
             record["compile_seconds"] = answers["prepare"]["compile_seconds"]
         parts = [record["validation"], record["recheck"], *([record["timed"]] if "timed" in record else [])]

@@ -5,10 +5,11 @@ timed input sets and outputs, and this process's judge regenerates the inputs an
 them, so several jobs' largest cases at once did not fit. The allocation that failed was whichever came next, the
 judge's or a runner's, and the baseline or candidate it belonged to was rejected for a fault that was not its own.
 
-So each case of an evaluation holds an estimate of what it allocates (`case_bytes`: a multiple of its bytes moved)
-from the GPU's budget (`MemoryBudget`) for as long as its runner keeps its tensors, and waits while it does not fit.
-The line is first come, first served: a large case waiting is not passed by smaller ones, so it cannot starve; a
-case larger than the whole budget waits for all of it and then runs alone. The device slot a runner maps for its
+So each case of an evaluation holds an estimate of what it allocates (`case_bytes`: a multiple of its bytes moved,
+or twice what a runner reported holding for the same case, if more) from the GPU's budget (`MemoryBudget`) for as
+long as its runner keeps its tensors, and waits while it does not fit. The line is first come, first served: a large
+case waiting is not passed by smaller ones, so it cannot starve; a case larger than the whole budget waits for all
+of it and then runs alone. The device slot a runner maps for its
 outputs (ladder.harness.transfer) is taken only where it fits at once (`try_hold`); otherwise the runner uses host
 memory, which waits for nothing.
 
@@ -40,8 +41,12 @@ USABLE = 0.9  # of the GPU's memory; the rest and HEADROOM hold what no case acc
 HEADROOM = 8 << 30  # the CUDA contexts of the runners and of this process, the allocators' fragmentation
 
 
+SEEN_FACTOR = 2  # of a runner's peak seen for the case: the judge beside it holds about as much again
+
+
 def case_bytes(bytes_moved: int) -> int:
-    """What one case of an evaluation is expected to allocate on the device, runner and judge together."""
+    """What one case of an evaluation is expected to allocate on the device, runner and judge together, before
+    any runner has said what it held."""
     return CASE_FACTOR * bytes_moved + CASE_FIXED
 
 
@@ -65,6 +70,19 @@ class MemoryBudget:
         self._held: dict[int, _Holder] = {}
         self._line: deque[int] = deque()  # tickets waiting, first come first served
         self._tickets = iter(range(1 << 62))
+        self._seen: dict[tuple[str, str], int] = {}  # (operator, case) → the largest runner peak reported
+
+    def estimate(self, key: tuple[str, str], bytes_moved: int) -> int:
+        """A case's share: the estimate from its bytes moved, or twice the most a runner held for it, if more (a
+        reference or kernel with large temporaries: a MoE case's runner held 12 times the estimate on an H100)."""
+        with self._cond:
+            return max(case_bytes(bytes_moved), SEEN_FACTOR * self._seen.get(key, 0))
+
+    def observe(self, key: tuple[str, str], peak: int) -> None:
+        """What a runner said it held for a case (its claim, capped at the budget: it can only slow its own
+        operator's cases)."""
+        with self._cond:
+            self._seen[key] = max(self._seen.get(key, 0), min(peak, self.capacity))
 
     @property
     def free(self) -> int:

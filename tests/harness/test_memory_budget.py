@@ -92,3 +92,17 @@ def test_a_cases_estimate_grows_with_its_bytes_and_keeps_the_flush_buffer():
     assert case_bytes(2 * GIB) - case_bytes(GIB) == CASE_FACTOR * GIB
     with pytest.raises(ValueError, match="holds nothing"):
         MemoryBudget(0)
+
+
+def test_a_case_whose_runner_held_more_than_estimated_gets_twice_that_next_time():
+    budget = MemoryBudget(64 * GIB)
+    key = ("moe_group_top2", "c4")
+    first = budget.estimate(key, 100 << 20)  # 100 MiB moved: the estimate from its bytes
+    assert first == case_bytes(100 << 20)
+    budget.observe(key, 10 * GIB)  # a router's temporaries: far more than its inputs and outputs
+    assert budget.estimate(key, 100 << 20) == 20 * GIB
+    budget.observe(key, 2 * GIB)  # a later, smaller peak does not lower it
+    assert budget.estimate(key, 100 << 20) == 20 * GIB
+    assert budget.estimate(("moe_group_top2", "c1"), 100 << 20) == first  # other cases keep theirs
+    budget.observe(("hostile", "c1"), 1 << 50)  # a runner's claim is capped at the budget
+    assert budget.estimate(("hostile", "c1"), 0) == 2 * budget.capacity
