@@ -1,6 +1,6 @@
 """What a run achieved: per-operator speedups of the best round, the suite aggregate, the level accounting, and
 where the rounds came from and went: which rewriter produced each candidate and what became of it, which family
-each diagnosis settled on, and the wall time each stage took.
+each diagnosis settled on, why the rounds that did not count did not, and the wall time each stage took.
 
 Best round = highest validated geo-mean speedup over the initial kernel, earlier round on ties (History.best);
 round 0 (the initial kernel itself, 1.0x) when no round beat it. The paper's level accounting: the evidence
@@ -10,6 +10,7 @@ trajectory of rounds reached each level (the ladder climbed to it in at least on
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -33,6 +34,7 @@ STAGES = ("baseline", "diagnose", "rewrite", "validate")
 HARNESS = (
     "start",
     "compile",
+    "wait_memory",
     "wait_shared",
     "wait_alone",
     "validate",
@@ -131,6 +133,8 @@ class SuiteSummary:
     # rewriter ("offline:APPLIER", "llm:MODEL") → decision → rounds whose candidate it produced
     rewriters: dict[str, dict[str, int]] = field(default_factory=dict)
     families: dict[str, dict[str, int]] = field(default_factory=dict)  # diagnosed family → decision → rounds
+    # why rounds after the baseline did not count (their reason, case, seed and figures taken out) → rounds, operators
+    not_counted: dict[str, dict[str, Any]] = field(default_factory=dict)
     stage_seconds: dict[str, list[float]] = field(default_factory=dict)  # stage → wall seconds, one per round
     gpu_busy: dict[str, float] | None = None  # ladder.gpu_busy.Busy of the run's samples, when it took any
 
@@ -149,6 +153,30 @@ def _tally(rounds: list[Round], key: Callable[[Round], str | None]) -> dict[str,
         if r.round > 0 and (k := key(r)) is not None:
             counts.setdefault(k, Counter())[r.decision] += 1
     return {k: dict(c) for k, c in sorted(counts.items(), key=lambda kc: (-kc[1].total(), kc[0]))}
+
+
+# what varies between rounds that failed for the same reason: where (case, phase, input kind, seed) and figures
+_WHERE = re.compile(r"\b[cs]\d+ [\w-]+ [\w/-]+ seed \d+: ")
+_FIGURE = re.compile(r"\d+(\.\d+)?(e-?\d+)?")
+REASON_KINDS = 15  # rows of the report's table; the JSON keeps them all
+
+
+def reason_kind(reason: str) -> str:
+    """A round's reason with what varies between rounds failing alike taken out: its first line's first clause,
+    without the case, phase and seed it names, figures as N."""
+    first = _WHERE.sub("", (reason.splitlines() or [""])[0].split("; ")[0])
+    return _FIGURE.sub("N", first)[:160]
+
+
+def _not_counted(rounds: list[Round]) -> dict[str, dict[str, Any]]:
+    kinds: dict[str, dict[str, Any]] = {}
+    for r in rounds:
+        if r.round > 0 and r.decision != ACCEPTED:
+            entry = kinds.setdefault(reason_kind(r.reason), {"rounds": 0, "ops": []})
+            entry["rounds"] += 1
+            if r.op not in entry["ops"]:
+                entry["ops"].append(r.op)
+    return dict(sorted(kinds.items(), key=lambda kv: (-kv[1]["rounds"], kv[0])))
 
 
 def summarize(history: History, run_dir: Path | None = None) -> SuiteSummary:
@@ -178,6 +206,7 @@ def summarize(history: History, run_dir: Path | None = None) -> SuiteSummary:
         ran_counts={lv: sum(o.ran[lv] for o in ops) for lv in LEVEL_NAMES},
         rewriters=_tally(rounds, lambda r: r.rewrite.rewriter if r.rewrite and r.rewrite.source else None),
         families=_tally(rounds, lambda r: r.diagnosis.family.name if r.diagnosis and r.diagnosis.family else None),
+        not_counted=_not_counted(rounds),
         stage_seconds=stage_seconds,
         gpu_busy=busy.to_json() if busy else None,
     )
@@ -221,6 +250,13 @@ def render(s: SuiteSummary) -> str:
     ]
     lines += _accounting("rewriter of the candidate", s.rewriters)
     lines += _accounting("family the diagnosis settled on", s.families)
+    if s.not_counted:
+        lines += ["", "| why a round did not count | rounds | operators |", "|---|---|---|"]
+        for kind, entry in list(s.not_counted.items())[:REASON_KINDS]:
+            cell = kind.replace("|", "\\|")
+            lines.append(f"| {cell} | {entry['rounds']} | {', '.join(entry['ops'])} |")
+        if len(s.not_counted) > REASON_KINDS:
+            lines.append(f"| (and {len(s.not_counted) - REASON_KINDS} other reasons: the JSON summary has them) | | |")
     if s.stage_seconds:
         lines += ["", "| stage | rounds | median s | total s |", "|---|---|---|---|"]
         for stage, t in sorted(s.stage_seconds.items(), key=lambda st: _stage_order(st[0])):

@@ -15,7 +15,7 @@ from ladder.context import Context, operator_context
 from ladder.evidence import ARTIFACT, RAN, Evidence, Hypothesis, LevelResult, RewriteFamily, SourceRef
 from ladder.policy import assess, climb
 from ladder.records import ACCEPTED, BASELINE, REJECTED, UNTIMED, History, Rewrite, Round
-from ladder.report import render, summarize
+from ladder.report import reason_kind, render, summarize
 from ladder.validation import CaseResult, Validation, speedup
 from suite.operator import get_operator
 from tests.ladder import candidates, h200
@@ -109,6 +109,8 @@ def test_summary_numbers_and_level_accounting(tmp_path):
     assert "| moe_group_top2 | 1 | 1 | L3 | 16.0" in table and "| ○ | ○ | ✓ | · |" in table
     assert "| llm:m | 3 | 1 | 1 | untimed 1 |" in table and "| index-reduction | 1 | 1 | 0 | – |" in table
     assert "| stage |" not in table  # rounds recorded before stage timings: no timing table to show
+    assert s.not_counted == {"slower": {"rounds": 1, "ops": ["new_gelu"]}, "cpu": {"rounds": 1, "ops": ["softplus"]}}
+    assert "| slower | 1 | new_gelu |" in table
     # speed of light in the summary line: how far from the hardware, not only from eager
     assert s.sol_geomean == pytest.approx(geo([moe.sol_fraction, gelu.sol_fraction]))
     assert f"of speed of light: geo-mean {s.sol_geomean:.0%}." in table
@@ -203,3 +205,31 @@ def test_vs_torch_compile_divides_the_baselines_compile_times_by_the_best_rounds
     assert moe.best_round == 1
     assert moe.vs_compile == pytest.approx(geo(k / b for k, b in zip(compile_ms, h200.MOE_BLOCKED)))
     assert moe.vs_compile == pytest.approx(moe.vs_eager * 0.5)
+
+
+def test_rounds_that_failed_alike_are_counted_under_one_reason(tmp_path):
+    """Ten rounds of four operators rejected with one TypeError (on an H100) read as one row, whatever case and seed
+    each named; figures and a traceback's later lines do not split it."""
+    with History(tmp_path) as h:
+        for op, seeds in (("softmax", (743180334, 52563719)), ("layer_norm", (278901410,))):
+            h.commit(Round(op, 0, 0, BASELINE, "initial"))
+            for n, seed in enumerate(seeds, start=1):
+                h.commit(
+                    Round(
+                        op,
+                        n,
+                        0,
+                        REJECTED,
+                        f"incorrect: c{n} validation random seed {seed}: forward raised TypeError: run() got multiple "
+                        f"values for keyword argument 'num_warps'\n  File ...; c{n + 1} validation random seed 1: …",
+                    )
+                )
+        h.commit(Round("softmax", 3, 0, REJECTED, "correct but 0.931x of round 0: not faster"))
+        h.commit(Round("layer_norm", 2, 0, REJECTED, "correct but 0.87x of round 0: not faster | odd"))
+        s = summarize(h)
+    kind = "incorrect: forward raised TypeError: run() got multiple values for keyword argument 'num_warps'"
+    assert s.not_counted[kind] == {"rounds": 3, "ops": ["layer_norm", "softmax"]}
+    assert reason_kind("correct but 0.931x of round 0: not faster") == "correct but Nx of round N: not faster"
+    table = render(s)
+    assert f"| {kind} | 3 | layer_norm, softmax |" in table
+    assert "| correct but Nx of round N: not faster \\| odd | 1 | layer_norm |" in table  # a | in a reason is escaped
