@@ -88,6 +88,12 @@ class MemoryBudget:
     def free(self) -> int:
         return self.capacity - sum(h.nbytes for h in self._held.values())
 
+    @property
+    def waiting(self) -> int:
+        """How many holds wait in line."""
+        with self._cond:
+            return len(self._line)
+
     def holders(self) -> str:
         with self._cond:  # reentrant: a waiter inside hold() names them too
             now = time.monotonic()

@@ -22,6 +22,13 @@ def _hold_in_thread(budget: MemoryBudget, nbytes: int, who: str, order: list[str
     return t
 
 
+def _until_waiting(budget: MemoryBudget, n: int) -> None:
+    deadline = time.monotonic() + 10
+    while budget.waiting != n:
+        assert time.monotonic() < deadline, f"{budget.waiting} in line, {n} expected"
+        time.sleep(0.01)
+
+
 def test_cases_that_do_not_fit_together_run_one_after_the_other_and_those_that_fit_at_once():
     budget = MemoryBudget(10 * GIB)
     order: list[str] = []
@@ -30,7 +37,7 @@ def test_cases_that_do_not_fit_together_run_one_after_the_other_and_those_that_f
         small.join(2)
         assert order == ["fits beside it"]  # 6 + 3 of 10: no wait
         big = _hold_in_thread(budget, 5 * GIB, "too big beside it", order, 0.0)
-        time.sleep(0.2)
+        _until_waiting(budget, 1)
         assert order == ["fits beside it"] and "first (6.0 GiB" in budget.holders()
     big.join(2)
     assert order == ["fits beside it", "too big beside it"] and budget.free == 10 * GIB
@@ -41,9 +48,9 @@ def test_a_large_case_waiting_is_not_passed_by_smaller_ones():
     order: list[str] = []
     with budget.hold(6 * GIB, "first"):
         big = _hold_in_thread(budget, 8 * GIB, "large", order, 0.05)
-        time.sleep(0.1)
+        _until_waiting(budget, 1)
         small = _hold_in_thread(budget, 1 * GIB, "small, later", order, 0.0)  # would fit now, but waits its turn
-        time.sleep(0.2)
+        _until_waiting(budget, 2)
         assert order == []
         assert budget.try_hold(1 * GIB, "output slot") is None  # a slot is never taken while a case waits
     big.join(2)
@@ -55,13 +62,13 @@ def test_a_case_larger_than_the_budget_waits_for_all_of_it_then_runs_alone():
     budget = MemoryBudget(10 * GIB)
     order: list[str] = []
     with budget.hold(1 * GIB, "first"):
-        huge = _hold_in_thread(budget, 40 * GIB, "huge", order, 0.2)
-        time.sleep(0.1)
+        huge = _hold_in_thread(budget, 40 * GIB, "huge", order, 0.5)
+        _until_waiting(budget, 1)
         assert order == []
-    time.sleep(0.1)
-    assert order == ["huge"] and budget.free == 0
+    _until_waiting(budget, 0)  # granted once the first let go
+    assert budget.free == 0 and "huge (10.0 GiB" in budget.holders()
     huge.join(2)
-    assert budget.free == 10 * GIB
+    assert order == ["huge"] and budget.free == 10 * GIB
 
 
 def test_a_wait_past_its_bound_names_the_holders_and_gives_up_leaving_the_line():
