@@ -25,7 +25,11 @@ def _amd_vec(ins: Instr) -> int:
     m = re.search(r"dwordx(\d)|_b(\d+)$", ins.opcode)
     if not m:
         return 1
-    return int(m.group(1)) if m.group(1) else max(int(m.group(2)) // 32, 1)
+    if m.group(1):
+        return int(m.group(1))
+    # a true division is equivalent: widths are 8, 16 or multiples of 32 bits, max(0.5, 1) == 1 and 4.0 == 4
+    dwords = int(m.group(2)) // 32  # pragma: no mutate
+    return max(dwords, 1)
 
 
 def _width_is(n: int) -> Callable[[Instr], int]:

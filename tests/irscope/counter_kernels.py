@@ -128,3 +128,17 @@ def int64_div_kernel(x_ptr, y_ptr, HW, N: tl.constexpr):
     # a 64-bit index divided by a runtime value: PTX `div.s64` and `rem.s64`, which ptxas turns into called routines
     offs = tl.program_id(0).to(tl.int64) * N + tl.arange(0, N)
     tl.store(y_ptr + offs, tl.load(x_ptr + (offs // HW) + (offs % HW)))
+
+
+@triton.jit
+def signed_narrow_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    # signed 16- and 8-bit loads (`ld.global.s16`/`.s8`, SASS `LDG.E.S16`/`.S8`; Triton's own are unsigned), the
+    # 16-bit one first in the source
+    offs = tl.arange(0, N)
+    half = tl.inline_asm_elementwise(
+        "ld.global.s16 $0, [$1];", "=r,l", [x_ptr + offs], dtype=tl.int32, is_pure=False, pack=1
+    )
+    byte = tl.inline_asm_elementwise(
+        "ld.global.s8 $0, [$1];", "=r,l", [x_ptr + N + offs], dtype=tl.int32, is_pure=False, pack=1
+    )
+    tl.store(y_ptr + offs, half + byte)

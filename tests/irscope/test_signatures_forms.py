@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from irscope import signatures
 from irscope.signatures import summary
 from tests.trajectory_cache import capture
 
@@ -275,3 +276,17 @@ def test_every_instruction_class_of_amdgcn_has_a_total_and_a_form():
     classes = {r.counter for r in AMDGCN_RULES if r.value is None}
     assert classes - {"res.instructions", "mem.local_load", "mem.local_store"} == set(AMD_TOTALS)
     assert {c for c, *_ in AMD_FORMS} == set(AMD_TOTALS)
+
+
+def test_signed_narrow_loads_count_their_own_width_per_line():
+    """A signed 16- or 8-bit load is 16 or 8 bits wide on both stages (SASS names it `.S16`/`.S8`, beside the
+    unsigned `.U16`/`.U8` of Triton's own narrow loads), and one 32-bit lane."""
+    traj = capture(k.signed_narrow_kernel, "*i16", "*i32", N=128)
+    sass = str(traj.artifacts["sass"].data)
+    assert re.search(r"LDG\.E\.S16\b", sass) and re.search(r"LDG\.E\.S8\b", sass)
+    lines = signatures.by_line(traj)
+    for stage in ("ptx", "sass"):
+        half, byte = sorted(n for n, counts in lines[stage].items() if counts.get("mem.load_bits_max"))
+        assert lines[stage][half]["mem.load_bits_max"] == 16 and lines[stage][byte]["mem.load_bits_max"] == 8, stage
+        assert lines[stage][half]["mem.load_vec1"] == lines[stage][byte]["mem.load_vec1"] >= 1, stage
+    assert summary(traj)["sass.mem.load_bits_max"] == 16
