@@ -159,13 +159,14 @@ def _tally(rounds: list[Round], key: Callable[[Round], str | None]) -> dict[str,
 _WHERE = re.compile(r"\b[cs]\d+ [\w-]+ [\w/-]+ seed \d+: ")
 _FIGURE = re.compile(r"\d+(\.\d+)?(e-?\d+)?")
 REASON_KINDS = 15  # rows of the report's table; the JSON keeps them all
+REASON_KIND_CHARS = 160
 
 
 def reason_kind(reason: str) -> str:
     """A round's reason with what varies between rounds failing alike taken out: its first line's first clause,
     without the case, phase and seed it names, figures as N."""
     first = _WHERE.sub("", (reason.splitlines() or [""])[0].split("; ")[0])
-    return _FIGURE.sub("N", first)[:160]
+    return _FIGURE.sub("N", first)[:REASON_KIND_CHARS]
 
 
 def _not_counted(rounds: list[Round]) -> dict[str, dict[str, Any]]:

@@ -108,13 +108,13 @@ def main() -> None:
     ops = [resolve_operator(name) for name in args.ops.split(",")]
     chosen = {op.name: selected_cases(op, args.device, args.cases.split(",") if args.cases else None) for op in ops}
     slot_bytes = max(op.bytes_moved(c) for op in ops for c in chosen[op.name])
-    print(f"{'operator':24s} {'runs':>4s} " + " ".join(f"{c:>8s}" for c in COMPONENTS) + "  eval s  (ms per run)")
     # one region for every operator, as a runner has one for its life: a mapping registered with CUDA and then
     # unmapped unregistered makes the next registration at that address fail, and CUDA keeps that error
     # outputs through a device slot on a GPU, as the harness moves them (host memory where it cannot be had)
     with Outputs(slots=1, slot_bytes=slot_bytes, device_bytes=slot_bytes if args.device == "cuda" else 0) as outputs:
         writer = SlotWriter(outputs.fd, outputs.region(), pin=args.device == "cuda")
         print(f"outputs through {writer.memory} memory {outputs.device_error or writer.device_error or ''}")
+        print(f"{'operator':24s} {'runs':>4s} " + " ".join(f"{c:>8s}" for c in COMPONENTS) + "  eval s  (ms per run)")
         for op in ops:
             spent = measure(op, chosen[op.name], args.device, args.seeds, outputs, writer)
             runs = len(spent["gen"])

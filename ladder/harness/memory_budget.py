@@ -9,9 +9,8 @@ So each case of an evaluation holds an estimate of what it allocates (`case_byte
 or twice what a runner reported holding for the same case, if more) from the GPU's budget (`MemoryBudget`) for as
 long as its runner keeps its tensors, and waits while it does not fit. The line is first come, first served: a large
 case waiting is not passed by smaller ones, so it cannot starve; a case larger than the whole budget waits for all
-of it and then runs alone. The device slot a runner maps for its
-outputs (ladder.harness.transfer) is taken only where it fits at once (`try_hold`); otherwise the runner uses host
-memory, which waits for nothing.
+of it and then runs alone. The device slot a runner maps for its outputs (ladder.harness.transfer) is taken only
+where it fits at once (`try_hold`); otherwise the runner uses host memory, which waits for nothing.
 
 Lock order (docs/suite-protocol.md): a case takes its budget before any hold of the GPU lock and lets go of it after
 the last, so nothing waits for the budget while holding the GPU. Every wait is bounded (GpuWaitTimeout, naming the
@@ -39,8 +38,6 @@ CASE_FACTOR = 8
 CASE_FIXED = 256 << 20  # the L2 flush buffer the timing allocates
 USABLE = 0.9  # of the GPU's memory; the rest and HEADROOM hold what no case accounts for
 HEADROOM = 8 << 30  # the CUDA contexts of the runners and of this process, the allocators' fragmentation
-
-
 SEEN_FACTOR = 2  # of a runner's peak seen for the case: the judge beside it holds about as much again
 
 
