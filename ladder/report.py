@@ -37,6 +37,7 @@ HARNESS = (
     "wait_memory",
     "wait_shared",
     "wait_alone",
+    "tune",
     "validate",
     "transfer",
     "prepare",

@@ -10,7 +10,8 @@ waited (docs/results/engine-h200). The `compile` command calls the forward once 
   kernel compiled;
 * with every Triton launch turned into a compile (`JITFunction.run` with `warmup=True`), the binary loaded into
   the CUDA context and its launcher built; an autotuner compiles each of its configs and caches no choice, since
-  nothing was timed.
+  nothing was timed. The autotuners that will benchmark on their first real call are counted
+  (`Compiled.autotuned`): the parent then has them choose with the GPU held alone (ladder.harness.autotune).
 
 No Triton kernel runs and no input is generated; the forward's own allocations, views, fills and copies run on the
 placeholders (sub-millisecond work, at most once per case, which the medians of another job's timing absorb; a
@@ -22,11 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 
+@dataclass
+class Compiled:
+    autotuned: int = 0  # autotuner calls with more than one config: each benchmarks on its first real call
+
+
 @contextmanager
-def compile_only() -> Iterator[None]:
+def compile_only() -> Iterator[Compiled]:
     """Inside the block, Triton launches compile (and load) their kernel without running it."""
     from triton.runtime.autotuner import Autotuner
     from triton.runtime.interpreter import InterpretedFunction
@@ -35,9 +42,10 @@ def compile_only() -> Iterator[None]:
     saved: list[tuple[Any, Callable]] = [(cls, cls.run) for cls in (JITFunction, InterpretedFunction, Autotuner)]
     JITFunction.run = _compiling(JITFunction.run)
     InterpretedFunction.run = _compiling(InterpretedFunction.run)
-    Autotuner.run = _every_config
+    compiled = Compiled()
+    Autotuner.run = _every_config(compiled)
     try:
-        yield
+        yield compiled
     finally:
         for cls, run in saved:
             cls.run = run
@@ -54,12 +62,17 @@ def _compiling(run: Callable) -> Callable:
     return compile_instead
 
 
-def _every_config(self: Any, *args: Any, **kwargs: Any) -> None:
-    """Autotuner.run, compiling every config it would time (its own warmup's loop, through `run` so that the grid
-    and warmup arguments a launch passes are accepted) and leaving its cache empty."""
-    self.nargs = dict(zip(self.arg_names, args))
-    try:
-        for config in self.prune_configs(kwargs):
-            self.fn.run(*args, **kwargs, **config.all_kwargs())
-    finally:
-        self.nargs = None
+def _every_config(compiled: Compiled) -> Callable:
+    def every_config(self: Any, *args: Any, **kwargs: Any) -> None:
+        """Autotuner.run, compiling every config it would time (its own warmup's loop, through `run` so that the
+        grid and warmup arguments a launch passes are accepted) and leaving its cache empty."""
+        if len(self.configs) > 1:
+            compiled.autotuned += 1
+        self.nargs = dict(zip(self.arg_names, args))
+        try:
+            for config in self.prune_configs(kwargs):
+                self.fn.run(*args, **kwargs, **config.all_kwargs())
+        finally:
+            self.nargs = None
+
+    return every_config

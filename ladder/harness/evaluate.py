@@ -9,7 +9,8 @@
    then imports the candidate; this process counts the runner's threads from outside (/proc) before and after;
 4. this process drives the runner command by command (at most IN_FLIGHT sent ahead) and holds the GPU for it
    (ladder.harness.gpu_lock: shared for correctness work, one validation run per command, giving way between
-   commands to a waiting measurement; alone for timing; the compile-only first call of each case holds nothing),
+   commands to a waiting measurement; alone for timing and for the candidate's autotuning
+   (ladder.harness.autotune); the compile-only first call of each case holds nothing),
    so the runner never holds the GPU while it waits for this process, and this process never waits for anyone
    but its runner while it holds the GPU for the runner: no cycle exists;
 5. each run's outputs come back through shared memory (ladder.harness.transfer), are copied here, and the run's
@@ -537,12 +538,30 @@ class _Evaluation:
         running fail the candidate like those of any other call of the forward."""
         if not self._command("compile", case, {}):
             return False
-        claimed = self.done[(case.name, "compile")].get("new_threads", 0)
-        if not isinstance(claimed, int) or isinstance(claimed, bool) or claimed < 0:
-            self.result.runner_errors.append(f"compile {case.name}: new_threads is {str(claimed)[:40]!r}, not a count")
-        elif claimed:
-            self.result.process.append(f"{case.name}: the forward's compile-only call left {claimed} thread(s) running")
+        self._threads_left(case, "compile", "compile-only")
         return True
+
+    def _tune(self, case: Case) -> bool:
+        """Where the compile-only call counted autotuners, their choice made with the GPU held alone (the runner's
+        `tune`, ladder.harness.autotune). The count is the runner's claim: a false one costs only the candidate,
+        whose autotuners then benchmark during its validation, on a shared GPU."""
+        if not self.settings.device.startswith("cuda") or not _count(
+            self.done[(case.name, "compile")].get("autotuned")
+        ):
+            return True
+        if not self._alone(("tune", {"seed": timing_seeds(self.job.seed_base)[0]}), case):
+            return False
+        self._threads_left(case, "tune", "tuning")
+        return True
+
+    def _threads_left(self, case: Case, command: str, call: str) -> None:
+        claimed = self.done[(case.name, command)].get("new_threads", 0)
+        if _count(claimed) is None:
+            self.result.runner_errors.append(
+                f"{command} {case.name}: new_threads is {str(claimed)[:40]!r}, not a count"
+            )
+        elif claimed:
+            self.result.process.append(f"{case.name}: the forward's {call} call left {claimed} thread(s) running")
 
     def _evaluate_case(self, case: Case) -> bool:
         base = self.job.seed_base
@@ -560,7 +579,7 @@ class _Evaluation:
             if not self._compile(case):
                 return False
             with self._memory(case):
-                if not self._shared(first, case):
+                if not self._tune(case) or not self._shared(first, case):
                     return False
                 if self.timed and not self._alone(("time", {"draw": secrets.randbelow(1 << 31)}), case):
                     return False
@@ -861,6 +880,11 @@ def _threads(pid: int | None) -> int | None:
         return len(os.listdir(f"/proc/{pid}/task"))
     except OSError:
         return None
+
+
+def _count(value: Any) -> int | None:
+    """A count the runner reported, or None where it is not one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _seconds(value: Any) -> float:

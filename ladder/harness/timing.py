@@ -84,7 +84,7 @@ class Watch:
         }
 
 
-def _quantile(sorted_values: list[float], q: float) -> float:
+def quantile(sorted_values: list[float], q: float) -> float:
     pos = q * (len(sorted_values) - 1)
     lo, hi = int(pos), min(int(pos) + 1, len(sorted_values) - 1)
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
@@ -189,7 +189,7 @@ def time_interleaved(
         for name in live:
             t, values = results[name], sorted(pooled[name])
             t.ms, t.calls, t.busy_ms = statistics.median(values), len(values), sum(values)
-            t.q25_ms, t.q75_ms = _quantile(values, 0.25), _quantile(values, 0.75)
+            t.q25_ms, t.q75_ms = quantile(values, 0.25), quantile(values, 0.75)
         timed_ms = [ms for n in live if (ms := results[n].ms) is not None]
         if timed_ms and min(timed_ms) < settings.cudagraph_below_ms:
             _graph_times(fns, sets, live, results, settings, checked, launches, watch)

@@ -7,6 +7,8 @@ commands say, one at a time, each answered by a `done` message:
 
 * `compile` {case}: the forward once on placeholder inputs of the case's layout with every Triton launch compiling
   instead of running (ladder.harness.compile_only): sent before the parent holds the GPU for the case;
+* `tune` {case, seed}: where `compile` counted autotuners, the forward once on an input set of the case with the
+  GPU held alone, so that they choose their configs on an idle GPU (ladder.harness.autotune);
 * `validate` {case, runs}: the candidate's forward on fresh inputs per (phase, kind, seed), each run's outputs
   copied into a shared-memory slot (ladder.harness.transfer) for the parent to judge, with what only this process
   can see (launches, aten ops, threads, streams, inputs left intact; ladder.harness.correctness.run_forward);
@@ -17,7 +19,7 @@ commands say, one at a time, each answered by a `done` message:
 * `timed_outputs` {case}: the judged timed calls' outputs, into slots like runs;
 * `release` {case}: the case's tensors dropped; says the most device memory the case held (`device_peak_bytes`).
 
-The parent holds the GPU for each command but `compile` (shared for correctness work, alone for `time`); this
+The parent holds the GPU for each command but `compile` (shared for correctness work, alone for `tune` and `time`); this
 process never waits for the parent while the parent waits for it, except for a slot to be freed, which the parent
 does without waiting for anything. Every message is a claim of a process that runs candidate code: the parent decides
 correctness from the outputs, and the facts reported here can only fail a candidate.
@@ -215,7 +217,7 @@ class Runner:
         from ladder.harness.compile_only import compile_only
         from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error
 
-        record: dict[str, Any] = {"notes": [], "new_threads": 0}
+        record: dict[str, Any] = {"notes": [], "new_threads": 0, "autotuned": 0}
         try:
             inputs = self.op.placeholder_inputs(case, self.job.device, self.job.layouts.get(case.name))
         except Exception as e:
@@ -224,12 +226,35 @@ class Runner:
         for forward in (f for f in (self.forward, self.initial) if f is not None):
             monitor = ForwardMonitor()
             try:
-                with compile_only(), monitor:
+                with compile_only() as built, monitor:
                     forward(*inputs)
+                record["autotuned"] += built.autotuned
             except (Exception, SystemExit) as e:
                 if is_fatal_device_error(e):
                     raise FatalDeviceError(f"{type(e).__name__}: {e}") from e
                 record["notes"].append(f"the compile-only call raised {type(e).__name__}: {str(e)[:300]}")
+            record["new_threads"] += monitor.report.new_threads
+        return record
+
+    def tune(self, case: Case, seed: int) -> dict:
+        """The forward(s) once on an input set of the case, with the GPU held alone, so that every autotuner in them
+        chooses its config now, on an idle GPU (ladder.harness.autotune). Nothing is judged but the threads left
+        running; a failure is a note (validation repeats the call)."""
+        from ladder.harness.anticheat import ForwardMonitor
+        from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error, synchronize
+
+        record: dict[str, Any] = {"notes": [], "new_threads": 0}
+        inputs = self.inputs(case, seed, RANDOM)
+        for forward in (f for f in (self.forward, self.initial) if f is not None):
+            monitor = ForwardMonitor()
+            try:
+                with monitor:
+                    forward(*inputs)
+                    synchronize(self.job.device)
+            except (Exception, SystemExit) as e:
+                if is_fatal_device_error(e):
+                    raise FatalDeviceError(f"{type(e).__name__}: {e}") from e
+                record["notes"].append(f"the tuning call raised {type(e).__name__}: {str(e)[:300]}")
             record["new_threads"] += monitor.report.new_threads
         return record
 
@@ -321,7 +346,7 @@ class Runner:
         return {"device_peak_bytes": peak}
 
 
-COMMANDS = ("compile", "validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")
+COMMANDS = ("compile", "tune", "validate", "prepare", "time", "exercise", "timed_outputs", "recheck", "release")
 
 
 def serve(payload: dict, emit: Emit, commands: Any) -> dict:
@@ -337,6 +362,10 @@ def serve(payload: dict, emit: Emit, commands: Any) -> dict:
         import torch._inductor.compile_fx  # noqa: F401  (CPU-only import work, done before any command)
     runner = Runner(job, emit, commands)
     _ready_device(job.device)
+    if job.device.startswith("cuda"):
+        from ladder.harness import autotune
+
+        autotune.install()  # before any candidate code: its autotuners benchmark on the harness's budget
     writer = runner.slots.writer
     memory = writer.memory if writer.device_error is None else f"host (device slot not mapped: {writer.device_error})"
     emit(
@@ -385,6 +414,7 @@ def warm() -> None:
     import triton  # noqa: F401
 
     import ladder.harness.anticheat
+    import ladder.harness.autotune
     import ladder.harness.ceilings
     import ladder.harness.compile_only
     import ladder.harness.correctness

@@ -72,10 +72,28 @@ def test_a_launch_compiles_and_loads_its_kernel_without_running_it(counting):
 
 def test_an_autotuner_compiles_every_config_and_chooses_none(counting):
     x, out = torch.ones(500), torch.empty(500)
-    with compile_only():
+    with compile_only() as built:
         tuned_kernel[(4,)](x, out, 500)
     assert counting.launches == 0
     assert _compiled(tuned_kernel.fn) == 2 and tuned_kernel.cache == {}, "both configs built, no choice from no timing"
+    assert built.autotuned == 1, "the parent is told an autotuner will benchmark, so it has it tune with the GPU alone"
+
+
+def test_plain_launches_and_a_one_config_autotuner_count_as_nothing_to_tune(counting):
+    one = triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])(scale_kernel)
+    x, out = torch.ones(500), torch.empty(500)
+    with compile_only() as built:
+        scale_kernel[(4,)](x, out, 500, BLOCK=128)
+        one[(8,)](x, out, 500)
+    assert built.autotuned == 0 and counting.launches == 0
+
+
+def test_the_harness_benchmarker_replaces_tritons_for_autotuners_that_name_none(counting):
+    from ladder.harness import autotune
+
+    assert counting.get_benchmarker() is not autotune.bench
+    autotune.install()
+    assert driver_config.active.get_benchmarker() is autotune.bench
 
 
 def _shifted_transpose(case: Case, seed: int, device: str, kind: str) -> tuple:

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -107,3 +108,35 @@ def test_bench_one_case_end_to_end(tmp_path):
     m = case["metrics"]
     assert 0 < m["impl"]["candidate"]["frac_sol"] < 1.2 and m["speedup"]["eager"] > 0
     assert doc["environment"]["ceilings"]["copy_gbps"] > 100 and (tmp_path / "bench.png").exists()
+
+
+def test_the_harness_benchmarker_gives_tritons_quantiles_on_its_budget():
+    from ladder.harness.autotune import BUDGET_MS, bench
+
+    x = torch.randn(1 << 24, device="cuda")
+    calls = []
+    median, q20, q80 = bench(lambda: calls.append(x * 2), quantiles=(0.5, 0.2, 0.8))
+    assert 0 < q20 <= median <= q80
+    assert 1 + 3 <= len(calls) <= 1 + BUDGET_MS / q20 + 1, "one warm call, then about BUDGET_MS of timed calls"
+    assert bench(lambda: x * 2) > 0
+
+
+def test_an_autotuned_candidate_chooses_with_the_gpu_alone_and_its_validation_never_benchmarks(tmp_path):
+    from ladder.harness.evaluate import evaluate_candidate
+    from ladder.harness.timing import TimingSettings
+
+    r = evaluate_candidate(
+        "softplus",
+        candidate=Path(__file__).parent / "candidates" / "autotuned_softplus.py",
+        cases=["c1", "c2"],
+        seeds=1,
+        timing=TimingSettings(warmup_ms=2, rep_ms=5, rounds=1).__dict__,
+        gpu_lock=str(tmp_path / "gpu.lock"),
+        timeout_s=300,
+    )
+    assert r.accepted, r.reasons()
+    assert r.phase_seconds.get("tune", 0) > 0 and "wait_alone" in r.phase_seconds
+    for case in r.cases:
+        runs = case["validation"]["runs"]
+        assert case["validation"]["kernels"] == {"softplus_kernel": runs}, "one launch per run: nothing benchmarked"
+        assert "tune" in case["phase_seconds"]
