@@ -307,6 +307,7 @@ class _Evaluation:
         self._ready: dict | None = None  # the runner's `ready`, once it said it
         self.slot_refused: str | None = None  # why no device slot was offered although one was wanted
         self.shares: dict[str, int] = {}  # case → the bytes of the GPU's memory budget it held
+        self._stream: Any = None  # the CUDA stream this evaluation judges on (`_judging`)
 
     # ---------------------------------------------------------------------------------------------- driving
 
@@ -457,7 +458,14 @@ class _Evaluation:
         with budget.hold(share, status.current(), status.waiting, self.settings.gpu_wait_s):
             status.waiting(None)
             self.result.add_seconds("wait_memory", time.monotonic() - t0)
-            yield
+            try:
+                yield
+            finally:
+                import torch
+
+                # the judge's cached blocks go back to the GPU before the case's share does; once per case, not per
+                # run: emptying the cache frees with cudaFree, which waits for every job's work in this process
+                torch.cuda.empty_cache()
 
     def _lock(self) -> GpuLock | None:
         path = self.settings.gpu_lock
@@ -614,7 +622,19 @@ class _Evaluation:
             # window holds the block however late this process read the channel
             edges.append(float(msg[SENT_AFTER]) if len(edges) % 2 == 0 else time.monotonic())
         elif kind == "run":
-            self._run(msg)
+            with self._judging():
+                self._run(msg)
+
+    def _judging(self) -> Any:
+        """This evaluation's own CUDA stream for its judging: the jobs of a run share this process, and on one stream
+        every read-back of a comparison waited for every other job's queued oracles and comparisons too."""
+        if not self.job.device.startswith("cuda"):
+            return nullcontext()
+        import torch
+
+        if self._stream is None:
+            self._stream = torch.cuda.Stream()
+        return torch.cuda.stream(self._stream)
 
     def _case_of(self, msg: dict) -> str:
         name = msg["case"]
@@ -668,15 +688,11 @@ class _Evaluation:
             if not result.problems:
                 result.problems.append("the forward produced no output")
             return
-        import torch
-
         from ladder.harness.correctness import judge
 
         inputs = self.op.make_inputs(case, seed, self.job.device, kind if phase == "validation" else RANDOM)
         verdict = judge(self.op, case, inputs, out, self.job.device)
         del inputs, out
-        if self.job.device.startswith("cuda"):
-            torch.cuda.empty_cache()
         result.problems += verdict.problems
         result.numeric_ok, result.max_abs, result.rel_l2 = verdict.numeric_ok, verdict.max_abs, verdict.rel_l2
         result.ok = result.numeric_ok and not result.problems
