@@ -1,6 +1,8 @@
 """What a run achieved: per-operator speedups of the best round, the suite aggregate, the level accounting, and
 where the rounds came from and went: which rewriter produced each candidate and what became of it, which family
-each diagnosis settled on, why the rounds that did not count did not, and the wall time each stage took.
+each diagnosis settled on, why the rounds that did not count did not, the wall time each stage took, and the
+run's throughput (evaluations a minute of the time any round was in progress, so that a run resumed across several
+invocations counts only the time it ran).
 
 Best round = highest validated geo-mean speedup over the initial kernel, earlier round on ties (History.best);
 round 0 (the initial kernel itself, 1.0x) when no round beat it. The paper's level accounting: the evidence
@@ -15,6 +17,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -138,9 +141,47 @@ class SuiteSummary:
     not_counted: dict[str, dict[str, Any]] = field(default_factory=dict)
     stage_seconds: dict[str, list[float]] = field(default_factory=dict)  # stage → wall seconds, one per round
     gpu_busy: dict[str, float] | None = None  # ladder.gpu_busy.Busy of the run's samples, when it took any
+    throughput: dict[str, float] | None = None  # Throughput, when any round ran the harness
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class Throughput:
+    """The evaluations (baselines measured and rounds validated) and the seconds in which some round was in
+    progress: the union of the rounds' spans, so the gaps between the invocations of a resumed run are not counted."""
+
+    baselines: int
+    rounds: int
+    seconds: float
+
+    @property
+    def per_minute(self) -> float:
+        return (self.baselines + self.rounds) * 60 / self.seconds if self.seconds else 0.0
+
+    def to_json(self) -> dict[str, float]:
+        return {**asdict(self), "per_minute": round(self.per_minute, 2)}
+
+
+def throughput(rounds: list[Round]) -> Throughput | None:
+    """Baselines that ran the harness (a cached one does not) and rounds that validated a candidate, over the
+    merged spans of every round; None when no round has both timestamps."""
+    spans = sorted(
+        (datetime.fromisoformat(r.started).timestamp(), datetime.fromisoformat(r.finished).timestamp())
+        for r in rounds
+        if r.started and r.finished
+    )
+    seconds, end = 0.0, float("-inf")
+    for start, stop in spans:
+        seconds += max(0.0, stop - max(start, end))
+        end = max(end, stop)
+    if not spans:
+        return None
+    measured = [r for r in rounds if "harness.validate" in r.seconds]
+    return Throughput(
+        baselines=sum(r.round == 0 for r in measured), rounds=sum(r.round > 0 for r in measured), seconds=seconds
+    )
 
 
 def _geo(values: list[float | None]) -> float | None:
@@ -211,6 +252,7 @@ def summarize(history: History, run_dir: Path | None = None) -> SuiteSummary:
         not_counted=_not_counted(rounds),
         stage_seconds=stage_seconds,
         gpu_busy=busy.to_json() if busy else None,
+        throughput=t.to_json() if (t := throughput(rounds)) else None,
     )
 
 
@@ -263,6 +305,13 @@ def render(s: SuiteSummary) -> str:
         lines += ["", "| stage | rounds | median s | total s |", "|---|---|---|---|"]
         for stage, t in sorted(s.stage_seconds.items(), key=lambda st: _stage_order(st[0])):
             lines.append(f"| {stage} | {len(t)} | {statistics.median(t):.1f} | {sum(t):.0f} |")
+    if s.throughput:
+        t = s.throughput
+        lines += [
+            "",
+            f"Throughput: {t['baselines']:.0f} baselines measured and {t['rounds']:.0f} rounds validated in "
+            f"{t['seconds']:.0f} s of run time (the rounds' spans merged): {t['per_minute']:.1f} evaluations a minute.",
+        ]
     if s.gpu_busy:
         b = s.gpu_busy
         lines += [

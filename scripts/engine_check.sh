@@ -60,4 +60,4 @@ for p in pairs[-3:]:
     print(f"  {p[0]:.2f}: {p[1] / 2**30:.1f} GiB, {p[2]} {p[3]}")
 PY
 grep -h "OutOfMemoryError" -r $run --include=validation.json -l | wc -l | sed 's/^/validations with OutOfMemoryError: /'
-grep -A24 "^| stage" $OUT/report.md; grep "GPU busy" $OUT/report.md
+grep -A26 "^| stage" $OUT/report.md; grep -E "Throughput|GPU busy" $OUT/report.md

@@ -16,6 +16,7 @@ from irscope.hazards.model import Hazard, PassRef
 from irscope.hazards.plan import Plan
 from irscope.trajectory import Trajectory
 from tests import trajectory_cache
+from tests.irscope import cause_kernels as C
 from tests.irscope import hazard_kernels as K
 
 RECORD = Path(__file__).with_name("hazards_recorded.json")
@@ -105,6 +106,51 @@ CASES = {
         dict(x_ptr="*fp32", w_ptr="*fp32", out_ptr="*fp32", n=1024),
         dict(BLOCK=1024, num_warps=4),
     ),
+    **{
+        f"row_sums{'_scaled' if scaled else ''}": (
+            C.row_sums,
+            dict(x_ptr="*fp32", s_ptr="*fp32", out_ptr="*fp32", n_rows=64, n_cols=4096),
+            dict(BLOCK=1024, SCALED=scaled),
+        )
+        for scaled in (False, True)
+    },
+    **{
+        f"ranged_{stages}_stage{'s' if stages > 1 else ''}_{name}": (
+            C.ranged_sum,
+            dict(x_ptr="*fp16", out_ptr="*fp32", n=4096, shift=shift),
+            dict(BLOCK=1024, STAGES=stages),
+        )
+        for stages, name, shift in ((1, "narrow", 4097), (2, "narrow", 4097), (2, "aligned", 4096))
+    },
+    "converted_operand_odd_k": (C.converted_matmul, dict(MM, a_ptr="*fp16", K=4095), dict(TILE, num_stages=3)),
+    "loops_in_sequence": (C.loops_in_sequence, dict(x_ptr="*fp32", out_ptr="*fp32", n=4096), dict(BLOCK=1024)),
+    "matmul_four_stages": (K.tile_matmul, MM, dict(TILE, num_stages=4)),
+    "matmul_wide_8_warps": (K.tile_matmul, MM, dict(TILE, BLOCK_N=256, num_warps=8, num_stages=2)),
+    "ieee_dot_no_sass": (
+        K.ieee_dot,
+        dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32"),
+        dict(BLOCK=64, disassemble=False),
+    ),
+    "ieee_dot_8_warps": (
+        K.ieee_dot,
+        dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32"),
+        dict(BLOCK=128, num_warps=8),
+    ),
+    "rows_per_warp": (
+        K.rows_per_warp_sum,
+        dict(x_ptr="*fp32", out_ptr="*fp32", n_cols=128),
+        dict(ROWS=16, BLOCK=128, num_warps=4),
+    ),
+    "keep_positive_shifted": (
+        C.keep_positive_shifted,
+        dict(x_ptr="*fp32", out_ptr="*fp32", n=4096, shift=4097),
+        dict(BLOCK=1024),
+    ),
+    "small_fp32_dot": (
+        C.small_dot,
+        dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32"),
+        dict(BLOCK_M=8, BLOCK_N=8, BLOCK_K=16),
+    ),
 }
 
 
@@ -174,6 +220,13 @@ def line_of(kernel, text: str, case: str = "") -> int:
     lines, first = inspect.getsourcelines(kernel.fn)
     at = [i for i, ln in enumerate(lines) if text in ln]
     return first + (at[CASES[case][2]["FACTOR"]] if case else at[0])
+
+
+def every_line_of(kernel, text: str) -> list[int]:
+    import inspect
+
+    lines, first = inspect.getsourcelines(kernel.fn)
+    return [first + i for i, ln in enumerate(lines) if text in ln]
 
 
 def test_a_reduction_across_warps_goes_through_shared_memory_and_one_warp_does_not(found):
@@ -309,6 +362,49 @@ def test_a_while_loop_is_never_pipelined(found):
     )
 
 
+def not_pipelined(f: hazards.Findings) -> dict[tuple[int, ...], Hazard]:
+    return {h.lines: h for h in (*f.hazards, *f.minor) if h.symptom == "not-pipelined"}
+
+
+def test_each_loop_the_pipeliner_skips_is_named_with_its_reason(found, captured):
+    """Without a dot the pipeliner takes only a loop that asks for stages itself (tl.range(…, num_stages=N)), and
+    only an innermost one; a loop's own num_stages ≤ 1 turns it off whatever the kernel's; a loop it does take keeps
+    a load under 4 contiguous bytes per thread synchronous. The loads each hazard names are the loop's own."""
+    inner, outer = line_of(C.row_sums, "acc += tl.load"), line_of(C.row_sums, "tl.load(s_ptr")
+    by_lines = not_pipelined(found["row_sums_scaled"])
+    assert {lines: h.cause for lines, h in by_lines.items()} == {(inner,): "no-dot", (outer,): "outer-loop"}
+    assert by_lines[(outer,)].counters == {"loads_in_loop": 1, "num_stages": 3}  # the kernel's default stages
+    assert planned(by_lines[(outer,)], captured["row_sums_scaled"]) == []  # a source change: no compile fact
+    load = (line_of(C.ranged_sum, "tl.load"),)
+    (one,) = not_pipelined(found["ranged_1_stage_narrow"]).values()
+    assert one.lines == load and one.cause == "num_stages" and one.counters["num_stages"] == 3
+    assert [p.options for p in planned(one, captured["ranged_1_stage_narrow"])] == [("num_stages=3",)]
+    # two stages asked for, but 16-bit loads at an offset not known divisible stay synchronous: the plan is the hint
+    (two,) = not_pipelined(found["ranged_2_stages_narrow"]).values()
+    assert two.lines == load and two.cause == "width" and "too narrow for cp.async" in two.claim
+    assert [p.params for p in planned(two, captured["ranged_2_stages_narrow"])] == [{"shift": 16}]
+    assert not not_pipelined(found["ranged_2_stages_aligned"])  # the same loop, aligned: cp.async
+
+
+def test_a_dot_loop_the_pipeliner_took_keeps_a_narrow_converted_operand_synchronous(found):
+    """K = 4095 leaves A's rows 2-byte aligned: the pipeliner copies B asynchronously and leaves A's load, converted
+    before the dot (not a tile re-laid out through shared memory, operand-relayout-in-loop's), synchronous."""
+    (h,) = not_pipelined(found["converted_operand_odd_k"]).values()
+    assert h.cause == "partial" and h.lines == (line_of(C.converted_matmul, "a = tl.load"),)
+    assert h.counters["loads_in_loop"] == 1 and "in the dot loop at line" in h.claim
+    assert h.declined_by is not None and h.declined_by.pass_arg == "tritongpu-assign-latencies"
+
+
+def test_each_loop_of_a_kernel_is_judged_on_its_own(found):
+    """A loop without a load of its own (around another loop), a while loop or a loop the pipeliner took says
+    nothing about the loops after it."""
+    loads = every_line_of(C.loops_in_sequence, "tl.load")  # the while loop's, the ranged loop's, the plain one's
+    by_lines = not_pipelined(found["loops_in_sequence"])
+    assert {lines: h.cause for lines, h in by_lines.items()} == {(loads[0],): "while-loop", (loads[2],): "no-dot"}
+    (h,) = not_pipelined(found["row_sums"]).values()
+    assert h.lines == (line_of(C.row_sums, "acc += tl.load"),) and h.cause == "no-dot"
+
+
 def test_an_fp8_operand_in_the_wrong_order_is_relaid_out_every_iteration(found):
     (h,) = [h for h in found["fp8_b_n_major"].hazards if h.symptom == "operand-relayout-in-loop"]
     assert h.lines == (line_of(K.fp8_matmul, "(k + rk)[:, None] * N"),) and h.counters["mem.shared_store"] > 0
@@ -384,6 +480,104 @@ def test_a_kernel_held_to_one_cta_by_registers_is_planned_a_register_cap_for_two
     assert (p.options, p.params) == (("maxnreg=256",), {"maxnreg": 256})
     assert p.condition == "at most 256 registers per thread (two CTAs per SM)"
     assert planned(replace(by_registers, cause="warps per SM"), traj) == []
+
+
+def test_one_cta_per_hopper_sm_is_named_by_its_limit_and_planned_for_it(found, captured):
+    """Four stages of a 128x128x64 bf16 tile take 128 KB of shared memory: one CTA per H100 SM, planned one stage
+    fewer, then two. A 128x256 tile on 8 warps takes 188 registers per thread: one CTA of 8 warps, planned a cap
+    that lets two share the register file (65536 / (2 · 8 · 32) = 128)."""
+    (smem,) = [
+        h
+        for h in (*found["matmul_four_stages"].hazards, *found["matmul_four_stages"].minor)
+        if h.symptom == "occupancy-limit"
+    ]
+    assert smem.cause == "shared memory" and smem.counters["res.shared_bytes"] == 128 * 1024
+    assert smem.counters["resident_warps"] == 4 and "limited by shared memory" in smem.claim and smem.lines == ()
+    assert smem.introduced_by is not None and smem.introduced_by.pass_arg == "allocate-shared-memory-nv"
+    assert [p.options for p in planned(smem, captured["matmul_four_stages"])] == [("num_stages=3",), ("num_stages=2",)]
+    f = found["matmul_wide_8_warps"]
+    (regs,) = [h for h in (*f.hazards, *f.minor) if h.symptom == "occupancy-limit"]
+    assert regs.cause == "registers" and regs.introduced_by is None and regs.counters["resident_warps"] == 8
+    assert regs.counters["res.registers"] > 128 and f"{regs.counters['res.registers']} registers" in regs.claim
+    assert [(p.params, p.condition) for p in planned(regs, captured["matmul_wide_8_warps"])] == [
+        ({"maxnreg": 128}, "at most 128 registers per thread (two CTAs per SM)")
+    ]
+    # one CTA of two stages is planned nothing: the pipeliner needs two
+    traj = captured["matmul_four_stages"]
+    options = {**traj.specialization.options, "num_stages": 2}
+    assert planned(smem, replace(traj, specialization=replace(traj.specialization, options=options))) == []
+
+
+def test_spills_without_sass_are_priced_from_ptxas_report(found, captured):
+    """Without the disassembly (--no-disassemble) no line shows local memory: the spill is priced from ptxas's
+    spill bytes, one 4-byte local store each, on no line. With 8 warps the plan is 16."""
+    (h,) = [h for h in found["ieee_dot_no_sass"].hazards if h.symptom == "register-spills"]
+    spilled = h.counters["res.spill_bytes"]
+    assert spilled > 0 and h.lines == () and h.cost == pytest.approx(cost.WEIGHTS["mem.local_store"] * spilled / 4)
+    assert h.claim.endswith("0 local stores") and f"spills {spilled:g} bytes" in h.claim
+    with_sass = next(x for x in found["ieee_dot"].hazards if x.symptom == "register-spills")
+    assert with_sass.lines and with_sass.claim.endswith(
+        f"on {'line' if len(with_sass.lines) == 1 else 'lines'} " + ", ".join(map(str, with_sass.lines))
+    )
+    (wide,) = [h for h in found["ieee_dot_8_warps"].hazards if h.symptom == "register-spills"]
+    assert [p.options for p in planned(wide, captured["ieee_dot_8_warps"])] == [("num_warps=16",)]
+
+
+def test_a_trajectory_without_its_compile_options_is_read_with_tritons_defaults(captured):
+    """A trajectory that does not record num_stages or num_warps (an imported trace may not) is read and planned
+    with Triton's defaults, 3 stages and 4 warps, like a compile that set neither."""
+
+    def without_options(traj: Trajectory) -> Trajectory:
+        options = {k: v for k, v in traj.specialization.options.items() if k not in ("num_stages", "num_warps")}
+        return replace(traj, specialization=replace(traj.specialization, options=options))
+
+    one_stage = without_options(captured["ranged_1_stage_narrow"])
+    (h,) = [h for h in hazards.find(one_stage).hazards if h.symptom == "not-pipelined"]
+    assert h.counters["num_stages"] == 3 and h.cause == "num_stages"  # the loop's own stages decide
+    smem = Hazard("occupancy-limit", "tile_matmul", (), "c", 1.0, cause="shared memory")
+    assert [p.options for p in planned(smem, without_options(captured["matmul_four_stages"]))] == [("num_stages=2",)]
+    regs = Hazard("occupancy-limit", "tile_matmul", (), "c", 1.0, cause="registers")
+    assert [p.params for p in planned(regs, without_options(captured["matmul_wide_8_warps"]))] == [{"maxnreg": 256}]
+    spills = Hazard("register-spills", "ieee_dot", (), "c", 1.0, cause="registers")
+    assert [p.options for p in planned(spills, without_options(captured["ieee_dot_8_warps"]))] == [("num_warps=8",)]
+
+
+def test_a_dot_off_mma_for_its_tile_is_planned_a_tile_of_16_and_an_ieee_one_tf32(captured):
+    """The planner offers tf32 only to an fp32 dot whose precision is ieee: a precision hazard on a dot that is
+    already tf32, or a shape hazard, gets the tile constexprs that are no multiple of 16 set to 16 (none when the
+    kernel's tile has no such constexpr)."""
+    traj = captured["small_fp32_dot"]
+    line = (line_of(C.small_dot, "tl.dot"),)
+    tile = [
+        Plan(
+            "every dot dimension at least 16 (an MMA tile)",
+            "constexpr",
+            {"BLOCK_M": 16, "BLOCK_N": 16},
+            constexprs=("BLOCK_M=16", "BLOCK_N=16"),
+        )
+    ]
+    for cause in ("shape", "precision"):
+        assert planned(Hazard("dot-on-fma", "small_dot", line, "c", 1.0, cause=cause), traj) == tile
+    ieee = captured["ieee_dot"]
+    shape = Hazard("dot-on-fma", "ieee_dot", (line_of(K.ieee_dot, "tl.dot"),), "c", 1.0, cause="shape")
+    assert planned(shape, ieee) == []  # its tile is BLOCK=64: no BLOCK_M, BLOCK_N or BLOCK_K to set
+    assert [p.dot_precision for p in planned(replace(shape, cause="precision"), ieee)] == ["tf32"]
+
+
+def test_a_reduction_within_each_warp_is_no_hazard_beside_a_conversion_that_syncs(found):
+    """Rows spread over warps, each row's sum within one warp: the line's barrier and shared memory belong to the
+    conversion of the sums for the store, not to the reduction."""
+    f = found["rows_per_warp"]
+    assert "cross-warp-reduction" not in [h.symptom for h in (*f.hazards, *f.minor)]
+    assert "layout-conversion" in [h.symptom for h in (*f.hazards, *f.minor)]
+
+
+def test_a_store_masked_by_data_is_found_after_a_narrow_load_it_does_not_own(found):
+    f = found["keep_positive_shifted"]
+    load, store = line_of(C.keep_positive_shifted, "x = tl.load"), line_of(C.keep_positive_shifted, "tl.store")
+    by_symptom = {h.symptom: h for h in (*f.hazards, *f.minor)}
+    assert by_symptom["narrow-memory-access"].lines == (load,)
+    assert by_symptom["data-dependent-store-mask"].lines == (store,)
 
 
 def test_a_share_of_a_kernel_without_cost_is_zero_and_nothing_is_explained():

@@ -233,3 +233,24 @@ def test_rounds_that_failed_alike_are_counted_under_one_reason(tmp_path):
     table = render(s)
     assert f"| {kind} | 3 | layer_norm, softmax |" in table
     assert "| correct but Nx of round N: not faster \\| odd | 1 | layer_norm |" in table  # a | in a reason is escaped
+
+
+def test_throughput_counts_what_ran_the_harness_over_the_time_some_round_was_in_progress(tmp_path):
+    """Two jobs' overlapping rounds, then a second invocation ten minutes later (a resumed run): the gap between them
+    is not run time; a cached baseline (no harness) and a round that validated nothing are no evaluations."""
+
+    def at(minute: float) -> str:
+        return f"2026-12-07T09:{int(minute):02d}:{round(minute % 1 * 60):02d}+00:00"
+
+    harness = {"validate": 20.0, "harness.validate": 4.0}
+    with History(tmp_path) as h:
+        h.commit(Round("softmax", 0, 0, BASELINE, "initial", started=at(0), finished=at(0.5), seconds=harness))
+        h.commit(Round("sum_dim1", 0, 0, BASELINE, "cached", started=at(0.2), finished=at(0.25), seconds={"a": 1}))
+        h.commit(Round("softmax", 1, 0, REJECTED, "slower", started=at(0.5), finished=at(1.5), seconds=harness))
+        h.commit(Round("sum_dim1", 1, 0, ACCEPTED, "faster", started=at(1.0), finished=at(2.0), seconds=harness))
+        h.commit(Round("sum_dim1", 2, 1, UNTIMED, "inconclusive", started=at(12.0), finished=at(12.5)))
+        h.commit(Round("softmax", 2, 1, REJECTED, "slower", started=at(12.0), finished=at(13.0), seconds=harness))
+        s = summarize(h)
+    per_minute = pytest.approx(4 / 3, abs=0.005)
+    assert s.throughput == {"baselines": 1, "rounds": 3, "seconds": 180.0, "per_minute": per_minute}
+    assert "1 baselines measured and 3 rounds validated in 180 s of run time" in render(s)

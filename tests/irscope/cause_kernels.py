@@ -1,0 +1,78 @@
+"""Small kernels for tests/irscope/test_hazards.py that reach the causes and plans hazard_kernels.py's cases leave out:
+each loop the software pipeliner skips and why, one CTA per SM on Hopper, a dot whose tile is under an MMA's."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sums(x_ptr, s_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr, SCALED: tl.constexpr):
+    # a loop over rows around a loop over each row's columns, neither with a dot; the outer loop loads a scale per
+    # row (SCALED) or nothing at all
+    offs = tl.arange(0, BLOCK)
+    for i in range(n_rows):
+        acc = tl.zeros([BLOCK], tl.float32)
+        for j in range(0, n_cols, BLOCK):
+            acc += tl.load(x_ptr + i * n_cols + j + offs)
+        total = tl.sum(acc, axis=0)
+        if SCALED:
+            total = total * tl.load(s_ptr + i)
+        tl.store(out_ptr + i, total)
+
+
+@triton.jit
+def ranged_sum(x_ptr, out_ptr, n, shift, BLOCK: tl.constexpr, STAGES: tl.constexpr):
+    # a loop without a dot that asks for STAGES pipeline stages itself (tl.range); 16-bit loads offset by `shift`
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for j in tl.range(0, n, BLOCK, num_stages=STAGES):
+        acc += tl.load(x_ptr + shift + j + offs).to(tl.float32)
+    tl.store(out_ptr + offs, acc)
+
+
+@triton.jit
+def converted_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # A is loaded as fp16 and converted to bf16 before the dot (not only re-laid out); B is loaded as it is used
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :]).to(tl.bfloat16)
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def loops_in_sequence(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # three loops one after another, each judged on its own: a while loop, a loop tl.range asks to pipeline, and a
+    # plain loop without a dot
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    i = 0
+    while i < n:
+        acc += tl.load(x_ptr + i + offs)
+        i += BLOCK
+    for j in tl.range(0, n, BLOCK, num_stages=2):
+        acc += tl.load(x_ptr + j + offs)
+    for j in range(0, n, BLOCK):
+        acc += tl.load(x_ptr + j + offs)
+    tl.store(out_ptr + offs, acc)
+
+
+@triton.jit
+def small_dot(a_ptr, b_ptr, c_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # one dot of a tile smaller than an MMA instruction's in M and N
+    rm, rn, rk = tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_N), tl.arange(0, BLOCK_K)
+    a = tl.load(a_ptr + rm[:, None] * BLOCK_K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BLOCK_N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * BLOCK_N + rn[None, :], tl.dot(a, b))
+
+
+@triton.jit
+def keep_positive_shifted(x_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
+    # a load narrowed by its offset (`shift`, not known divisible), then a store masked by the values loaded
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + shift + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x, mask=(offs < n) & (x > 0))
