@@ -306,11 +306,12 @@ def render(s: SuiteSummary) -> str:
         for stage, t in sorted(s.stage_seconds.items(), key=lambda st: _stage_order(st[0])):
             lines.append(f"| {stage} | {len(t)} | {statistics.median(t):.1f} | {sum(t):.0f} |")
     if s.throughput:
-        t = s.throughput
+        rate = s.throughput
         lines += [
             "",
-            f"Throughput: {t['baselines']:.0f} baselines measured and {t['rounds']:.0f} rounds validated in "
-            f"{t['seconds']:.0f} s of run time (the rounds' spans merged): {t['per_minute']:.1f} evaluations a minute.",
+            f"Throughput: {rate['baselines']:.0f} baselines measured and {rate['rounds']:.0f} rounds validated in "
+            f"{rate['seconds']:.0f} s of run time (the rounds' spans merged): {rate['per_minute']:.1f} evaluations a "
+            "minute.",
         ]
     if s.gpu_busy:
         b = s.gpu_busy
