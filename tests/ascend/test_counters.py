@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -169,3 +170,28 @@ def test_vector_scalar_and_buffers_on_the_add_kernel(ascend_env):
 
 def _strip_loc(line: str) -> str:
     return line.split(" loc(", 1)[0]
+
+
+# bytes of an element of a local buffer (a buffer of i1 is stored as i8 by the adapter)
+ELEMENT_BYTES = {"i8": 1, "f16": 2, "bf16": 2, "i16": 2, "f32": 4, "i32": 4, "i64": 8, "f64": 8}
+ALLOC_PROBES = [
+    ("barrier_kernel", {"x_ptr": "*i1", "out_ptr": "*i1"}, {"BLOCK": 128}),  # memref<128xi8>
+    ("barrier_kernel", {"x_ptr": "*fp16", "out_ptr": "*fp16"}, {"BLOCK": 64}),
+    ("gather_kernel", {"x_ptr": "*i8", "idx_ptr": "*i32", "out_ptr": "*i8"}, {"BLOCK": 128}),
+    ("argmin_rows_kernel", {"x_ptr": "*fp16", "out_ptr": "*fp16", "idx_ptr": "*i64"}, {"M": 16, "N": 64}),  # 2-D
+]
+
+
+@pytest.mark.parametrize(
+    ("kernel", "args", "options"),
+    ALLOC_PROBES,
+    ids=[f"{p[0]}-{'-'.join(a.strip('*') for a in p[1].values())}" for p in ALLOC_PROBES],
+)
+def test_alloc_bytes_are_the_buffers_shapes_times_their_element_widths(kernel, args, options, ascend_env):
+    """Every dimension of a local buffer's shape and its element's width count: one byte for i8, two for f16."""
+    traj = capture_probe(kernel, args, options)
+    text = traj.stage_output("ttadapter").text
+    buffers = re.findall(r"memref\.alloca?\(\) : memref<((?:\d+x)+)(\w+)>", text)
+    assert buffers
+    expected = sum(math.prod(int(d) for d in shape.split("x") if d) * ELEMENT_BYTES[e] for shape, e in buffers)
+    assert summary(traj)["ttadapter.mem.alloc_bytes"] == expected

@@ -45,9 +45,9 @@ def converted_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_
 
 
 @triton.jit
-def loops_in_sequence(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    # three loops one after another, each judged on its own: a while loop, a loop tl.range asks to pipeline, and a
-    # plain loop without a dot
+def loops_in_sequence(x_ptr, h_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # three loops one after another, each judged on its own: a while loop, a loop tl.range asks to pipeline (it copies
+    # the fp32 load, not the 16-bit one at an odd offset), and a plain loop without a dot
     offs = tl.arange(0, BLOCK)
     acc = tl.zeros([BLOCK], tl.float32)
     i = 0
@@ -55,7 +55,7 @@ def loops_in_sequence(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         acc += tl.load(x_ptr + i + offs)
         i += BLOCK
     for j in tl.range(0, n, BLOCK, num_stages=2):
-        acc += tl.load(x_ptr + j + offs)
+        acc += tl.load(x_ptr + j + offs) + tl.load(h_ptr + 1 + j + offs).to(tl.float32)
     for j in range(0, n, BLOCK):
         acc += tl.load(x_ptr + j + offs)
     tl.store(out_ptr + offs, acc)
@@ -76,3 +76,31 @@ def keep_positive_shifted(x_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + shift + offs, mask=offs < n)
     tl.store(out_ptr + offs, x, mask=(offs < n) & (x > 0))
+
+
+@triton.jit
+def shifted_ieee_dot(a_ptr, b_ptr, c_ptr, shift, BLOCK: tl.constexpr):
+    # an fp32 dot in ieee precision whose A is read at an offset not known divisible (a narrow load)
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + shift + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="ieee"))
+
+
+@triton.jit
+def keep_positive_twice(x_ptr, out_ptr, half_ptr, n, BLOCK: tl.constexpr):
+    # one line that stores the values kept twice, as fp32 and as fp16, each masked by the values loaded
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    keep = (offs < n) & (x > 0)
+    tl.store(out_ptr + offs, x, mask=keep), tl.store(half_ptr + offs, x.to(tl.float16), mask=keep)
+
+
+@triton.jit
+def two_dots(a_ptr, b_ptr, c_ptr, d_ptr, BLOCK: tl.constexpr):
+    # the same fp32 product twice: in ieee precision (on FMA) and in tf32 (on MMA)
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="ieee"))
+    tl.store(d_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="tf32"))

@@ -123,7 +123,11 @@ CASES = {
         for stages, name, shift in ((1, "narrow", 4097), (2, "narrow", 4097), (2, "aligned", 4096))
     },
     "converted_operand_odd_k": (C.converted_matmul, dict(MM, a_ptr="*fp16", K=4095), dict(TILE, num_stages=3)),
-    "loops_in_sequence": (C.loops_in_sequence, dict(x_ptr="*fp32", out_ptr="*fp32", n=4096), dict(BLOCK=1024)),
+    "loops_in_sequence": (
+        C.loops_in_sequence,
+        dict(x_ptr="*fp32", h_ptr="*fp16", out_ptr="*fp32", n=4096),
+        dict(BLOCK=1024),
+    ),
     "matmul_four_stages": (K.tile_matmul, MM, dict(TILE, num_stages=4)),
     "matmul_wide_8_warps": (K.tile_matmul, MM, dict(TILE, BLOCK_N=256, num_warps=8, num_stages=2)),
     "ieee_dot_no_sass": (
@@ -150,6 +154,16 @@ CASES = {
         C.small_dot,
         dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32"),
         dict(BLOCK_M=8, BLOCK_N=8, BLOCK_K=16),
+    ),
+    "shifted_ieee_dot": (
+        C.shifted_ieee_dot,
+        dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32", shift=4097),
+        dict(BLOCK=32),
+    ),
+    "keep_positive_twice": (
+        C.keep_positive_twice,
+        dict(x_ptr="*fp32", out_ptr="*fp32", half_ptr="*fp16", n=4096),
+        dict(BLOCK=1024),
     ),
 }
 
@@ -396,8 +410,8 @@ def test_a_dot_loop_the_pipeliner_took_keeps_a_narrow_converted_operand_synchron
 
 
 def test_each_loop_of_a_kernel_is_judged_on_its_own(found):
-    """A loop without a load of its own (around another loop), a while loop or a loop the pipeliner took says
-    nothing about the loops after it."""
+    """A loop without a load of its own (around another loop), a while loop or a loop the pipeliner took (its
+    16-bit load left synchronous feeds no dot) says nothing about the loops after it."""
     loads = every_line_of(C.loops_in_sequence, "tl.load")  # the while loop's, the ranged loop's, the plain one's
     by_lines = not_pipelined(found["loops_in_sequence"])
     assert {lines: h.cause for lines, h in by_lines.items()} == {(loads[0],): "while-loop", (loads[2],): "no-dot"}
@@ -562,6 +576,31 @@ def test_a_dot_off_mma_for_its_tile_is_planned_a_tile_of_16_and_an_ieee_one_tf32
     shape = Hazard("dot-on-fma", "ieee_dot", (line_of(K.ieee_dot, "tl.dot"),), "c", 1.0, cause="shape")
     assert planned(shape, ieee) == []  # its tile is BLOCK=64: no BLOCK_M, BLOCK_N or BLOCK_K to set
     assert [p.dot_precision for p in planned(replace(shape, cause="precision"), ieee)] == ["tf32"]
+    # the hazard's own dot decides, not another of the kernel's: its tf32 dot is planned no precision
+    args = dict(a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32", d_ptr="*fp32")
+    both = trajectory_cache.capture(C.two_dots, target="cuda:90", kernel_kwargs=args, BLOCK=32)
+    on = {p: (line_of(C.two_dots, f'input_precision="{p}"'),) for p in ("ieee", "tf32")}
+    precision = Hazard("dot-on-fma", "two_dots", on["ieee"], "c", 1.0, cause="precision")
+    assert [p.dot_precision for p in planned(precision, both)] == ["tf32"]
+    assert planned(replace(precision, lines=on["tf32"]), both) == []
+
+
+def test_an_fp32_dot_on_fma_carries_the_remarks_of_the_pass_that_kept_it_there_only(found):
+    """The dot's hazard names AccelerateMatmul's remark; the narrow load's vectorization warning, printed while
+    lowering to LLVM, is not about the dot."""
+    f = found["shifted_ieee_dot"]
+    (dot,) = [h for h in f.hazards if h.symptom == "dot-on-fma"]
+    assert dot.cause == "precision" and dot.lines == (line_of(C.shifted_ieee_dot, "tl.dot"),)
+    assert dot.declined_by is not None and len(dot.remarks) == 1
+    assert "MMA version 3 acceleration not applied" in dot.remarks[0]
+    view = hazards.KernelView(found.captured["shifted_ieee_dot"])
+    assert any("vectorization fails" in r.text for r in view.remarks())
+
+
+def test_a_line_that_stores_twice_under_a_data_mask_is_as_narrow_as_its_narrowest_store(found):
+    (h,) = [h for h in found["keep_positive_twice"].hazards if h.symptom == "data-dependent-store-mask"]
+    assert h.lines == (line_of(C.keep_positive_twice, "tl.store"),)
+    assert h.counters == {"vector_bits": 16, "mask_alignment": 1} and "16 bits at a time" in h.claim
 
 
 def test_a_reduction_within_each_warp_is_no_hazard_beside_a_conversion_that_syncs(found):

@@ -11,7 +11,9 @@ import re
 import pytest
 
 from irscope import signatures
-from irscope.signatures import summary
+from irscope.parse.mlir import parse_mlir
+from irscope.signatures import Analyzer, summary
+from irscope.signatures.types import result_type
 from tests.trajectory_cache import capture
 
 from . import counter_kernels as k
@@ -290,3 +292,56 @@ def test_signed_narrow_loads_count_their_own_width_per_line():
         assert lines[stage][half]["mem.load_bits_max"] == 16 and lines[stage][byte]["mem.load_bits_max"] == 8, stage
         assert lines[stage][half]["mem.load_vec1"] == lines[stage][byte]["mem.load_vec1"] >= 1, stage
     assert summary(traj)["sass.mem.load_bits_max"] == 16
+
+
+# ---- Triton's own dialects (irscope/signatures/core_rules.py, types.py) ---------------------------------------
+# The stages' final texts are in test_signatures_record.py; here the snapshots between passes (the loop schedule
+# before the pipeliner) and each op line of a compile, read independently.
+
+
+@functools.cache
+def matmul(num_stages: int):
+    return capture(k.matmul_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=num_stages)
+
+
+def source_line(traj, text: str) -> int:
+    return next(i for i, line in enumerate(traj.kernel.source.splitlines(), start=1) if line.strip() == text)
+
+
+@pytest.mark.parametrize("num_stages", [3, 4])
+def test_the_loop_schedule_counts_its_stages_on_the_loop(num_stages):
+    """Before the pipeliner, the loop schedule marks the loop with its last stage (`tt.scheduled_max_stage`, on the
+    loop's closing line): the pipeline's depth is that stage plus one, the number of stages asked for."""
+    traj = matmul(num_stages)
+    snap = next(s for s in traj.snapshots if s.pass_arg == "tritongpu-schedule-loops")
+    marks = [int(m) for m in re.findall(r"\}.*\{tt\.scheduled_max_stage = (\d+)", snap.text)]
+    assert marks == [num_stages - 1], "the schedule marks the loop's closing line"
+    sig = Analyzer(traj).signature(snap)
+    assert sig.counters["control.pipeline_stages"] == num_stages
+    loop = source_line(traj, "for k in range(0, K, BK):")
+    assert {ln: c["control.pipeline_stages"] for ln, c in sig.lines.items() if "control.pipeline_stages" in c} == {
+        loop: num_stages
+    }
+
+
+# the last tensor type of a line: its shape and its element (a pointer's included)
+LAST_TENSOR = re.compile(r"tensor<((?:\d+x)*)(!tt\.ptr<\w+>|\w+)")
+
+
+@pytest.mark.parametrize("stage", ["ttir", "ttgir"])
+def test_result_type_is_the_last_tensor_type_of_an_op_line(stage):
+    """`result_type` reads an op's line: the last tensor type before its location, and None on a line that names
+    no tensor (a scalar constant, a return)."""
+    traj = matmul(3)
+    ops = parse_mlir(traj.stage_output(stage).text).ops
+    scalar = [op for op in ops if "tensor<" not in op.text]
+    assert {"arith.constant", "tt.return"} <= {op.name for op in scalar}
+    for op in scalar:
+        assert result_type(op.text) is None, op.text
+    tensors = [op for op in ops if "tensor<" in op.text]
+    assert len(tensors) > 10
+    for op in tensors:
+        shape, element = LAST_TENSOR.findall(op.text)[-1]
+        t = result_type(op.text)
+        assert t is not None, op.text
+        assert (t.shape, t.element) == (tuple(int(d) for d in shape.split("x") if d), element), op.text

@@ -32,7 +32,7 @@ def cross_warp_reduction(view: KernelView) -> list[Hazard]:
         if spans is False or not shows:
             continue  # warp-local by layout (barriers on the line belong to something else), or none to see
         counts = machine_counts(view, [n])
-        why = f" (the reduced axis has {spans} warps)" if isinstance(spans, int) and spans > 1 else ""
+        why = f" (the reduced axis has {spans} warps)" if spans else ""  # None: no layout to read the warps from
         found.append(
             Hazard(
                 "cross-warp-reduction",

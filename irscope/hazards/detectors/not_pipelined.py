@@ -20,20 +20,25 @@ from irscope.hazards.detectors.common import (
     within,
 )
 from irscope.hazards.model import Hazard, Symptom
-from irscope.hazards.plan import Plan, divisibility, option
+from irscope.hazards.plan import Plan, divisibility, opt, option
 from irscope.hazards.view import LOOP_OPS, KernelView, Reached
 from irscope.trajectory import Trajectory
 
 
 def not_pipelined(view: KernelView) -> list[Hazard]:
-    found = []
-    stages = int(view.traj.specialization.options.get("num_stages", 3) or 3)
+    stages = opt(view.traj, "num_stages", 3)
     loops = _sync_loops(view.ttgir_ops, stages)
-    declined = None  # the pass that left a loop synchronous: the same for every loop of the kernel
-    for pass_arg in ("tritongpu-assign-latencies", "tritongpu-pipeline") if loops else ():
-        declined = view.declined(pass_arg, test=lambda ops: bool(_sync_loops(ops, stages)))
-        if declined:
-            break
+    if not loops:
+        return []
+
+    def synchronous(ops: list[Reached]) -> bool:
+        return bool(_sync_loops(ops, stages))
+
+    # the pass that left a loop synchronous: the same for every loop of the kernel
+    declined = view.declined("tritongpu-assign-latencies", test=synchronous) or view.declined(
+        "tritongpu-pipeline", test=synchronous
+    )
+    found = []
     for s in loops:
         lines = sorted({r.line for r in s.loads if r.line})
         what = "dot loop" if s.has_dot else "loop"
@@ -90,12 +95,12 @@ def _sync_loops(ops: list[Reached], num_stages: int) -> list[SyncLoop]:
             if left:
                 out.append(SyncLoop(loop, left, True, "partial"))
             continue
-        explicit = "tt.num_stages" in (loop.op.tail or "") or "tt.num_stages" in loop.op.text
+        own = _stages(loop)
         if names & set(LOOP_OPS):
             cause = "outer-loop"
-        elif (int(_stages(loop)) if explicit else num_stages) <= 1:
+        elif (num_stages if own is None else own) <= 1:
             cause = "num_stages"
-        elif not has_dot and not explicit:
+        elif not has_dot and own is None:
             cause = "no-dot"
         else:
             cause = "width"
@@ -103,9 +108,11 @@ def _sync_loops(ops: list[Reached], num_stages: int) -> list[SyncLoop]:
     return out
 
 
-def _stages(loop: Reached) -> int:
-    m = re.search(r"tt\.num_stages = (\d+)", f"{loop.op.text} {loop.op.tail or ''}")
-    return int(m.group(1)) if m else 0
+def _stages(loop: Reached) -> int | None:
+    """The pipeline stages the loop asks for itself (tl.range's num_stages, on its closing line), None when it asks
+    for none."""
+    m = re.search(r"tt\.num_stages = (\d+)", f"{loop.op.text} {loop.op.tail}")
+    return int(m.group(1)) if m else None
 
 
 WHY_SYNC = {

@@ -38,8 +38,8 @@ def plan(h: Hazard, traj: Trajectory) -> list[Plan]:
         stages = opt(traj, "num_stages", 3)
         return [
             option("num_stages", s, f"{s} pipeline stages (less shared memory per CTA)")
-            for s in sorted({max(2, stages - 1), max(2, stages - 2)}, reverse=True)  # the smallest change first
-            if s < stages
+            for s in (stages - 1, stages - 2)  # the smallest change first, never below the two the pipeliner needs
+            if s >= 2
         ]
     if h.cause == "registers":
         warps = opt(traj, "num_warps", 4)

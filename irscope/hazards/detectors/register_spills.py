@@ -21,9 +21,8 @@ def register_spills(view: KernelView) -> list[Hazard]:
     lines = sorted(n for n, c in sass.items() if c.get("mem.local_load") or c.get("mem.local_store"))
     if not spilled and not lines:
         return []
-    counts = machine_counts(view, lines, "sass") if lines else {}
     if lines:
-        value = cost.weighted(counts, ("mem.local_load", "mem.local_store"))
+        value = cost.weighted(machine_counts(view, lines, "sass"), ("mem.local_load", "mem.local_store"))
     else:  # no SASS: the ptxas report's bytes, one 4-byte access each
         value = cost.WEIGHTS["mem.local_store"] * spilled / 4
     local = {k: view.total("sass", k) for k in ("mem.local_load", "mem.local_store")}
