@@ -27,7 +27,10 @@ def capture(kernel: Any, *args: Any, **options: Any) -> Trajectory:
     root = os.environ.get(ENV)
     if not root:
         return irscope.capture(kernel, *args, **options)
-    key = repr((inspect.getsource(kernel.fn), args, sorted(options.items(), key=lambda kv: kv[0])))
+    # where the kernel starts too: a capture's locations are its file's lines, and tests read them
+    source, first_line = inspect.getsourcelines(kernel.fn)
+    where = (Path(inspect.getsourcefile(kernel.fn) or "").name, first_line, "".join(source))
+    key = repr((where, args, sorted(options.items(), key=lambda kv: kv[0])))
     kept = Path(root) / hashlib.sha1(key.encode()).hexdigest()
     if not (kept / "trajectory.json").exists():
         Path(root).mkdir(parents=True, exist_ok=True)

@@ -64,7 +64,7 @@ GROUPS: list[Group] = [
     Group(
         "hazards",
         ("irscope/hazards/*.py",),
-        ("tests/irscope/test_hazards.py", "tests/irscope/test_hazard_view.py"),
+        ("tests/irscope/test_hazards.py", "tests/irscope/test_hazard_view.py", "tests/irscope/test_hazard_plans.py"),
         keep_captures=True,
     ),
     Group(

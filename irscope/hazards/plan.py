@@ -58,7 +58,8 @@ def undivisible(traj: Trajectory) -> list[str]:
     for name, ty in traj.specialization.signature.items():
         if not (ty.startswith("*") or re.fullmatch(r"[iu](32|64)", ty)):  # constexprs and floats have no divisibility
             continue
-        attrs = {a[0]: a[1] for a in traj.specialization.attrs.get(name, [])}
+        given = traj.specialization.attrs.get(name, [])  # pragma: no mutate (Triton lists each runtime argument)
+        attrs = {a[0]: a[1] for a in given}
         if int(attrs.get("tt.divisibility", 1)) < DIVISIBILITY:  # pragma: no mutate (any default below 16: none)
             out.append(name)
     return out

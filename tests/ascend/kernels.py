@@ -69,3 +69,20 @@ def bad_kernel(x_ptr, BLOCK: tl.constexpr):
 
 
 NOT_A_KERNEL = 3
+
+
+@triton.jit
+def _max_pair(a, ia, b, ib):
+    return tl.maximum(a, b), tl.maximum(ia, ib)
+
+
+@triton.jit
+def max_pair_kernel(x_ptr, out_ptr, idx_ptr, M: tl.constexpr, N: tl.constexpr):
+    """A reduction of two inputs (one an integer tensor) that is no argmin: the adapter keeps its `tt.reduce`."""
+    rows = tl.arange(0, M)
+    cols = tl.arange(0, N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    idx = tl.broadcast_to(cols[None, :], (M, N))
+    v, i = tl.reduce((x, idx), 1, _max_pair)
+    tl.store(out_ptr + rows, v)
+    tl.store(idx_ptr + rows, i)

@@ -148,6 +148,8 @@ def test_matmul_is_a_cube_dot(ascend_env):
     text = traj.stage_output("ttadapter").text
     assert summary(traj)["ttadapter.compute.dot"] == len(re.findall(r"= linalg\.matmul ", text)) == 1
     assert summary(traj)["ttadapter.control.loop"] == len(re.findall(r"= scf\.for ", text)) == 1
+    # a plain loop: no access one element at a time
+    assert summary(traj).get("ttadapter.mem.discrete_loop", 0) == text.count("ExtractedLoadOrStore") == 0
 
 
 def test_vector_scalar_and_buffers_on_the_add_kernel(ascend_env):
@@ -195,3 +197,63 @@ def test_alloc_bytes_are_the_buffers_shapes_times_their_element_widths(kernel, a
     assert buffers
     expected = sum(math.prod(int(d) for d in shape.split("x") if d) * ELEMENT_BYTES[e] for shape, e in buffers)
     assert summary(traj)["ttadapter.mem.alloc_bytes"] == expected
+
+
+_OP = re.compile(r'\s*(?:%[\w:#]+ = )?"?([a-z_]+\.[\w.]+)')
+_PAYLOAD_OWNER = re.compile(r'\s*(?:%[\w:#]+ = )?"?(?:linalg|hfusion|hivm\.hir|tt\.reduce|tt\.scan)\b')
+_STRUCTURED_NOT_COMPUTE = {"linalg.yield", "linalg.index", "linalg.reduce", "linalg.matmul", "linalg.copy"}
+
+
+def _ops_by_region(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(name, line without its location) of each op outside and inside the regions of structured ops, told apart by
+    the printer's indentation: a structured op's region is every line indented deeper than its first line (its block
+    label, `^bb0(…)`, is printed at the op's own indentation)."""
+    outside: list[tuple[str, str]] = []
+    inside: list[tuple[str, str]] = []
+    owner_indent = None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if owner_indent is not None and indent <= owner_indent and not line.lstrip().startswith("^"):
+            owner_indent = None
+        m = _OP.match(line)
+        if not m:
+            continue
+        (outside if owner_indent is None else inside).append((m.group(1), _strip_loc(line)))
+        if owner_indent is None and _PAYLOAD_OWNER.match(line):
+            owner_indent = indent
+    return outside, inside
+
+
+def _on_tensors(line: str) -> bool:
+    return "tensor<" in line.rsplit(":", 1)[-1]
+
+
+REGION_PROBES = [
+    ("argmin_rows_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "idx_ptr": "*i64"}, {"M": 16, "N": 64}),
+    ("max_pair_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32", "idx_ptr": "*i32"}, {"M": 16, "N": 64}),
+    ("gather_kernel", {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 128}),
+    ("atomic_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}),
+    ("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}),
+]
+
+
+@pytest.mark.parametrize(("kernel", "args", "options"), REGION_PROBES, ids=[p[0] for p in REGION_PROBES])
+def test_vector_scalar_and_element_ops_leave_out_payloads(kernel, args, options, ascend_env):
+    """Ops in the regions of `linalg.generic`, `linalg.reduce`, `tt.reduce` are per-element work: neither vector nor
+    scalar ops nor element accesses; the structured ops themselves are vector ops, a reduction's header excepted."""
+    traj = capture_probe(kernel, args, options)
+    text = traj.stage_output("ttadapter").text
+    outside, inside = _ops_by_region(text)
+    arith = [(n, line) for n, line in outside if n.startswith(("arith.", "math.")) and n != "arith.constant"]
+    structured = [n for n, _ in outside if n.startswith(("linalg.", "hfusion.")) and n not in _STRUCTURED_NOT_COMPUTE]
+    vector = len(structured) + sum(_on_tensors(line) for _, line in arith)
+    scalar = sum(not _on_tensors(line) for _, line in arith)
+    access = sum(n in ("tensor.extract", "tensor.insert") for n, _ in outside)
+    s = summary(traj)
+    assert s.get("ttadapter.compute.vector_ops", 0) == vector
+    assert s.get("ttadapter.compute.scalar_ops", 0) == scalar
+    assert s.get("ttadapter.compute.element_access", 0) == access
+    if kernel not in ("barrier_kernel", "gather_kernel"):  # the others' payloads hold arith ops
+        assert any(n.startswith("arith.") for n, _ in inside)
+    if kernel == "gather_kernel":  # its loop's element accesses are outside any payload
+        assert access == 2
