@@ -3,23 +3,26 @@
 # device memory across the sandbox (tools/device_memory_probe.py), the GPU tests (GPUTESTS=1), the GPU smoke run
 # (unless SMOKE=0), then ladder suite for the time the call has left: the twelve-operator probe on ten jobs, or
 # (SUITE=1) the whole offline suite, resumed from out/gpu-suite.tar.xz where one is carried and packed again into
-# $OUT for the next call.
-#   [GPUTESTS=1] [SMOKE=0] [SUITE=1] scripts/engine_check.sh [LIMIT_S]    LIMIT_S: the call's limit (default 540)
+# $OUT for the next call. JOBS: the suite's --jobs (default 10). What comes back: the logs of each part, the report
+# and progress log of the suite, its run directory, and samples.tar.xz (GPU and CPU samples every 2 s, the stack dump
+# of every process in the middle of the suite, the updated baseline cache).
+#   [GPUTESTS=1] [SMOKE=0] [SUITE=1] [JOBS=N] scripts/engine_check.sh [LIMIT_S]    LIMIT_S: the call's limit (default 540)
 # Carry .whl, out/compiler-index.db, out/probe-baselines.json (cached baselines of the same GPU) and, with SUITE=1,
 # out/gpu-suite.tar.xz from the previous call.
 set -u
-LIMIT=${1:-540}
+LIMIT=${1:-540} JOBS=${JOBS:-10}
+samples=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /opt/irsite .whl/*.whl
 export PYTHONPATH=/opt/irsite:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-(timeout 60 python3 -m tools.device_memory_probe --mib 1024) > $OUT/devmem.log 2>&1; cat $OUT/devmem.log
+timeout 60 python3 -m tools.device_memory_probe --mib 1024 2>&1
 if [ "${GPUTESTS:-0}" = 1 ]; then
   timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu tests/harness/test_gpu.py \
     tests/ladder/redteam/test_gpu_timing.py > $OUT/gputests.log 2>&1
   tail -15 $OUT/gputests.log
 fi
 if [ "${SMOKE:-1}" = 1 ]; then
-  scripts/stackdump.sh 170 $OUT/smoke-stacks.txt /opt/irsite/bin/py-spy & dump=$!  # a stall explains itself
+  scripts/stackdump.sh 170 $samples/smoke-stacks.txt /opt/irsite/bin/py-spy & dump=$!  # a stall explains itself
   (time timeout 200 scripts/gpu_smoke.sh out/smoke) > $OUT/smoke.log 2>&1; tail -32 $OUT/smoke.log
   kill $dump 2>/dev/null
   find out/smoke -name progress.log -exec cp {} $OUT/smoke-progress.log \;  # heartbeats: kept even if it is cut
@@ -28,23 +31,28 @@ fi
 deadline=$((LIMIT - SECONDS - 90))
 echo "suite deadline: $deadline s"
 [ $deadline -lt 60 ] && exit 0
-nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader -l 2 > $OUT/gpu-samples.log & sampler=$!
+nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader -l 2 > $samples/gpu-samples.log & sampler=$!
+# the CPU's side: load, and the busiest processes (the parent's threads share one interpreter)
+while sleep 2; do
+  echo "$(date +%s) $(cut -d' ' -f1-4 /proc/loadavg)"; ps -eo pcpu,rss,comm --sort=-pcpu | sed -n 2,4p
+done > $samples/cpu-samples.log & cpusampler=$!
+scripts/stackdump.sh $((deadline / 2)) $samples/suite-stacks.txt /opt/irsite/bin/py-spy & dump=$!
 if [ "${SUITE:-0}" = 1 ]; then
   run=out/gpu-suite
   [ -f out/gpu-suite.tar.xz ] && tar xJf out/gpu-suite.tar.xz
-  timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs 10 --ncu none \
+  timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs $JOBS --ncu none \
     --no-torch-compile --tune-configs 10 --quiet --baseline-cache out/probe-baselines.json > $OUT/suite.log 2>&1
   tar cJf $OUT/gpu-suite.tar.xz $run
 else
   OPS=argmax_dim1,batch_norm_train,group_norm,l2_norm,layer_norm,log_softmax,max_dim1,new_gelu,rms_norm_ch,softmax,softplus,sum_dim1
   run=out/probe
-  timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs 10 --ncu none --no-torch-compile \
+  timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs $JOBS --ncu none --no-torch-compile \
     --tune-configs 10 --quiet --baseline-cache out/probe-baselines.json --ops $OPS > $OUT/suite.log 2>&1
 fi
-kill $sampler
+kill $sampler $cpusampler $dump 2>/dev/null
 tail -3 $OUT/suite.log
 cp $run/report.md $OUT/report.md; cp $run/progress.log $OUT/progress.log 2>/dev/null
-cp out/probe-baselines.json $OUT/probe-baselines.json
+cp out/probe-baselines.json $samples/probe-baselines.json
 grep -rho '"outputs_memory": "[^"]*"' $run | sort | uniq -c
 # the memory budget against what the runners held: the largest ratios of peak to estimate
 python3 - "$run" <<'PY'
@@ -61,3 +69,4 @@ for p in pairs[-3:]:
 PY
 grep -h "OutOfMemoryError" -r $run --include=validation.json -l | wc -l | sed 's/^/validations with OutOfMemoryError: /'
 grep -A26 "^| stage" $OUT/report.md; grep -E "Throughput|GPU busy" $OUT/report.md
+tar cJf $OUT/samples.tar.xz -C $samples .
