@@ -8,6 +8,11 @@ the tensor cores or on mma.sync, layout conversions through shared memory, per-e
 uncoalesced accesses, occupancy) are ranked by the cost model; the costliest is a hypothesis, and so is any
 rival within RIVAL_SHARE of it (then the policy sees competing classes and escalates); smaller ones are notes.
 
+A kernel an earlier round of the operator already captured on the same case and target (a rejected round leaves
+the kernel as it was, so the next round diagnoses it again) is read back from that round's `ir/` folder, whose
+CAPTURED record names the case, target and trajectories: the compile is deterministic, and its seconds were a
+round's critical path.
+
 Each hypothesis carries its hazard typed (ladder.evidence.Finding): lines, the pass that introduced it or
 declined to remove it, the trajectory. Its rewrite family is the family of the pattern card the symptom's
 invariant names (ladder/data/invariants.yaml): the cards own the family names. A symptom with no invariant yet is
@@ -16,6 +21,7 @@ still a hypothesis, with a note that no family names it, rather than a failure o
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -24,7 +30,7 @@ from irscope import hazards, signatures
 from irscope.capture import CompileError, SpecError, capture_request
 from irscope.hazards import Findings
 from irscope.trajectory import Trajectory
-from ladder.context import Context, KernelSubject, OperatorSubject
+from ladder.context import Context, KernelSubject, OperatorSubject, digest
 from ladder.evidence import (
     ARTIFACT,
     RAN,
@@ -43,6 +49,7 @@ from ladder.kernel_spec import KernelSpec
 from ladder.levels.base import Level
 from ladder.policy import RIVAL_SHARE
 
+CAPTURED = "captured.json"  # in a round's ir/: what its capture was of (kernel digest, case, target) and its folders
 CAPTURE_BYTES = 256 << 20  # largest case (minimum bytes moved) whose inputs L3 builds on the CPU
 SUMMARY_SHOWN = (
     "ttgir.compute.reduce_index",
@@ -144,14 +151,20 @@ class IRLevel(Level):
             case OperatorSubject(op=op):
                 chosen = self._case(ctx)
                 shapes = self._shapes(ctx, chosen)
-                ctx.say(f"L3: capturing {op.name} for {target} on case {chosen} ({shapes}) …")
-                try:
-                    dirs = capture(
-                        ctx.kernel_path, op.ref, chosen, ctx.workdir / "ir", target, ctx.options.capture_timeout_s
-                    )
-                except CaptureError as e:
-                    raise CaptureError(f"{e} (case {chosen}: {shapes})") from None
                 what = f"as specialized for case {chosen} ({shapes})"
+                key = {"kernel": digest(ctx.kernel_path.read_text()), "case": chosen, "target": str(target)}
+                dirs = _earlier_capture(ctx, key)
+                if dirs:
+                    what += f", read back from {dirs[0].parent} (an earlier round captured this kernel)"
+                else:
+                    ctx.say(f"L3: capturing {op.name} for {target} on case {chosen} ({shapes}) …")
+                    out = ctx.workdir / "ir"
+                    try:
+                        dirs = capture(ctx.kernel_path, op.ref, chosen, out, target, ctx.options.capture_timeout_s)
+                    except CaptureError as e:
+                        raise CaptureError(f"{e} (case {chosen}: {shapes})") from None
+                    names = [str(d.resolve().relative_to(out.resolve())) for d in dirs]
+                    (out / CAPTURED).write_text(json.dumps({**key, "dirs": names}))
         ctx.say(f"L3: captured {len(dirs)} kernel(s) in {time.monotonic() - started:.1f} s; reading hazards")
         inv_path, invariants = load_invariants(ctx.options.invariants)
         evidence: list[Evidence] = []
@@ -254,6 +267,25 @@ class IRLevel(Level):
     def _shapes(ctx: Context, case: str) -> str:
         assert isinstance(ctx.subject, OperatorSubject)
         return next(c for c in ctx.subject.op.cases if c.name == case).label()
+
+
+def _earlier_capture(ctx: Context, key: dict[str, str]) -> list[Path]:
+    """The trajectories the newest earlier round of this operator captured of the same kernel, case and target, if
+    they are all still on disk; else none."""
+    for past in sorted(ctx.history, key=lambda p: -p.round):
+        if past.kernel != key["kernel"] or not past.facts_ref:
+            continue
+        ir = Path(past.facts_ref).parent / "ir"
+        try:
+            record = json.loads((ir / CAPTURED).read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(record, dict) or any(record.get(k) != v for k, v in key.items()):
+            continue
+        dirs = [ir / d for d in record.get("dirs") or []]
+        if dirs and all(d.is_dir() for d in dirs):
+            return dirs
+    return []
 
 
 def _where(h: hazards.Hazard) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 import irscope
 from irscope import hazards
-from ladder.context import operator_context
+from ladder.context import PastRound, digest, operator_context
 from ladder.evidence import FAILED, SNAPSHOT, SOURCE_LINE
 from ladder.ir_capture import CaptureError, capture
 from ladder.levels import LEVELS
@@ -74,8 +75,34 @@ def test_every_kernel_of_a_multi_kernel_forward_is_captured(tmp_path):
     two.write_text(source)
     r = IRLevel().run(operator_context(GELU, two, tmp_path))
     assert any(n.startswith("captured 2 kernel(s) for cuda:90 as specialized for case c1") for n in r.notes)
-    dumps = sorted(p.name for p in (tmp_path / "ir").iterdir() if not p.name.startswith("."))  # not the .lock files
+    dumps = sorted(p.name for p in (tmp_path / "ir").iterdir() if p.is_dir() and not p.name.startswith("."))
     assert dumps == ["000-new_gelu_kernel", "001-new_gelu_kernel"]
+
+
+def test_a_kernel_an_earlier_round_captured_on_the_same_case_is_read_back_and_another_is_compiled(tmp_path):
+    """A rejected round leaves the kernel as it was: the next round's L3 reads the earlier capture back (same kernel
+    digest, case and target) and finds what a fresh capture finds; a round of another kernel compiles its own."""
+    kernel = GELU.kernel_path
+    rounds = [tmp_path / f"round-00{i}" for i in range(4)]
+    for r in rounds:
+        r.mkdir()
+        (r / "diagnosis.json").write_text("{}")
+
+    def past(n: int, source: str) -> PastRound:
+        return PastRound(n, None, "rejected", None, kernel=digest(source), facts_ref=str(rounds[n] / "diagnosis.json"))
+
+    fresh = IRLevel().run(operator_context(GELU, kernel, rounds[0]))
+    again = IRLevel().run(operator_context(GELU, kernel, rounds[1], history=(past(0, kernel.read_text()),)))
+    assert not (rounds[1] / "ir").exists()
+    assert any(f"read back from {rounds[0] / 'ir'}" in n for n in again.notes)
+    assert again.trajectories == fresh.trajectories and again.facts == fresh.facts
+    assert [h.bottleneck for h in again.hypotheses] == [h.bottleneck for h in fresh.hypotheses]
+    other = IRLevel().run(operator_context(GELU, kernel, rounds[2], history=(past(0, "another kernel"),)))
+    assert (rounds[2] / "ir").is_dir() and not any("read back" in n for n in other.notes)
+    for trajectory in fresh.trajectories:  # a capture whose folders are gone is not read back either
+        shutil.rmtree(trajectory)
+    redone = IRLevel().run(operator_context(GELU, kernel, rounds[3], history=(past(0, kernel.read_text()),)))
+    assert (rounds[3] / "ir").is_dir() and redone.facts == fresh.facts
 
 
 def test_an_autotuned_kernel_is_captured_once_per_config(tmp_path):
