@@ -28,7 +28,9 @@ if [ "${SMOKE:-1}" = 1 ]; then
   find out/smoke -name progress.log -exec cp {} $OUT/smoke-progress.log \;  # heartbeats: kept even if it is cut
   grep -rho '"outputs_memory": "[^"]*"' out/smoke | sort | uniq -c
 fi
-deadline=$((LIMIT - SECONDS - 90))
+# after the deadline: rounds in flight finish (h200_suite.sh kills the run 60 s after it), the report, and packing
+# the run directory (a resumed run's is hundreds of MB: one xz thread took more than the 30 s left, session 9)
+deadline=$((LIMIT - SECONDS - 150))
 echo "suite deadline: $deadline s"
 [ $deadline -lt 60 ] && exit 0
 nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader -l 2 > $samples/gpu-samples.log & sampler=$!
@@ -42,7 +44,7 @@ if [ "${SUITE:-0}" = 1 ]; then
   [ -f out/gpu-suite.tar.xz ] && tar xJf out/gpu-suite.tar.xz
   timeout $((deadline + 70)) scripts/h200_suite.sh $run $deadline --rounds 10 --jobs $JOBS --ncu none \
     --no-torch-compile --tune-configs 10 --quiet --baseline-cache out/probe-baselines.json > $OUT/suite.log 2>&1
-  tar cJf $OUT/gpu-suite.tar.xz $run
+  tar -I 'xz -T0 -1' -cf $OUT/gpu-suite.tar.xz $run
 else
   OPS=argmax_dim1,batch_norm_train,group_norm,l2_norm,layer_norm,log_softmax,max_dim1,new_gelu,rms_norm_ch,softmax,softplus,sum_dim1
   run=out/probe
