@@ -20,6 +20,7 @@ from pathlib import Path
 from irscope.targets import Target, TargetError, local_target, parse_target
 from ladder import gpu_busy, rewriters, status, validators
 from ladder.confine import SandboxUnavailable
+from ladder.harness import memory_budget
 from ladder.harness.baselines import BaselineCache
 from ladder.harness.baselines import default_path as baseline_cache_path
 from ladder.harness.gpu_lock import GpuSlot, gpu_slots
@@ -250,6 +251,7 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         rewriter = rewriters.from_args(args)
         gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
         slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
+        memory_budget.expect_runners(2 * -(-min(args.jobs, len(ops)) // len(gpus)))  # a runner and a spare per job
         baselines = BaselineCache(None if args.baseline_cache == "none" else Path(args.baseline_cache))
         validators_by_slot = {
             slot: validators.create(args.validator, slot, unsafe_no_sandbox=args.unsafe_no_sandbox, baselines=baselines)

@@ -36,8 +36,13 @@ from ladder.harness.gpu_lock import HEARTBEAT_S, WAIT_S, GpuWaitTimeout
 # temporaries; at most 4 × inputs + 8 × outputs, which 8 × (inputs + outputs) covers.
 CASE_FACTOR = 8
 CASE_FIXED = 256 << 20  # the L2 flush buffer the timing allocates
-USABLE = 0.9  # of the GPU's memory; the rest and HEADROOM hold what no case accounts for
-HEADROOM = 8 << 30  # the CUDA contexts of the runners and of this process, the allocators' fragmentation
+USABLE = 0.95  # of the GPU's memory; the rest, HEADROOM and the runners' contexts hold what no case accounts for
+HEADROOM = 2 << 30  # this process's CUDA context, the allocators' fragmentation
+# What one runner process holds outside PyTorch's allocator, for as long as it lives: its CUDA context and the
+# libraries' workspaces (0.66 GiB in an OutOfMemoryError's account on an H100, session 9). A job has its runner and
+# the one started ahead for its next evaluation (ladder.harness.spares): sixteen jobs hold 32 contexts, 21 GiB, which
+# a fixed 8 GiB of headroom did not cover.
+RUNNER_CONTEXT = 640 << 20
 SEEN_FACTOR = 2  # of a runner's peak seen for the case: the judge beside it holds about as much again
 
 
@@ -59,10 +64,11 @@ class _Holder:
 
 
 class MemoryBudget:
-    def __init__(self, capacity: int, wait_s: float = WAIT_S):
+    def __init__(self, capacity: int, wait_s: float = WAIT_S, total: int | None = None):
         if capacity <= 0:
             raise ValueError(f"a memory budget of {capacity} bytes holds nothing")
         self.capacity, self.wait_s = capacity, wait_s
+        self.total = capacity if total is None else total  # the GPU's memory the budget was made from
         self._cond = threading.Condition()
         self._held: dict[int, _Holder] = {}
         self._line: deque[int] = deque()  # tickets waiting, first come first served
@@ -80,6 +86,12 @@ class MemoryBudget:
         operator's cases)."""
         with self._cond:
             self._seen[key] = max(self._seen.get(key, 0), min(peak, self.capacity))
+
+    def resize(self, capacity: int) -> None:
+        """A new capacity; waiters look again (a smaller one can leave more held than it has, until holds end)."""
+        with self._cond:
+            self.capacity = capacity
+            self._cond.notify_all()
 
     @property
     def free(self) -> int:
@@ -146,17 +158,34 @@ class MemoryBudget:
             self._cond.notify_all()
 
 
+def capacity(total: int, runners: int) -> int:
+    """The budget of a GPU with `total` bytes on which `runners` runner processes may live at once: USABLE of it
+    less HEADROOM and their contexts, and never less than a quarter of it."""
+    return max(int(total * USABLE) - HEADROOM - runners * RUNNER_CONTEXT, total // 4)
+
+
 _BUDGETS: dict[int, MemoryBudget] = {}
 _REGISTRY = threading.Lock()
+_runners = 2  # per GPU: one job's runner and its spare, until expect_runners says more
+
+
+def expect_runners(per_gpu: int) -> None:
+    """How many runner processes a run may keep alive on each GPU (two per job on it); budgets already made are
+    resized, and a hold they already granted stays granted."""
+    global _runners
+    with _REGISTRY:
+        _runners = per_gpu
+        for budget in _BUDGETS.values():
+            budget.resize(capacity(budget.total, per_gpu))
 
 
 def for_current_gpu() -> MemoryBudget:
-    """The budget of this process's current CUDA device: USABLE of its memory less HEADROOM."""
+    """The budget of this process's current CUDA device (`capacity`)."""
     import torch
 
     index = torch.cuda.current_device()
     with _REGISTRY:
         if index not in _BUDGETS:
             total = torch.cuda.get_device_properties(index).total_memory
-            _BUDGETS[index] = MemoryBudget(max(int(total * USABLE) - HEADROOM, total // 4))
+            _BUDGETS[index] = MemoryBudget(capacity(total, _runners), total=total)
         return _BUDGETS[index]

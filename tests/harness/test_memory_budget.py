@@ -6,7 +6,14 @@ import time
 import pytest
 
 from ladder.harness.gpu_lock import GpuWaitTimeout
-from ladder.harness.memory_budget import CASE_FACTOR, MemoryBudget, case_bytes
+from ladder.harness.memory_budget import (
+    CASE_FACTOR,
+    HEADROOM,
+    RUNNER_CONTEXT,
+    MemoryBudget,
+    capacity,
+    case_bytes,
+)
 
 GIB = 1 << 30
 
@@ -113,3 +120,26 @@ def test_a_case_whose_runner_held_more_than_estimated_gets_twice_that_next_time(
     assert budget.estimate(("moe_group_top2", "c1"), 100 << 20) == first  # other cases keep theirs
     budget.observe(("hostile", "c1"), 1 << 50)  # a runner's claim is capped at the budget
     assert budget.estimate(("hostile", "c1"), 0) == 2 * budget.capacity
+
+
+def test_each_runner_a_run_may_keep_alive_leaves_its_context_out_of_the_budget():
+    """Sixteen jobs keep 32 runner processes alive on one GPU, each with a CUDA context outside PyTorch's allocator:
+    their cases get that much less of an 80 GB H100 than three jobs' do, and never less than a quarter of it."""
+    h100 = 79 * GIB
+    three, sixteen = capacity(h100, 6), capacity(h100, 32)
+    assert three - sixteen == 26 * RUNNER_CONTEXT
+    assert sixteen + 32 * RUNNER_CONTEXT + HEADROOM <= 0.95 * h100  # the contexts fit beside the cases' shares
+    assert capacity(h100, 1000) == h100 // 4
+
+
+def test_a_budget_resized_for_more_runners_makes_a_case_wait_that_fitted_before():
+    budget = MemoryBudget(10 * GIB, total=12 * GIB)
+    order: list[str] = []
+    with budget.hold(6 * GIB, "first"):
+        budget.resize(8 * GIB)
+        waits = _hold_in_thread(budget, 3 * GIB, "no longer fits", order, 0.0)
+        _until_waiting(budget, 1)
+        assert order == [] and budget.total == 12 * GIB
+        budget.resize(9 * GIB)  # a waiter looks again at once
+        waits.join(2)
+        assert order == ["no longer fits"]
