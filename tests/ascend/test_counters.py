@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -262,37 +263,7 @@ def test_vector_scalar_and_element_ops_leave_out_payloads(kernel, args, options,
 # Shapes the adapter of triton-ascend 3.2.0 never prints for a probe kernel, in the form MLIR prints them (bishengir's
 # own tests print `hfusion.reduce_with_index` so): what another adapter version, or the hfusion conversion, would hand
 # these counters.
-HFUSION_AND_PAIR_REDUCTIONS = """module {
-  func.func @k(%arg0: tensor<32x32xf32>, %arg1: tensor<32x32xi32>, %arg2: tensor<32x32xf32>) {
-    %0 = tensor.empty() : tensor<32xf32>
-    %1 = tensor.empty() : tensor<32xi32>
-    %reduced:2 = hfusion.reduce_with_index {tie_break_left = true, unsigned_src = false} <min>
-                ins(%arg0, %arg1 : tensor<32x32xf32>, tensor<32x32xi32>)
-                outs(%0, %1 : tensor<32xf32>, tensor<32xi32>)
-                dimensions = [1] -> tensor<32xf32>, tensor<32xi32>
-    %pair:2 = linalg.reduce ins(%arg0, %arg1 : tensor<32x32xf32>, tensor<32x32xi32>) outs(%0, %1 : tensor<32xf32>, tensor<32xi32>) dimensions = [1]
-      (%in: f32, %in_0: i32, %init: f32, %init_1: i32) {
-        %2 = arith.cmpf olt, %in, %init : f32
-        %3 = arith.select %2, %in, %init : f32
-        %4 = arith.select %2, %in_0, %init_1 : i32
-        linalg.yield %3, %4 : f32, i32
-      }
-    %two:2 = linalg.reduce ins(%arg0, %arg2 : tensor<32x32xf32>, tensor<32x32xf32>) outs(%0, %0 : tensor<32xf32>, tensor<32xf32>) dimensions = [1]
-      (%in: f32, %in_0: f32, %init: f32, %init_1: f32) {
-        %5 = arith.addf %in, %init : f32
-        %6 = arith.addf %in_0, %init_1 : f32
-        linalg.yield %5, %6 : f32, f32
-      }
-    %sum = linalg.reduce ins(%arg1 : tensor<32x32xi32>) outs(%1 : tensor<32xi32>) dimensions = [1]
-      (%in: i32, %init: i32) {
-        %7 = arith.addi %in, %init : i32
-        linalg.yield %7 : i32
-      }
-    %root = hfusion.elemwise_unary {fun = #hfusion.unary_fn<sqrt>} ins(%arg0 : tensor<32x32xf32>) outs(%arg2 : tensor<32x32xf32>) -> tensor<32x32xf32>
-    return
-  }
-}
-"""
+HFUSION_AND_PAIR_REDUCTIONS = Path(__file__).parent / "data" / "hfusion_and_pair_reductions.mlir"
 
 
 def test_index_reductions_by_name_and_by_an_integer_input_beside_the_values():
@@ -301,7 +272,8 @@ def test_index_reductions_by_name_and_by_an_integer_input_beside_the_values():
     of two float inputs, nor one of a single integer input. An hfusion elementwise op is a vector op."""
     from irscope.backends.ascend.counters import index_reduce, vector_op
 
-    ops = {op.results[0] if op.results else op.name: op for op in parse_mlir(HFUSION_AND_PAIR_REDUCTIONS).ops}
+    module = parse_mlir(HFUSION_AND_PAIR_REDUCTIONS.read_text())
+    ops = {op.results[0] if op.results else op.name: op for op in module.ops}
     assert ops["%reduced:2"].name == "hfusion.reduce_with_index"
     counts = {name: index_reduce(ops[name], {}) for name in ("%reduced:2", "%pair:2", "%two:2", "%sum")}
     assert counts == {"%reduced:2": 1, "%pair:2": 1, "%two:2": 0, "%sum": 0}
