@@ -92,7 +92,8 @@ def feeding(traj: Trajectory, lines: tuple[int, ...], names: list[str]) -> list[
             pairs = re.findall(r"(%[\w$.-]+) = (%[\w$.#-]+)", header)
             # a loop's body ends in the one yield of what it carries
             (yields,) = [y.op.operands for y in ops if y.op.name == "scf.yield" and y.op.parent is r.op]
-            result = r.op.results[0].split(":")[0] if r.op.results else None
+            # equivalent mutant of the guard: a loop that carries values (its iter_args paired above) has results
+            result = r.op.results[0].split(":")[0] if r.op.results else None  # pragma: no mutate (equivalent, above)
             for i, (inner, init) in enumerate(pairs):
                 sources = [init, *(yields[i : i + 1])]
                 carried[inner] = sources

@@ -138,7 +138,8 @@ def index_reduce(op: Op, aliases: dict[str, str]) -> int:
     if op.name == "hfusion.reduce_with_index" or _INDEX_MODE.search(op.text):
         return 1
     ins = _INS.search(op.text)
-    types = tensor_types(ins.group(1)) if ins else []
+    # equivalent mutant of the guard: a `linalg.reduce`, the only op left here, prints `ins(` on its first line
+    types = tensor_types(ins.group(1)) if ins else []  # pragma: no mutate (equivalent, see above)
     return int(len(types) >= 2 and any(t.element.startswith("i") for t in types))
 
 
