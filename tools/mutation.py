@@ -74,6 +74,7 @@ GROUPS: list[Group] = [
             "tests/irscope/test_signatures_forms.py",
             "tests/irscope/test_signatures_record.py",
             "tests/irscope/test_analysis.py",
+            "tests/irscope/test_signatures_engine.py",
             "tests/ascend/test_counters.py",
         ),
         keep_captures=True,  # the counters are computed when a test reads them, from the capture's texts

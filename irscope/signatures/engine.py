@@ -25,8 +25,6 @@ def is_llvm_dialect(text: str) -> bool:
 
 @dataclass
 class Signature:
-    stage: str
-    kind: str
     counters: dict[str, int] = field(default_factory=dict)
     lines: dict[int, dict[str, int]] = field(default_factory=dict)  # kernel line → counter → value
 
@@ -35,7 +33,8 @@ class Signature:
             return
         bucket = self.lines.setdefault(line, {})
         if aggregate == MAX:
-            self.counters[counter] = max(self.counters.get(counter, 0), value)
+            # equivalent mutants of the defaults: a value is at least 1 here, so max(1, value) is value
+            self.counters[counter] = max(self.counters.get(counter, 0), value)  # pragma: no mutate (see above)
             bucket[counter] = max(bucket.get(counter, 0), value)
         else:
             self.counters[counter] = self.counters.get(counter, 0) + value
@@ -80,7 +79,7 @@ class LineResolver:
 
 
 def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str) -> Signature:
-    sig = Signature(stage, MLIR)
+    sig = Signature()
     applicable = [r for r in rules if not r.stages or stage in r.stages]
     by_name: dict[str, list[OpRule]] = defaultdict(list)
     star: list[OpRule] = []
@@ -91,7 +90,9 @@ def mlir_signature(text: str, stage: str, rules: list[OpRule], kernel_file: str)
     llvm_dialect = is_llvm_dialect(text)
     if llvm_dialect:
         star = []  # after conversion to the LLVM dialect no tensor encodings remain
-    if not llvm_dialect or len(text) <= FULL_PARSE_LIMIT // 4:
+    # equivalent mutants of the limit: both paths count the same (tests/irscope/test_signatures_engine.py)
+    small = len(text) <= FULL_PARSE_LIMIT // 4  # pragma: no mutate (equivalent, see above)
+    if not llvm_dialect or small:
         parsed = parse_mlir(text)
         ops, aliases = parsed.ops, parsed.aliases
     else:
@@ -140,13 +141,12 @@ class PtxLines:
 
 def instr_signature(
     instrs: list[Instr],
-    stage: str,
     kind: str,
     rules: list[InstrRule],
     resolver: LineResolver,
     ptx_lines: PtxLines | None = None,
 ) -> Signature:
-    sig = Signature(stage, kind)
+    sig = Signature()
     applicable = [r for r in rules if r.kind == kind]
     lines = attribute(instrs, resolver)
     for ins, line in zip(instrs, lines):
@@ -157,8 +157,8 @@ def instr_signature(
     return sig
 
 
-def llvm_ir_signature(text: str, stage: str, rules: list[InstrRule], kernel_file: str) -> Signature:
-    sig = Signature(stage, LLVM_IR)
+def llvm_ir_signature(text: str, rules: list[InstrRule], kernel_file: str) -> Signature:
+    sig = Signature()
     applicable = [r for r in rules if r.kind == LLVM_IR]
     for ins, frames in parse_llvm_ir(text):
         user = next((f for f in frames if f.file == kernel_file), None)
@@ -175,7 +175,9 @@ class Analyzer:
         self.traj = traj
         self.op_rules, self.instr_rules = rules_for(traj.target.backend)
         self.kernel_file = traj.kernel.source_file
-        self._by_sha: dict[str, Signature] = {}
+        # (stage, digest of the text): a stage's rules may count the same text differently. A cache only: equivalent
+        # mutants of its lines (a broken one computes the same signature again) are marked
+        self._computed: dict[tuple[str, str], Signature] = {}
         self._resolver: LineResolver | None = None
 
     @property
@@ -190,19 +192,20 @@ class Analyzer:
         return self._resolver
 
     def signature(self, snap: Snapshot) -> Signature:
-        hit = self._by_sha.get(snap.sha1)
-        if hit is not None and hit.stage == snap.stage:
+        key = (snap.stage, snap.sha1)
+        hit = self._computed.get(key)  # pragma: no mutate (a cache, above)
+        if hit is not None:
             return hit
         text = snap.text
         if snap.kind == MLIR:
             sig = mlir_signature(text, snap.stage, self.op_rules, self.kernel_file)
         elif snap.kind == LLVM_IR:
-            sig = llvm_ir_signature(text, snap.stage, self.instr_rules, self.kernel_file)
+            sig = llvm_ir_signature(text, self.instr_rules, self.kernel_file)
         elif snap.kind == "ptx":
-            sig = instr_signature(parse_ptx(text), snap.stage, "ptx", self.instr_rules, self.resolver)
+            sig = instr_signature(parse_ptx(text), "ptx", self.instr_rules, self.resolver)
         else:
-            sig = instr_signature(parse_amdgcn(text), snap.stage, "amdgcn", self.instr_rules, self.resolver)
-        self._by_sha[snap.sha1] = sig
+            sig = instr_signature(parse_amdgcn(text), "amdgcn", self.instr_rules, self.resolver)
+        self._computed[key] = sig  # pragma: no mutate (a cache, above)
         return sig
 
     def ptx_lines(self) -> PtxLines | None:
@@ -216,16 +219,16 @@ class Analyzer:
         art = self.traj.artifacts.get("sass")
         if art is None:
             return None
-        key = "sass:" + art.sha1
-        if key not in self._by_sha:
+        key = ("sass", art.sha1)  # pragma: no mutate (a cache, above)
+        if key not in self._computed:
             try:
                 text = str(art.data)
             except RuntimeError:  # nvdisasm failed (made on first use): no SASS counts, the rest stands
                 return None
             instrs = parse_sass(text)
-            ptx_lines = self.ptx_lines() if any(i.ptx_line is not None for i in instrs) else None
-            self._by_sha[key] = instr_signature(instrs, "sass", "sass", self.instr_rules, self.resolver, ptx_lines)
-        return self._by_sha[key]
+            ptx_lines = self.ptx_lines()  # read only for the instructions that name a PTX line
+            self._computed[key] = instr_signature(instrs, "sass", self.instr_rules, self.resolver, ptx_lines)
+        return self._computed[key]
 
     def stage_signatures(self) -> dict[str, Signature]:
         """Summary stages → signature of the stage's final text: ttir, ttgir, llir (last LLVM-dialect MLIR),

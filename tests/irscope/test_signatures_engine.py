@@ -1,0 +1,86 @@
+"""The signature engine's own rules: which kernel line a helper's instruction is charged to, the PTX line a SASS
+instruction names, a per-line maximum, and the fast path for LLVM-dialect giants (irscope/signatures/engine.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irscope.parse.locations import Frame
+from irscope.signatures import Analyzer
+from irscope.signatures.engine import (
+    UNATTRIBUTED,
+    LineResolver,
+    PtxLines,
+    Signature,
+    attribute,
+    is_llvm_dialect,
+    mlir_signature,
+)
+from irscope.signatures.rules import MAX
+from tests.trajectory_cache import capture
+
+from . import counter_kernels as k
+
+KERNEL = "k.py"
+HELPER = Frame("triton/language/standard.py", 40, 1)  # a `tl.*` helper line that kernel lines 3, 5 and 9 call
+
+
+def _resolver() -> LineResolver:
+    resolver = LineResolver(KERNEL, [])
+    resolver.callers[(HELPER.file, HELPER.line)] = {3, 5, 9}
+    resolver.callers[("triton/language/math.py", 7)] = {6}
+    return resolver
+
+
+@dataclass
+class _Instr:
+    frame: Frame | None
+    line_no: int = 0
+
+
+def test_a_helper_line_called_from_one_kernel_line_is_that_line_and_from_several_the_nearest_in_order():
+    r = _resolver()
+    assert r.line(Frame(KERNEL, 4, 1), 9) == 4  # the kernel's own line
+    assert r.line(Frame("triton/language/math.py", 7, 1), 9) == 6  # one caller, wherever the previous was
+    assert r.line(HELPER, 5) == 5  # the caller seen last
+    assert r.line(HELPER, 4) == 5 and r.line(HELPER, 6) == 9  # else the next one after it
+    assert r.line(HELPER, 10) == 9  # else the last one before it
+    assert r.line(HELPER, UNATTRIBUTED) == 3
+    assert r.line(Frame("triton/language/core.py", 1, 1), 5) == UNATTRIBUTED and r.line(None, 5) == UNATTRIBUTED
+
+
+def test_attribution_carries_the_last_attributed_line_forward_past_unattributed_instructions():
+    instrs = [_Instr(HELPER), _Instr(Frame(KERNEL, 6, 1)), _Instr(None), _Instr(HELPER), _Instr(Frame(KERNEL, 4, 1))]
+    # the first helper instruction: no line seen yet, the first caller; the second: after line 6, the next caller
+    assert attribute(instrs, _resolver()) == [3, 6, UNATTRIBUTED, 9, 4]
+
+
+def test_a_sass_instruction_takes_the_kernel_line_of_the_ptx_line_it_names_or_of_the_instruction_before():
+    ptx = PtxLines([_Instr(None, 10), _Instr(None, 20), _Instr(None, 30)], [3, 7, 9])
+    assert ptx.line(10) == 3 and ptx.line(25) == 7 and ptx.line(30) == 9
+    assert ptx.line(4) == 3  # before the first instruction: the first one's line
+    assert PtxLines([], []).line(10) is None
+
+
+def test_a_max_counter_keeps_the_largest_value_per_line_and_over_the_kernel():
+    s = Signature()
+    s.add("mem.load_bits_max", 128, 5, MAX)
+    s.add("mem.load_bits_max", 32, 5, MAX)
+    s.add("mem.load_bits_max", 64, 7, MAX)
+    s.add("mem.load_bits_max", 0, 8, MAX)  # nothing counted: no line entry
+    assert s.counters == {"mem.load_bits_max": 128}
+    assert s.lines == {5: {"mem.load_bits_max": 128}, 7: {"mem.load_bits_max": 64}}
+
+
+def test_the_fast_path_for_llvm_dialect_giants_counts_what_the_full_parse_counts(monkeypatch):
+    """LLVM-dialect text beyond FULL_PARSE_LIMIT / 4 is scanned line by line instead of parsed: on a real kernel's
+    `llir` both give the same counts on the same lines, so where the limit lies decides only the time taken."""
+    traj = capture(k.matmul_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32, num_stages=3)
+    llir = [s for s in traj.stage_snapshots("llir") if is_llvm_dialect(s.text)][-1]
+    analyzer = Analyzer(traj)
+    rules, kernel_file = analyzer.op_rules, analyzer.kernel_file
+    parsed = mlir_signature(llir.text, "llir", rules, kernel_file)
+    assert parsed.counters  # the rules count something here
+    monkeypatch.setattr("irscope.signatures.engine.FULL_PARSE_LIMIT", 0)
+    scanned = mlir_signature(llir.text, "llir", rules, kernel_file)
+    assert (scanned.counters, scanned.lines) == (parsed.counters, parsed.lines)
