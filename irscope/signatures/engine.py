@@ -33,9 +33,8 @@ class Signature:
             return
         bucket = self.lines.setdefault(line, {})
         if aggregate == MAX:
-            # equivalent mutants of the defaults: a value is at least 1 here, so max(1, value) is value
-            self.counters[counter] = max(self.counters.get(counter, 0), value)  # pragma: no mutate (see above)
-            bucket[counter] = max(bucket.get(counter, 0), value)
+            self.counters[counter] = max(self.counters.get(counter, value), value)
+            bucket[counter] = max(bucket.get(counter, value), value)
         else:
             self.counters[counter] = self.counters.get(counter, 0) + value
             bucket[counter] = bucket.get(counter, 0) + value

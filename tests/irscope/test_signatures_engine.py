@@ -3,8 +3,10 @@ instruction names, a per-line maximum, and the fast path for LLVM-dialect giants
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from irscope.parse.asm import Instr
 from irscope.parse.locations import Frame
 from irscope.signatures import Analyzer
 from irscope.signatures.engine import (
@@ -13,10 +15,11 @@ from irscope.signatures.engine import (
     PtxLines,
     Signature,
     attribute,
+    instr_signature,
     is_llvm_dialect,
     mlir_signature,
 )
-from irscope.signatures.rules import MAX
+from irscope.signatures.rules import MAX, InstrRule
 from tests.trajectory_cache import capture
 
 from . import counter_kernels as k
@@ -60,6 +63,15 @@ def test_a_sass_instruction_takes_the_kernel_line_of_the_ptx_line_it_names_or_of
     assert ptx.line(10) == 3 and ptx.line(25) == 7 and ptx.line(30) == 9
     assert ptx.line(4) == 3  # before the first instruction: the first one's line
     assert PtxLines([], []).line(10) is None
+
+
+def test_a_sass_instruction_that_names_no_ptx_line_keeps_its_own_attribution():
+    ptx = PtxLines([_Instr(None, 10)], [3])
+    named = Instr("LDG.E.128", False, 1, HELPER, "LDG.E.128 R0, [R2.64] ;", ptx_line=10)
+    unnamed = Instr("LDG.E.128", False, 2, Frame(KERNEL, 8, 1), "LDG.E.128 R4, [R2.64+0x10] ;")
+    loads = InstrRule("mem.global_load", "sass", re.compile(r"^LDG"))
+    sig = instr_signature([named, unnamed], "sass", [loads], _resolver(), ptx)
+    assert sig.lines == {3: {"mem.global_load": 1}, 8: {"mem.global_load": 1}}
 
 
 def test_a_max_counter_keeps_the_largest_value_per_line_and_over_the_kernel():
