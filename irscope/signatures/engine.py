@@ -69,11 +69,7 @@ class LineResolver:
         callers = self.callers.get((frame.file, frame.line))
         if not callers:
             return UNATTRIBUTED
-        if len(callers) == 1:
-            return next(iter(callers))
-        if previous in callers:
-            return previous
-        later = [c for c in callers if c > previous]
+        later = [c for c in callers if c >= previous]  # the one seen last, else the next after it
         return min(later) if later else max(callers)
 
 
