@@ -92,9 +92,13 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "line-attribution-skips-current-caller",
         "irscope/signatures/engine.py",
-        "        if previous in callers:\n            return previous\n",
-        "",
-        ("tests/irscope/test_report.py::test_show_query_and_markdown",),
+        "later = [c for c in callers if c >= previous]",
+        "later = [c for c in callers if c > previous]",
+        (
+            "tests/irscope/test_report.py::test_show_query_and_markdown",
+            "tests/irscope/test_signatures_engine.py::"
+            "test_a_helper_line_called_from_one_kernel_line_is_that_line_and_from_several_the_nearest_in_order",
+        ),
     ),
     Mutation(
         "gpu-lock-helper-unlocked",
