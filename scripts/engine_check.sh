@@ -12,6 +12,7 @@
 set -u
 LIMIT=${1:-540} JOBS=${JOBS:-10}
 samples=$(mktemp -d)
+trap 'tar cJf $OUT/samples.tar.xz -C $samples .' EXIT  # also when the call ends before the suite
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /opt/irsite .whl/*.whl
 export PYTHONPATH=/opt/irsite:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
@@ -69,6 +70,7 @@ print(f"runner peak / case budget over {len(pairs)} cases: median {pairs[len(pai
 for p in pairs[-3:]:
     print(f"  {p[0]:.2f}: {p[1] / 2**30:.1f} GiB, {p[2]} {p[3]}")
 PY
-grep -h "OutOfMemoryError" -r $run --include=validation.json -l | wc -l | sed 's/^/validations with OutOfMemoryError: /'
+# an evaluation's OutOfMemoryError is in its validation runs (validation.json) or its timing (harness.json only)
+grep -rl OutOfMemoryError $run --include=validation.json --include=harness.json | xargs -r -n1 dirname | sort -u | wc -l \
+  | sed 's/^/evaluations with OutOfMemoryError: /'
 grep -A26 "^| stage" $OUT/report.md; grep -E "Throughput|GPU busy" $OUT/report.md
-tar cJf $OUT/samples.tar.xz -C $samples .
