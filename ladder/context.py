@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -118,6 +118,13 @@ class Context:
         (hypotheses that carry a finding, L3's, become `findings`)."""
         found = tuple(h for h in result.hypotheses if h.finding is not None)
         return replace(self, earlier=(*self.earlier, result), findings=found or self.findings)
+
+    def earlier_rounds_of(self, kernel: str) -> Iterator[Path]:
+        """The folders of earlier rounds of this operator that diagnosed the kernel with digest `kernel`, newest
+        first: where a level finds what it measured of the same kernel before."""
+        for past in sorted(self.history, key=lambda p: -p.round):
+            if past.kernel == kernel and past.facts_ref:
+                yield Path(past.facts_ref).parent
 
     def case_weights(self) -> dict[str, float]:
         """The cases that still matter, weighted by how far they are from target (log of time over target).

@@ -251,7 +251,7 @@ def run_ops(ops: list[Operator], args: argparse.Namespace) -> int:
         rewriter = rewriters.from_args(args)
         gpus: list[GpuSlot | None] = list(gpu_slots()) or [None]
         slots = [gpus[i % len(gpus)] for i in range(args.jobs)]  # round-robin: job i on GPU i mod n
-        memory_budget.expect_runners(2 * -(-min(args.jobs, len(ops)) // len(gpus)))  # a runner and a spare per job
+        memory_budget.expect_jobs(min(args.jobs, len(ops)), len(gpus))
         baselines = BaselineCache(None if args.baseline_cache == "none" else Path(args.baseline_cache))
         validators_by_slot = {
             slot: validators.create(args.validator, slot, unsafe_no_sandbox=args.unsafe_no_sandbox, baselines=baselines)

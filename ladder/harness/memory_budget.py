@@ -21,6 +21,7 @@ The budget belongs to this process (its jobs are threads): two ladder processes 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -177,6 +178,11 @@ def expect_runners(per_gpu: int) -> None:
         _runners = per_gpu
         for budget in _BUDGETS.values():
             budget.resize(capacity(budget.total, per_gpu))
+
+
+def expect_jobs(jobs: int, gpus: int) -> None:
+    """`jobs` jobs spread round-robin over `gpus` GPUs: each keeps its runner and a spare alive on its GPU."""
+    expect_runners(2 * math.ceil(jobs / gpus))
 
 
 def for_current_gpu() -> MemoryBudget:

@@ -213,9 +213,7 @@ class Runner:
         """The forward(s) on placeholder inputs, every Triton launch compiling instead of running
         (ladder.harness.compile_only), before the parent holds the GPU: the validation finds its kernels built.
         Nothing here is judged but the threads the call left running; a failure is a note (validation repeats it)."""
-        from ladder.harness.anticheat import ForwardMonitor
         from ladder.harness.compile_only import compile_only
-        from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error
 
         record: dict[str, Any] = {"notes": [], "new_threads": 0, "autotuned": 0}
         try:
@@ -223,40 +221,47 @@ class Runner:
         except Exception as e:
             record["notes"].append(f"no placeholder inputs, kernels compile in validation: {type(e).__name__}: {e}")
             return record
-        for forward in (f for f in (self.forward, self.initial) if f is not None):
-            monitor = ForwardMonitor()
-            try:
-                with compile_only() as built, monitor:
-                    forward(*inputs)
-                record["autotuned"] += built.autotuned
-            except (Exception, SystemExit) as e:
-                if is_fatal_device_error(e):
-                    raise FatalDeviceError(f"{type(e).__name__}: {e}") from e
-                record["notes"].append(f"the compile-only call raised {type(e).__name__}: {str(e)[:300]}")
-            record["new_threads"] += monitor.report.new_threads
+
+        def compiled(forward: Callable) -> None:
+            with compile_only() as built:
+                forward(*inputs)
+            record["autotuned"] += built.autotuned
+
+        self._each_forward(record, "the compile-only call", compiled)
         return record
 
     def tune(self, case: Case, seed: int) -> dict:
         """The forward(s) once on an input set of the case, with the GPU held alone, so that every autotuner in them
         chooses its config now, on an idle GPU (ladder.harness.autotune). Nothing is judged but the threads left
         running; a failure is a note (validation repeats the call)."""
-        from ladder.harness.anticheat import ForwardMonitor
-        from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error, synchronize
+        from ladder.harness.correctness import synchronize
 
         record: dict[str, Any] = {"notes": [], "new_threads": 0}
         inputs = self.inputs(case, seed, RANDOM)
+
+        def tuned(forward: Callable) -> None:
+            forward(*inputs)
+            synchronize(self.job.device)
+
+        self._each_forward(record, "the tuning call", tuned)
+        return record
+
+    def _each_forward(self, record: dict[str, Any], what: str, call: Callable[[Callable], None]) -> None:
+        """`call` on the candidate's forward and then the initial one, each watched for the threads it leaves: a
+        fatal device error ends the runner; any other failure is a note in `record`."""
+        from ladder.harness.anticheat import ForwardMonitor
+        from ladder.harness.correctness import FatalDeviceError, is_fatal_device_error
+
         for forward in (f for f in (self.forward, self.initial) if f is not None):
             monitor = ForwardMonitor()
             try:
                 with monitor:
-                    forward(*inputs)
-                    synchronize(self.job.device)
+                    call(forward)
             except (Exception, SystemExit) as e:
                 if is_fatal_device_error(e):
                     raise FatalDeviceError(f"{type(e).__name__}: {e}") from e
-                record["notes"].append(f"the tuning call raised {type(e).__name__}: {str(e)[:300]}")
+                record["notes"].append(f"{what} raised {type(e).__name__}: {str(e)[:300]}")
             record["new_threads"] += monitor.report.new_threads
-        return record
 
     def validate(self, case: Case, runs: list) -> dict:
         for phase, kind, seed in runs:

@@ -190,10 +190,8 @@ class ProfileLevel(Level):
 
 def _earlier_report(ctx: Context, case: str) -> Path | None:
     """The newest report an earlier round of this operator made for this kernel and case, if one is on disk."""
-    kernel = digest(ctx.kernel_path.read_text())
-    for past in sorted(ctx.history, key=lambda p: -p.round):
-        if past.kernel == kernel and past.facts_ref:
-            report = ncu.report_path(Path(past.facts_ref).parent / "ncu", case)
-            if report.is_file():
-                return report
+    for folder in ctx.earlier_rounds_of(digest(ctx.kernel_path.read_text())):
+        report = ncu.report_path(folder / "ncu", case)
+        if report.is_file():
+            return report
     return None

@@ -143,3 +143,19 @@ def test_a_budget_resized_for_more_runners_makes_a_case_wait_that_fitted_before(
         budget.resize(9 * GIB)  # a waiter looks again at once
         waits.join(2)
         assert order == ["no longer fits"]
+
+
+def test_jobs_spread_over_gpus_leave_room_for_a_runner_and_a_spare_each_on_their_gpu(monkeypatch):
+    """`ladder suite --jobs 5` on two GPUs puts three jobs on one of them: six runners' contexts on each GPU's
+    budget, made before or after."""
+    from ladder.harness import memory_budget
+
+    h200 = 140 * GIB
+    made_before = MemoryBudget(capacity(h200, 2), total=h200)
+    monkeypatch.setattr(memory_budget, "_BUDGETS", {0: made_before})
+    monkeypatch.setattr(memory_budget, "_runners", 2)
+    memory_budget.expect_jobs(5, 2)
+    assert made_before.capacity == capacity(h200, 6)
+    memory_budget.expect_jobs(16, 1)
+    assert made_before.capacity == capacity(h200, 32)
+    assert memory_budget._runners == 32  # what a budget made from now on starts with
