@@ -153,7 +153,7 @@ GROUPS: list[Group] = [
             ),
             *(
                 f"ladder.harness.anticheat.x{f}__mutmut_*"
-                for f in ("_static_check", "ǁ_Checkerǁ*", "_banned_api", "_foreign_module", "_is_module")
+                for f in ("_static_check", "ǁ_Checkerǁ*", "_banned_api", "_foreign_module", "__is_module")
             ),
             *(
                 f"ladder.harness.gpu_lock.x{f}__mutmut_*"

@@ -340,7 +340,12 @@ def static_check(source: str, filename: str = "<candidate>") -> list[Violation]:
             tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         return [Violation(e.lineno or 0, "syntax", str(e))]
-    return _Checker(tree).run()
+    except (RecursionError, MemoryError, ValueError) as e:  # nesting deeper than the parser's stack, and the like
+        return [Violation(0, "syntax", f"the source cannot be parsed: {type(e).__name__}: {str(e)[:200]}")]
+    try:
+        return _Checker(tree).run()
+    except RecursionError:  # valid Python nested deeper than the checker's walk: unreviewable, so not run
+        return [Violation(0, "syntax", "expressions nested too deep to check: split them into statements")]
 
 
 class _Checker:
@@ -361,7 +366,7 @@ class _Checker:
         # `g = F.gelu`): until no new one appears, as one may be built on another
         while any(self._alias_assignment(node) for node in ast.walk(self.tree)):
             pass
-        self._visit(self.tree, in_jit=False)
+        self._visit(self.tree, in_jit=False)  # pragma: no mutate: equivalent, _visit reads None as False
         return self._deduplicated()
 
     def _alias_assignment(self, node: ast.AST) -> bool:
@@ -397,7 +402,8 @@ class _Checker:
         return sorted([*banned.values(), *rest], key=lambda v: (v.line, v.rule, v.message))
 
     def _flag(self, node: ast.AST, rule: str, message: str) -> None:
-        self.violations.append(Violation(getattr(node, "lineno", 0), rule, message))
+        # equivalent: every node flagged (an import, attribute, name or call parsed from source) has a line
+        self.violations.append(Violation(getattr(node, "lineno", 0), rule, message))  # pragma: no mutate: see above
 
     def _collect(self, node: ast.AST) -> None:
         """Imports (checked against the allowlist, aliases recorded) and every locally bound name."""
@@ -415,8 +421,6 @@ class _Checker:
             self._check_module(node, module)
             for a in node.names:
                 self.aliases[a.asname or a.name] = f"{module}.{a.name}"
-                if module == "__future__":
-                    continue
                 self._check_dotted(node, f"{module}.{a.name}")
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self.bound.add(node.name)
@@ -494,8 +498,7 @@ class _Checker:
 
     def _is_triton_decorator(self, node: ast.AST) -> bool:
         target = node.func if isinstance(node, ast.Call) else node
-        dotted = self._dotted(target) or ""
-        return dotted in ("triton.jit", "triton.autotune", "triton.heuristics")
+        return self._dotted(target) in ("triton.jit", "triton.autotune", "triton.heuristics")
 
     def _check_host_call(self, node: ast.Call) -> None:
         func = node.func
@@ -597,9 +600,17 @@ class ForwardMonitor:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # every undo runs even if one fails (a forward may have broken the dispatch stack): a hook left installed
+        # would count the next forward's launches; the first failure is raised after
+        failure: BaseException | None = None
         while self._undo:
-            self._undo.pop()()
+            try:
+                self._undo.pop()()
+            except Exception as e:
+                failure = failure or e
         self.report.new_threads = max(0, threading.active_count() - self._threads)
+        if failure is not None:
+            raise failure
 
 
 def _allowed_aten(name: str, args: tuple, kwargs: dict) -> bool:

@@ -151,8 +151,8 @@ def run_forward(
 def judge(op: Operator, case: Case, inputs: tuple, out: Any, device: str) -> RunResult:
     """The parent's half of one run, where no candidate code ever ran: `out` (read back from the runner's file)
     against the operator's correctness rule on `inputs`, regenerated here from the run's seed."""
-    result = RunResult(case=case.name, kind="", seed=0)
-    result.problems += output_problems(out, (), device, CONTRACT_DTYPES.get(op.dtype))
+    problems = output_problems(out, (), device, CONTRACT_DTYPES.get(op.dtype))
+    result = RunResult(case=case.name, kind="", seed=0, problems=problems)
     verdict = verify(op, inputs, out, op.reduction_len(case) if op.reduction_len else None)
     result.numeric_ok, result.max_abs, result.rel_l2 = verdict.ok, verdict.max_abs, verdict.rel_l2
     if not verdict.ok:

@@ -209,10 +209,76 @@ def test_a_syntax_error_is_one_violation_on_its_line():
     (v,) = static_check("def forward(x):\n    return x +\n", "candidate.py")
     assert (v.line, v.rule) == (2, "syntax") and "candidate.py" in v.message and "invalid syntax" in v.message
     assert static_check("def forward(x:\n")[0].message.endswith("(<candidate>, line 1)")  # the default name
+    # a null byte: the parser names no line, and the violation is on line 0, before the source's first
+    assert [str(v) for v in static_check("x = 1\x00\n")] == [
+        "line 0: [syntax] source code string cannot contain null bytes"
+    ]
     (dotted,) = static_check("import torch.nn.functional\n\ndef forward(x):\n    return torch.nn.functional.relu(x)\n")
     assert str(dotted) == (
         "line 4: [torch-compute] torch.nn.functional.relu(...) computes with torch in the forward path"
     )
+
+
+def test_source_nested_deeper_than_the_parser_or_the_checker_can_follow_is_a_violation_not_a_crash():
+    """The check runs in the trusted parent: a candidate that is valid Python, but one long chain of `+`, must not
+    raise out of it (a RecursionError there once ended a whole multi-operator run's evaluation)."""
+
+    def chain(terms: int) -> str:
+        return "def forward(x):\n    return " + " + ".join(["x"] * terms) + "\n"
+
+    compile(chain(1500), "<chain>", "exec")  # the interpreter would import it
+    assert [str(v) for v in static_check(chain(1500))] == [
+        "line 0: [syntax] expressions nested too deep to check: split them into statements"
+    ]
+    (too_deep_to_parse,) = static_check(chain(20000))
+    assert (too_deep_to_parse.line, too_deep_to_parse.rule) == (0, "syntax")
+    assert too_deep_to_parse.message.startswith("the source cannot be parsed: RecursionError")
+    assert static_check(chain(50)) == []  # a short chain is checked as usual
+
+
+def test_a_line_of_banned_names_reports_its_shortest_and_of_those_as_short_the_first_written():
+    """One banned-api finding per line: the shortest name of the chain (`torch.jit` of `torch.jit.script`), and of
+    two as short (`torch.jit`, `torch.ops`) the one written first, imported or used, whatever their alias."""
+    src = """\
+        import torch
+        from torch import jit, ops
+        from torch import ops as o, jit as j
+        x = (torch.jit.script, torch.ops)
+        y = (torch.ops, torch.jit.script)
+    """
+    assert [str(v) for v in static_check(textwrap.dedent(src))] == [
+        "line 2: [banned-api] torch.jit is not allowed in a candidate",
+        "line 3: [banned-api] torch.ops is not allowed in a candidate",
+        "line 4: [banned-api] torch.jit is not allowed in a candidate",
+        "line 5: [banned-api] torch.ops is not allowed in a candidate",
+    ]
+
+
+def test_a_function_nested_in_a_kernel_is_kernel_code_down_to_its_decorators():
+    """Everything written inside a @triton.jit function is the kernel's: a function defined in it, the calls of its
+    decorators included (they run when the kernel's body does), has no host-compute finding, while the same
+    decorators on a host function and on a function nested in one are host calls."""
+    src = """\
+        import torch
+        import triton
+        import triton.language as tl
+        @triton.jit
+        def kernel(x_ptr, BLOCK: tl.constexpr):
+            @torch.no_grad()
+            def inner(v):
+                return v.sum()
+            tl.store(x_ptr + tl.arange(0, BLOCK), inner(tl.load(x_ptr + tl.arange(0, BLOCK))))
+        @torch.no_grad()
+        def host(x):
+            @torch.no_grad()
+            def inner(v):
+                return v
+            return inner(x)
+    """
+    assert [str(v) for v in static_check(textwrap.dedent(src))] == [
+        "line 10: [torch-compute] torch.no_grad(...) computes with torch in the forward path",
+        "line 12: [torch-compute] torch.no_grad(...) computes with torch in the forward path",
+    ]
 
 
 def test_banned_prefixes_match_whole_names_and_name_prefixes_only_where_they_end_in_an_underscore():

@@ -191,3 +191,41 @@ def test_an_honest_forward_has_no_problem_and_its_findings_are_exactly_what_went
     # torch doing the work in a wider dtype: the monitor's findings and the output's, none replacing another
     result, _ = run_forward(op, lambda t: (t * 2).double(), case, (x,), kind="random", seed=0, device="cpu")
     assert len(result.problems) == 3 and result.problems[-1].startswith("output 0 is torch.float64")
+
+
+def test_a_forward_that_takes_the_monitor_off_torchs_dispatch_stack_is_caught(gelu, interpreted, monkeypatch):
+    """A forward that returns a right answer after popping the monitor's recorder off torch's dispatch stack (its
+    torch compute then goes unseen) fails when the monitor lets go: that failure stays a problem of the run, with
+    nothing the monitor or the output adds taking its place."""
+    from torch.utils._python_dispatch import _pop_mode
+    from triton.runtime.interpreter import InterpretedFunction
+
+    op, case, x = gelu
+    original_run = InterpretedFunction.run
+    monkeypatch.setattr(InterpretedFunction, "run", original_run)  # put back should the monitor fail to
+
+    @triton.jit
+    def doubled(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    def unseen(t):
+        _pop_mode()
+        out = torch.empty_like(t)
+        doubled[(triton.cdiv(t.numel(), 1024),)](t, out, t.numel(), BLOCK=1024)  # a launch, as the monitor wants
+        return op.reference(t)  # computed by torch where the monitor no longer looks
+
+    result, out = run_forward(op, unseen, case, (x,), kind="random", seed=0, device="cpu")
+    assert torch.equal(out, op.reference(x)) and result.launches == 1 and result.aten_ops == {}
+    assert len(result.problems) == 1 and result.problems[0].startswith("forward raised RuntimeError: "), result
+    # the recorder's failed exit does not stop the monitor's other undos: launches are no longer counted
+    assert InterpretedFunction.run is original_run
+
+
+def test_a_run_records_its_seconds_to_a_tenth_of_a_millisecond(gelu, interpreted):
+    """The runner's seconds, as the evaluation sums and records them: rounded to four places (a run of a forward
+    that does nothing takes tens of microseconds, so five places would show in every run below)."""
+    op, case, x = gelu
+    for _ in range(5):
+        result, _ = run_forward(op, lambda t: None, case, (x,), kind="random", seed=0, device="cpu")
+        assert 0 <= result.seconds < 1 and result.seconds == round(result.seconds, 4), result.seconds

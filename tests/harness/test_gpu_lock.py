@@ -278,3 +278,60 @@ def test_a_wait_without_a_listener_or_within_the_heartbeat_says_nothing_and_erro
     except OSError as e:
         assert e.errno == 5 and "went away" in str(e)
     assert len(os.listdir("/proc/self/fd")) == opened
+
+
+class _Clock:
+    """The lock's clock, moved only by its sleeps between polls, in steps a float holds exactly."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_wait_gives_up_only_past_its_bound_and_tells_only_past_each_heartbeat(tmp_path, monkeypatch):
+    """On the lock's own clock, polled every 0.25 s: a waiter is told once a whole heartbeat (1 s) has gone by
+    since it began, not when it is exactly one (the poll after, at 1.25 s; the next would be due past 2.25 s), and
+    gives up on the first poll past its bound of 2 s (at 2.25 s), not on the one at exactly 2 s."""
+    from ladder.harness import gpu_lock
+
+    clock = _Clock()
+    monkeypatch.setattr(gpu_lock, "time", clock)
+    monkeypatch.setattr(gpu_lock, "POLL_S", 0.25)
+    monkeypatch.setattr(gpu_lock, "HEARTBEAT_S", 1.0)
+    path = tmp_path / "gpu.lock"
+    heard_at: list[float] = []
+    waiting = GpuLock(path, on_wait=lambda _: heard_at.append(clock.now - 1000.0), who="timing", wait_s=2.0)
+    with GpuLock(path, who="judge").shared():
+        try:
+            with waiting.exclusive():
+                raise AssertionError("a measurement ran beside a shared holder")
+        except gpu_lock.GpuWaitTimeout as e:
+            assert str(e).startswith("timing waited 2 s for the GPU (alone) and gave up; held by: judge ("), str(e)
+    assert heard_at == [1.25] and clock.now - 1000.0 == 2.25
+
+
+def test_a_shared_holder_sees_when_a_measurement_waits_and_when_none_does_any_more(tmp_path):
+    """`measurement_waiting()`, which a shared holder asks between pieces of its work: false while it holds the GPU
+    alone or beside other shared holders, true while a measurement waits behind it, false again once the
+    measurement has run."""
+    lock, log = GpuLock(tmp_path / "gpu.lock"), []
+    go_m = threading.Event()
+    with lock.shared():
+        assert not lock.measurement_waiting()
+        with GpuLock(tmp_path / "gpu.lock").shared():
+            assert not lock.measurement_waiting()
+        m = _hold(lock, "exclusive", "m", log, go_m)
+        deadline = time.monotonic() + 30
+        while not lock.measurement_waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert lock.measurement_waiting() and log == []  # waiting, not yet in
+    _wait_for(log, "m+")
+    assert not lock.measurement_waiting()  # in: nobody waits any more
+    go_m.set()
+    m.join()
+    assert not lock.measurement_waiting() and not GpuLock(tmp_path / "other.lock").measurement_waiting()
