@@ -46,7 +46,7 @@ def _index_reduce(op: Op, aliases: dict[str, str]) -> int:
 # table is): so they are looked up when a rule runs, and mutation testing reaches them (docs/mutation.md).
 def _dot_encoding(kind: str, version: int | None, op: Op, aliases: dict[str, str]) -> int:
     t = result_type(op.text)
-    if t is None or encoding_kind(t.encoding, aliases) != kind:
+    if t is None or encoding_kind(t.encoding) != kind:
         return 0
     if version is not None:
         # an alias (#mma) stands for its definition. Equivalent mutants: the encoding is set (encoding_kind(None) is
@@ -76,7 +76,7 @@ def _result_encoding(op: Op, aliases: dict[str, str]) -> str | None:
                 cached = "shared"  # shared-memory descriptors carry a shared encoding
             else:
                 types = tensor_types(result)
-                cached = encoding_kind(types[-1].encoding, aliases) if types else None
+                cached = encoding_kind(types[-1].encoding) if types else None
         op.__dict__["_result_encoding"] = cached  # pragma: no mutate (the cache's key: equivalent, see above)
     return cached
 

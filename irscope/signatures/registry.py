@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from irscope.signatures.core_rules import CORE_RULES
 from irscope.signatures.rules import InstrRule, OpRule
 
@@ -24,7 +26,11 @@ def counter_names(backend: str) -> list[str]:
 def aggregation(backend: str) -> dict[str, str]:
     """Counter → how its occurrences combine (rules.SUM or rules.MAX), as its rules declare."""
     ops, instrs = rules_for(backend)
-    rules: list[OpRule | InstrRule] = [*ops, *instrs]
+    return declared_aggregation([*ops, *instrs])
+
+
+def declared_aggregation(rules: Iterable[OpRule | InstrRule]) -> dict[str, str]:
+    """Counter → the aggregation its rules declare; a ValueError names a counter whose rules disagree."""
     out: dict[str, str] = {}
     for r in rules:
         if out.setdefault(r.counter, r.aggregate) != r.aggregate:

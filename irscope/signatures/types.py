@@ -38,7 +38,7 @@ class TensorType:
 def tensor_types(text: str) -> list[TensorType]:
     out = []
     for m in _TENSOR.finditer(text):
-        dims = tuple(int(d) for d in m.group(1).split("x") if d) if m.group(1) else ()
+        dims = tuple(int(d) for d in m.group(1).split("x") if d)  # a 0-d tensor (`tensor<f32>`): ()
         out.append(TensorType(dims, m.group(2), m.group(3)))
     return out
 
@@ -50,23 +50,19 @@ def result_type(op_text: str) -> TensorType | None:
     return types[-1] if types else None
 
 
-def encoding_kind(encoding: str | None, aliases: dict[str, str]) -> str | None:
-    """#blocked3 → blocked, #ttg.nvidia_mma<…> → mma, #ttg.dot_op<…> → dot_op, … (None for no encoding)."""
+def encoding_kind(encoding: str | None) -> str | None:
+    """The kind of a tensor's encoding, named by its outermost attribute: #blocked3 → blocked, #mma → mma,
+    #ttg.dot_op<…> → dot_op, #ttg.slice<{…, parent = #mma}> → slice (whatever its parent), #linear → linear; None for
+    no encoding and for a kind no counter has.
+
+    Triton names each alias after its kind (its dialect's getAlias: #blocked, #mma for NVIDIA's and AMD's MMA
+    layouts alike, #linear, and #shared, which only a `!ttg.memdesc` carries) and prints the other kinds inline by
+    name, so the name before the first `<` says the kind; an alias's definition adds nothing."""
     if encoding is None:
         return None
-    # equivalent mutants of the split: an alias (#blocked3) has no `<`, and the name before the `<` of an attribute
-    # printed inline (#ttg.slice) is no alias: either way the lookup gives the same name
-    alias = encoding.split("<", 1)[0]  # pragma: no mutate (equivalent, see above)
-    name = aliases.get(alias, encoding)
-    for key, kind in (
-        ("dot_op", "dot_op"),
-        ("mma", "mma"),
-        ("mfma", "mma"),  # AMD's WMMA (#ttg.amd_wmma) is an "mma" above
-        ("slice", "slice"),
-        ("linear", "linear"),
-        ("shared", "shared"),
-        ("blocked", "blocked"),
-    ):
-        if key in name:
+    outermost = encoding.split("<", 1)[0]
+    return next((kind for kind in ("dot_op", "mma", "slice", "linear", "blocked") if kind in outermost), None)
+    for kind in ("dot_op", "mma", "slice", "linear", "blocked"):
+        if kind in encoding:
             return kind
-    return "other"
+    return None

@@ -86,3 +86,21 @@ def max_pair_kernel(x_ptr, out_ptr, idx_ptr, M: tl.constexpr, N: tl.constexpr):
     v, i = tl.reduce((x, idx), 1, _max_pair)
     tl.store(out_ptr + rows, v)
     tl.store(idx_ptr + rows, i)
+
+
+@triton.jit
+def _larger_minus_smaller_or_doubled(a, b):
+    if a > b:  # a branch on scalars: an `scf.if` inside the reduction's combiner
+        r = a - b
+    else:
+        r = b * 2.0
+    return r
+
+
+@triton.jit
+def branchy_reduce_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """A reduction whose combiner branches: the adapter keeps the `scf.if` in its `linalg.reduce`'s payload, so the
+    arith ops in the branches are two regions deep in it."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr, tl.reduce(x, 0, _larger_minus_smaller_or_doubled))

@@ -197,7 +197,9 @@ def test_alloc_bytes_are_the_buffers_shapes_times_their_element_widths(kernel, a
     buffers = re.findall(r"memref\.alloca?\(\) : memref<((?:\d+x)+)(\w+)>", text)
     assert buffers
     expected = sum(math.prod(int(d) for d in shape.split("x") if d) * ELEMENT_BYTES[e] for shape, e in buffers)
-    assert summary(traj)["ttadapter.mem.alloc_bytes"] == expected
+    counted = summary(traj)["ttadapter.mem.alloc_bytes"]
+    assert counted == expected
+    assert isinstance(counted, int)  # a byte count: a float would be stored and shown as `512.0`
 
 
 _OP = re.compile(r'\s*(?:%[\w:#]+ = )?"?([a-z_]+\.[\w.]+)')
@@ -235,13 +237,16 @@ REGION_PROBES = [
     ("gather_kernel", {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"}, {"BLOCK": 128}),
     ("atomic_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}),
     ("barrier_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}),
+    # the ops in an `scf.if` of a reduction's combiner: in the payload two regions deep
+    ("branchy_reduce_kernel", {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}),
 ]
 
 
 @pytest.mark.parametrize(("kernel", "args", "options"), REGION_PROBES, ids=[p[0] for p in REGION_PROBES])
 def test_vector_scalar_and_element_ops_leave_out_payloads(kernel, args, options, ascend_env):
-    """Ops in the regions of `linalg.generic`, `linalg.reduce`, `tt.reduce` are per-element work: neither vector nor
-    scalar ops nor element accesses; the structured ops themselves are vector ops, a reduction's header excepted."""
+    """Ops in the regions of `linalg.generic`, `linalg.reduce`, `tt.reduce`, at any depth, are per-element work:
+    neither vector nor scalar ops nor element accesses; the structured ops themselves are vector ops, a reduction's
+    header excepted."""
     traj = capture_probe(kernel, args, options)
     text = traj.stage_output("ttadapter").text
     outside, inside = _ops_by_region(text)
@@ -258,6 +263,8 @@ def test_vector_scalar_and_element_ops_leave_out_payloads(kernel, args, options,
         assert any(n.startswith("arith.") for n, _ in inside)
     if kernel == "gather_kernel":  # its loop's element accesses are outside any payload
         assert access == 2
+    if kernel == "branchy_reduce_kernel":  # the branches' subtraction and product, inside the combiner's `scf.if`
+        assert {"scf.if", "arith.subf", "arith.mulf"} <= {n for n, _ in inside} and scalar == 0
 
 
 # Shapes the adapter of triton-ascend 3.2.0 never prints for a probe kernel, in the form MLIR prints them (bishengir's

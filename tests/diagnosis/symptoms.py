@@ -277,15 +277,16 @@ def mma_downgrade(k: Compiled) -> set[int]:
 
 def layout_conversion(k: Compiled) -> set[int]:
     """A ttg.convert_layout that is lowered through shared memory with barriers on its line, except a
-    conversion out of an MMA accumulator layout: Triton's intended epilogue, which gives the store a
-    coalesced layout in every matmul that stores through pointers."""
+    conversion out of an MMA accumulator layout or a slice of one (a row statistic of the accumulator, as flash
+    attention stores): Triton's intended epilogue, which gives the store a coalesced layout in every matmul that
+    stores through pointers."""
     out = set()
     for op in k.ttgir.ops:
         if op.name != "ttg.convert_layout":
             continue
         types = _tensor_op(op)
-        src = encoding_kind(types[0].encoding, k.ttgir.aliases) if types else None
-        if src == "mma":
+        src = types[0].encoding if types else None
+        if encoding_kind(src) == "mma" or (encoding_kind(src) == "slice" and "parent = #mma" in (src or "")):
             continue
         if (n := k.line_of(op)) and _through_shared(k.at("ptx", n)):
             out.add(n)

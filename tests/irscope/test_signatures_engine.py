@@ -1,14 +1,19 @@
 """The signature engine's own rules: which kernel line a helper's instruction is charged to, the PTX line a SASS
-instruction names, a per-line maximum, and the fast path for LLVM-dialect giants (irscope/signatures/engine.py)."""
+instruction names, a per-line maximum, and the fast path for LLVM-dialect giants (irscope/signatures/engine.py); and
+the registry's (irscope/signatures/registry.py): which rules a backend gets, one aggregation per counter."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass
+
+import pytest
 
 from irscope.parse.asm import Instr
 from irscope.parse.locations import Frame
 from irscope.signatures import Analyzer
+from irscope.signatures.core_rules import CORE_RULES
 from irscope.signatures.engine import (
     UNATTRIBUTED,
     LineResolver,
@@ -19,7 +24,8 @@ from irscope.signatures.engine import (
     is_llvm_dialect,
     mlir_signature,
 )
-from irscope.signatures.rules import MAX, InstrRule
+from irscope.signatures.registry import counter_names, declared_aggregation, rules_for
+from irscope.signatures.rules import MAX, SUM, InstrRule, OpRule
 from tests.trajectory_cache import capture
 
 from . import counter_kernels as k
@@ -96,3 +102,38 @@ def test_the_fast_path_for_llvm_dialect_giants_counts_what_the_full_parse_counts
     monkeypatch.setattr("irscope.signatures.engine.FULL_PARSE_LIMIT", 0)
     scanned = mlir_signature(llir.text, "llir", rules, kernel_file)
     assert (scanned.counters, scanned.lines) == (parsed.counters, parsed.lines)
+
+
+def test_rules_of_one_counter_that_disagree_on_how_it_aggregates_are_refused_by_name():
+    """A rule added for a maximum (the deepest pipeline) without `aggregate=MAX` would add its values up: the registry
+    refuses it, naming the counter and both aggregations, where the core rules alone declare one per counter."""
+    assert declared_aggregation(CORE_RULES)["control.pipeline_stages"] == MAX
+    assert declared_aggregation(CORE_RULES)["control.loop"] == SUM
+    stray = OpRule("control.pipeline_stages", ("scf.while",))  # the default aggregation: a sum
+    with pytest.raises(ValueError, match=r"^counter control\.pipeline_stages: .* \(max, sum\); declare one"):
+        declared_aggregation([*CORE_RULES, stray])
+
+
+def test_a_backend_without_an_adapter_is_counted_by_the_triton_wide_rules_alone():
+    """Intel's `xpu` has no adapter here: its TTIR and TTGIR are Triton's own dialects, which the core rules count; it
+    has no instruction rules, and none of another backend's counters."""
+    ops, instrs = rules_for("xpu")
+    assert (ops, instrs) == (CORE_RULES, [])
+    assert counter_names("xpu") == sorted({r.counter for r in CORE_RULES})
+    assert "compute.mma_wgmma" in counter_names("cuda") and "compute.mma_wgmma" not in counter_names("xpu")
+
+
+def test_a_slice_of_an_mma_layout_counts_as_a_slice_not_as_the_mma_layout_it_names():
+    """The row maximum of a matmul's accumulator, scaled: the product's tensor is `#ttg.slice<{dim = 1, parent =
+    #mma}>`. Its kind is the outermost attribute's (docs/signatures.md: op results using each encoding), so the line
+    counts slices and no MMA layout, and the accumulator's own ops count theirs."""
+    traj = capture(k.matmul_row_max_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32)
+    ttgir = traj.stage_snapshots("ttgir")[-1]
+    scaled = next(line for line in ttgir.text.splitlines() if "arith.mulf" in line)
+    assert "#ttg.slice<{dim = 1, parent = #mma}>" in scaled
+    signature = Analyzer(traj).signature(ttgir)
+    source, first = inspect.getsourcelines(k.matmul_row_max_kernel.fn)
+    line = first + next(i for i, text in enumerate(source) if "row_max * 2.0" in text)
+    counted = signature.lines[line]
+    assert counted["layout.enc.slice"] == 2 and "layout.enc.mma" not in counted  # the product and its constant
+    assert signature.counters["layout.enc.mma"] > 0

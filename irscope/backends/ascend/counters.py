@@ -150,7 +150,8 @@ def atomic_generic(op: Op, aliases: dict[str, str]) -> int:
 
 def discrete_loop(op: Op, aliases: dict[str, str]) -> int:
     """A loop the adapter built to load or store a non-contiguous access one element at a time."""
-    return int("ExtractedLoadOrStore" in op.tail or "ExtractedLoadOrStore" in op.text)
+    # its marker is in the attributes `scf.for` prints after its region: on the loop's closing line, never its first
+    return int("ExtractedLoadOrStore" in op.tail)
 
 
 def alloc_bytes(op: Op, aliases: dict[str, str]) -> int:
