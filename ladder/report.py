@@ -49,6 +49,7 @@ HARNESS = (
     "exercise",
     "recheck",
     "release",
+    "memory_retry",  # the cases evaluated again alone after running out of device memory, all their phases
 )
 
 

@@ -22,6 +22,10 @@
    code: they can fail a candidate, never pass one. The rules are applied here to the raw facts the runner
    reports (launch counts, aten ops, threads), not to its own summary of them.
 
+A case that ran out of device memory (the runner's allocation or this process's judge) is evaluated again with
+the GPU's whole memory budget held (`Settings.memory_alone`): on a GPU shared by several jobs the memory may have
+been the other jobs', so only a shortfall alone counts against the candidate; its share is doubled from then on.
+
 If the runner dies, hangs or floods its output, the case it was on is recorded as failed with the sandbox's status
 and a fresh runner continues with the remaining cases; nothing the runner sends, however malformed, raises here:
 the caller never sees an exception from the candidate. The ladder loop reuses this for LLM-written candidates.
@@ -29,6 +33,7 @@ the caller never sees an exception from the candidate. The ladder loop reuses th
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import secrets
@@ -36,7 +41,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +79,7 @@ CHECKSUM_TOLERANCE = 1e-2  # of the judged call's output norm: rounding of a non
 STARTUP_S = 300.0  # the runner's start and the candidate's import
 SLOT_FLOOR = 1 << 20
 HOST_SLOTS = 2  # a runner's output slots in host memory (the device slot, where there is one, is one)
+OUT_OF_MEMORY = "OutOfMemoryError"  # how torch's allocation failure is named, in the runner's reports and here
 IN_FLIGHT = 2  # commands sent ahead under a shared hold: the runner's next run overlaps this process's judging
 
 
@@ -92,6 +98,7 @@ class CandidateResult:
     runner_errors: list[str] = field(default_factory=list)  # messages from the runner that make no sense
     phase_seconds: dict[str, float] = field(default_factory=dict)  # runner start, lock waits, each command
     outputs_memory: str = ""  # where the runner wrote outputs: "device", or "host" and why (its own claim)
+    memory_retried: list[str] = field(default_factory=list)  # cases evaluated again alone after running out of memory
     seconds: float = 0.0
 
     @property
@@ -155,6 +162,7 @@ class Settings:
     confinement: Confinement | None = None
     ceilings: Ceilings | None = None
     gpu_wait_s: float = WAIT_S
+    memory_alone: bool = False  # each case holds the GPU's whole memory budget, and the runner has no device slot
 
 
 def evaluate_candidate(
@@ -222,10 +230,50 @@ def evaluate_candidate(
         ahead = spares.take(spares.key(operator, wanted, settings))  # waits for it to be ready if still starting
         result.add_seconds("start", time.monotonic() - t0)
     seed_base = ahead.job.seed_base if ahead is not None else secrets.randbelow(1 << 31)
+    text = source if candidate else None
+    _evaluate_cases(op, operator, remaining, seed_base, settings, ahead, text, result, on_message)
+    short = [c["case"] for c in result.cases if OUT_OF_MEMORY in json.dumps(c)]
+    if short and result.load_error is None and not result.tampered:
+        budget = memory_budget.for_current_gpu() if device.startswith("cuda") else None
+        for case in select_cases(op, short, device) if budget is not None else []:
+            # the case's next evaluation asks for twice the share it ran out of memory in
+            budget.observe((op.name, case.name), budget.estimate((op.name, case.name), op.bytes_moved(case)))
+        result.cases = [c for c in result.cases if c["case"] not in short]
+        result.memory_retried = short
+        t0 = time.monotonic()
+        alone = replace(settings, memory_alone=True)
+        _evaluate_cases(op, operator, short, seed_base, alone, None, text, result, on_message)
+        result.add_seconds("memory_retry", time.monotonic() - t0)
+    order = {c.name: i for i, c in enumerate([*op.cases, *op.small_cases])}
+    result.cases.sort(key=lambda c: order.get(c["case"], 99))
+    if spares is not None:
+        # started now, not beside this evaluation: one runner per job at a time (its CUDA context and output
+        # memory), and the start overlaps the next round's diagnosis. Its seeds are drawn now, by this process:
+        # the next candidate is not written yet.
+        spares.start(
+            spares.key(operator, wanted, settings),
+            lambda: _Evaluation(op, operator, wanted, secrets.randbelow(1 << 31), settings),
+        )
+    return result
+
+
+def _evaluate_cases(
+    op: Operator,
+    operator: str,
+    remaining: list[str],
+    seed_base: int,
+    settings: Settings,
+    ahead: _Evaluation | None,
+    source: str | None,
+    result: CandidateResult,
+    on_message: Callable[[dict], None] | None,
+) -> None:
+    """`source` (None: the frozen initial kernel) on the `remaining` cases, each case's record into `result`; a
+    runner that dies loses the case it was on, and a fresh one goes on with the rest."""
     while remaining:
         ev = ahead or _Evaluation(op, operator, remaining, seed_base, settings)
         ahead = None
-        run = ev.run(source if candidate else None, result, on_message)
+        run = ev.run(source, result, on_message)
         result.seconds += run.seconds
         result.skipped_cases += ev.skipped
         done = set(ev.skipped)
@@ -254,17 +302,6 @@ def evaluate_candidate(
                 {"case": name, "correct": False, "numeric_ok": False, "errors": [f"sandbox {run.summary()}"]}
             )
         remaining = [c for c in pending if c not in lost]
-    order = {c.name: i for i, c in enumerate([*op.cases, *op.small_cases])}
-    result.cases.sort(key=lambda c: order.get(c["case"], 99))
-    if spares is not None:
-        # started now, not beside this evaluation: one runner per job at a time (its CUDA context and output
-        # memory), and the start overlaps the next round's diagnosis. Its seeds are drawn now, by this process:
-        # the next candidate is not written yet.
-        spares.start(
-            spares.key(operator, wanted, settings),
-            lambda: _Evaluation(op, operator, wanted, secrets.randbelow(1 << 31), settings),
-        )
-    return result
 
 
 class _Evaluation:
@@ -327,7 +364,7 @@ class _Evaluation:
             if seed is not None:  # the runner starts from a trusted Triton cache, not an empty one
                 read_only.append(seed)
                 env[SEED_ENV] = str(seed)
-        device_bytes = self._device_slot_bytes()
+        device_bytes = 0 if s.memory_alone else self._device_slot_bytes()  # alone, a case holds the whole budget
         budget = self._budget()
         if device_bytes and budget is not None:
             # the slot lives as long as the runner: taken only where it fits now, never waited for
@@ -453,9 +490,10 @@ class _Evaluation:
             yield
             return
         t0 = time.monotonic()
-        share = budget.estimate((self.op.name, case.name), self.op.bytes_moved(case))
-        self.shares[case.name] = share
-        with budget.hold(share, status.current(), status.waiting, self.settings.gpu_wait_s):
+        key = (self.op.name, case.name)
+        share = None if self.settings.memory_alone else budget.estimate(key, self.op.bytes_moved(case))
+        with budget.hold(share, status.current(), status.waiting, self.settings.gpu_wait_s) as held:
+            self.shares[case.name] = held
             status.waiting(None)
             self.result.add_seconds("wait_memory", time.monotonic() - t0)
             try:
@@ -607,7 +645,13 @@ class _Evaluation:
         try:
             self._handle(msg)
         except Exception as e:  # the message is the runner's, so is the blame; this process goes on
-            self.result.runner_errors.append(f"a message that makes no sense ({type(e).__name__}: {str(e)[:200]})")
+            problem = f"{type(e).__name__}: {str(e)[:200]}"
+            if type(e).__name__ == OUT_OF_MEMORY and isinstance(msg.get("case"), str) and msg["case"] in self.cases:
+                # this process's judge found the GPU full: the case failed for memory, which `evaluate_candidate`
+                # evaluates again alone, not for the runner's message
+                self.case_errors.setdefault(msg["case"], []).append(f"judging a run here: {problem}")
+            else:
+                self.result.runner_errors.append(f"a message that makes no sense ({problem})")
 
     def _handle(self, msg: dict) -> None:
         kind = msg.get("type")

@@ -62,6 +62,7 @@ class _Holder:
     who: str
     nbytes: int
     since: float
+    lasting: bool = False  # a runner's output slot (`try_hold`), held as long as the runner lives
 
 
 class MemoryBudget:
@@ -112,36 +113,44 @@ class MemoryBudget:
 
     @contextmanager
     def hold(
-        self, nbytes: int, who: str, on_wait: Callable[[str], None] | None = None, wait_s: float | None = None
-    ) -> Iterator[None]:
-        """`nbytes` of the budget (all of it, where more is asked) for the duration; waits its turn, at most
-        `wait_s` (default: the budget's)."""
-        want = min(nbytes, self.capacity)
+        self, nbytes: int | None, who: str, on_wait: Callable[[str], None] | None = None, wait_s: float | None = None
+    ) -> Iterator[int]:
+        """`nbytes` of the budget (all of it, where more is asked) for the duration, or with None all of it that no
+        other case holds: what the runners' output slots leave, once no other case holds any (the slots last as
+        long as their runners, which may be waiting in line behind this hold). Yields the bytes held; waits its
+        turn, at most `wait_s` (default: the budget's)."""
         bound = self.wait_s if wait_s is None else wait_s
         with self._cond:
             ticket = next(self._tickets)
             self._line.append(ticket)
             began = told = time.monotonic()
             try:
-                while self._line[0] != ticket or self.free < want:
+                while self._line[0] != ticket or not self._fits(nbytes):
                     now = time.monotonic()
+                    wanted = "all" if nbytes is None else gib(min(nbytes, self.capacity))
                     if now - began > bound:
                         raise GpuWaitTimeout(
-                            f"{who} waited {now - began:.0f} s for {gib(want)} of device memory ({gib(self.free)} of "
+                            f"{who} waited {now - began:.0f} s for {wanted} of device memory ({gib(self.free)} of "
                             f"{gib(self.capacity)} free) and gave up; held by: {self.holders()}"
                         )
                     if on_wait is not None and now - told > HEARTBEAT_S:
-                        on_wait(f"device memory ({gib(want)}, {gib(self.free)} free); held by: {self.holders()}")
+                        on_wait(f"device memory ({wanted}, {gib(self.free)} free); held by: {self.holders()}")
                         told = now
                     self._cond.wait(timeout=min(HEARTBEAT_S, bound))
-                self._held[ticket] = _Holder(who, want, time.monotonic())
+                granted = self.free if nbytes is None else min(nbytes, self.capacity)
+                self._held[ticket] = _Holder(who, granted, time.monotonic())
             finally:
                 self._line.remove(ticket)  # granted or given up: out of the line, and the next one may go
                 self._cond.notify_all()
         try:
-            yield
+            yield granted
         finally:
             self.release(ticket)
+
+    def _fits(self, nbytes: int | None) -> bool:
+        if nbytes is None:
+            return not any(not h.lasting for h in self._held.values())
+        return self.free >= min(nbytes, self.capacity)
 
     def try_hold(self, nbytes: int, who: str) -> int | None:
         """`nbytes` now if they fit and nobody waits (a waiting case goes first), as a ticket for `release`; else
@@ -150,7 +159,7 @@ class MemoryBudget:
             if self._line or nbytes > self.free:
                 return None
             ticket = next(self._tickets)
-            self._held[ticket] = _Holder(who, nbytes, time.monotonic())
+            self._held[ticket] = _Holder(who, nbytes, time.monotonic(), lasting=True)
             return ticket
 
     def release(self, ticket: int) -> None:

@@ -25,6 +25,7 @@ RUNS = {
     "hangs": "new_gelu",
     "patches_timer": "new_gelu",
     "device_fault": "new_gelu",
+    "out_of_memory": "new_gelu",
     "argmax_first_index": TOY_ARGMAX,
     "argmax_wrong_on_ties": TOY_ARGMAX,
     "thread_at_import": "new_gelu",
@@ -160,6 +161,12 @@ def test_fatal_device_error_ends_the_worker_and_the_rest_runs_in_a_fresh_one(res
     for case in r.cases:
         assert not case["correct"] and "fatal device error" in case["errors"][0]
     assert [f["status"] for f in r.sandbox_failures] == ["exception", "exception"]  # one worker per case
+
+
+def test_a_case_that_runs_out_of_memory_is_evaluated_again_alone_and_fails_if_it_does_again(results):
+    r = results["out_of_memory"]
+    assert r.memory_retried == ["s1"] and [c["case"] for c in r.cases] == ["s1"]  # the second record replaces it
+    assert not r.accepted and "forward raised OutOfMemoryError: CUDA out of memory" in reasons(r)
 
 
 def test_a_thread_started_at_import_is_counted_from_outside_the_sandbox(results):

@@ -241,6 +241,28 @@ def _evaluation(timed: bool = True) -> _Evaluation:
     return _Evaluation(op, "new_gelu", ["c1"], 0, settings)
 
 
+def test_running_out_of_memory_while_judging_fails_the_case_for_memory_not_the_runner(monkeypatch):
+    """This process's judge allocating on a full GPU is no fault of the runner's message: the case fails with the
+    allocation's error (and is evaluated again alone), and the runner is not blamed; any other failure is."""
+    import torch
+
+    ev = _evaluation()
+
+    def full(msg: dict) -> None:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.91 GiB")
+
+    monkeypatch.setattr(ev, "_handle", full)
+    ev._receive({"type": "run", "case": "c1"})
+    assert ev.case_errors == {
+        "c1": ["judging a run here: OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB"]
+    }
+    assert ev.result.runner_errors == []
+    ev._receive({"type": "run", "case": "no such case"})  # a case it was not asked: the runner's message is wrong
+    assert ev.result.runner_errors == [
+        "a message that makes no sense (OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB)"
+    ]
+
+
 def test_a_timing_window_starts_when_the_block_was_sent_not_when_a_busy_parent_read_it():
     """The parent's wall-clock bound on a runner's device time: a block that really lasted 50 ms, whose start
     message a busy parent read 40 ms late, is a 50 ms window (from the start's SENT_AFTER to the end's receipt), so

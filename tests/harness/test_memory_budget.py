@@ -78,6 +78,35 @@ def test_a_case_larger_than_the_budget_waits_for_all_of_it_then_runs_alone():
     assert order == ["huge"] and budget.free == 10 * GIB
 
 
+def test_a_case_that_asks_for_all_waits_for_the_other_cases_not_for_the_runners_slots():
+    """A case evaluated again alone (it ran out of memory beside others) holds what the output slots leave, once no
+    other case holds any: the slots last as long as their runners, which may wait in line behind it."""
+    budget = MemoryBudget(10 * GIB)
+    order: list[str] = []
+    slot = budget.try_hold(2 * GIB, "spare runner: output slot")
+    assert slot is not None
+    held: list[int] = []
+
+    def alone() -> None:
+        with budget.hold(None, "alone") as granted:
+            held.append(granted)
+            order.append("alone")
+            time.sleep(0.3)
+
+    with budget.hold(1 * GIB, "another case"):
+        waiting = threading.Thread(target=alone)
+        waiting.start()
+        _until_waiting(budget, 1)
+        later = _hold_in_thread(budget, 1 * GIB, "later", order, 0.0)  # in line behind it, not beside it
+        _until_waiting(budget, 2)
+        assert order == []
+    waiting.join(2)
+    later.join(2)
+    assert order == ["alone", "later"] and held == [8 * GIB]
+    budget.release(slot)
+    assert budget.free == 10 * GIB
+
+
 def test_a_wait_past_its_bound_names_the_holders_and_gives_up_leaving_the_line():
     budget = MemoryBudget(10 * GIB)
     with budget.hold(9 * GIB, "softmax round 2: validate"):
