@@ -234,10 +234,11 @@ def evaluate_candidate(
     _evaluate_cases(op, operator, remaining, seed_base, settings, ahead, text, result, on_message)
     short = [c["case"] for c in result.cases if OUT_OF_MEMORY in json.dumps(c)]
     if short and result.load_error is None and not result.tampered:
-        budget = memory_budget.for_current_gpu() if device.startswith("cuda") else None
-        for case in select_cases(op, short, device) if budget is not None else []:
-            # the case's next evaluation asks for twice the share it ran out of memory in
-            budget.observe((op.name, case.name), budget.estimate((op.name, case.name), op.bytes_moved(case)))
+        if device.startswith("cuda"):
+            budget = memory_budget.for_current_gpu()
+            for case in select_cases(op, short, device):
+                # the case's next evaluation asks for twice the share it ran out of memory in
+                budget.observe((op.name, case.name), budget.estimate((op.name, case.name), op.bytes_moved(case)))
         result.cases = [c for c in result.cases if c["case"] not in short]
         result.memory_retried = short
         t0 = time.monotonic()
