@@ -3,14 +3,17 @@
 # device memory across the sandbox (tools/device_memory_probe.py), the GPU tests (GPUTESTS=1), the GPU smoke run
 # (unless SMOKE=0), then ladder suite for the time the call has left: the twelve-operator probe on ten jobs, or
 # (SUITE=1) the whole offline suite, resumed from out/gpu-suite.tar.xz where one is carried and packed again into
-# $OUT for the next call. JOBS: the suite's --jobs (default 10). What comes back: the logs of each part, the report
-# and progress log of the suite, its run directory, and samples.tar.xz (GPU and CPU samples every 2 s, the stack dump
-# of every process in the middle of the suite, the updated baseline cache).
+# $OUT for the next call. JOBS: the suite's --jobs (default: 16 on a GPU of more than 100 GB, else 10). What comes
+# back: the logs of each part, the report and progress log of the suite, its run directory, and samples.tar.xz
+# (GPU and CPU samples every 2 s, the stack dump of every process in the middle of the suite, the updated baseline
+# cache).
 #   [GPUTESTS=1] [SMOKE=0] [SUITE=1] [JOBS=N] scripts/engine_check.sh [LIMIT_S]    LIMIT_S: the call's limit (default 540)
 # Carry .whl, out/compiler-index.db, out/probe-baselines.json (cached baselines of the same GPU) and, with SUITE=1,
 # out/gpu-suite.tar.xz from the previous call.
 set -u
-LIMIT=${1:-540} JOBS=${JOBS:-10}
+LIMIT=${1:-540}
+# the job count the GPU's memory holds (session 9: ten on an 80 GB H100, sixteen slower there), unless JOBS says
+JOBS=${JOBS:-$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | awk '{print ($1 > 100000) ? 16 : 10}')}
 samples=$(mktemp -d)
 trap 'tar cJf $OUT/samples.tar.xz -C $samples .' EXIT  # also when the call ends before the suite
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /opt/irsite .whl/*.whl
