@@ -341,7 +341,7 @@ def static_check(source: str, filename: str = "<candidate>") -> list[Violation]:
     except SyntaxError as e:
         return [Violation(e.lineno or 0, "syntax", str(e))]
     except (RecursionError, MemoryError, ValueError) as e:  # nesting deeper than the parser's stack, and the like
-        return [Violation(0, "syntax", f"the source cannot be parsed: {type(e).__name__}: {str(e)[:200]}")]
+        return [Violation(0, "syntax", f"the source cannot be parsed: {type(e).__name__}: {e}")]
     try:
         return _Checker(tree).run()
     except RecursionError:  # valid Python nested deeper than the checker's walk: unreviewable, so not run

@@ -232,8 +232,37 @@ def test_source_nested_deeper_than_the_parser_or_the_checker_can_follow_is_a_vio
     ]
     (too_deep_to_parse,) = static_check(chain(20000))
     assert (too_deep_to_parse.line, too_deep_to_parse.rule) == (0, "syntax")
-    assert too_deep_to_parse.message.startswith("the source cannot be parsed: RecursionError")
+    assert too_deep_to_parse.message == (
+        "the source cannot be parsed: RecursionError: maximum recursion depth exceeded during ast construction"
+    )
     assert static_check(chain(50)) == []  # a short chain is checked as usual
+
+
+def test_a_module_passed_as_a_value_is_found_through_its_dotted_alias_and_nothing_else_is_a_module():
+    """`tl` stands for `triton.language` and `lm` for `triton.language.math`, modules (the second found attribute by
+    attribute from the first name): passing one carries the module where the check cannot follow. `float32` (a
+    dtype) and a name the module does not have are values."""
+    source = textwrap.dedent(
+        """
+        import torch
+        import triton.language as tl
+        from torch import float32
+        from triton.language import no_such_name
+
+        def helper(*values):
+            return values
+
+        def forward(x):
+            helper(tl, float32, no_such_name)
+            lm = tl.math
+            helper(lm)
+            return x
+        """
+    )
+    assert [str(v) for v in static_check(source)] == [
+        "line 11: [module-value] module tl used as a value; use its attributes directly",
+        "line 13: [module-value] module lm used as a value; use its attributes directly",
+    ]
 
 
 def test_a_line_of_banned_names_reports_its_shortest_and_of_those_as_short_the_first_written():
