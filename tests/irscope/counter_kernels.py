@@ -145,15 +145,11 @@ def signed_narrow_kernel(x_ptr, y_ptr, N: tl.constexpr):
 
 
 @triton.jit
-def matmul_row_max_kernel(a_ptr, b_ptr, m_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_row_max_kernel(a_ptr, b_ptr, m_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # the row maximum of an MMA accumulator, scaled: the product's layout is a slice of the #mma layout
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
-        acc += tl.dot(a, b)
+    acc = tl.dot(tl.load(a_ptr + rm[:, None] * BK + rk[None, :]), tl.load(b_ptr + rk[:, None] * BN + rn[None, :]))
     row_max = tl.max(acc, axis=1)
     tl.store(m_ptr + rm, row_max * 2.0)

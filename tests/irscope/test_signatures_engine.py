@@ -127,7 +127,7 @@ def test_a_slice_of_an_mma_layout_counts_as_a_slice_not_as_the_mma_layout_it_nam
     """The row maximum of a matmul's accumulator, scaled: the product's tensor is `#ttg.slice<{dim = 1, parent =
     #mma}>`. Its kind is the outermost attribute's (docs/signatures.md: op results using each encoding), so the line
     counts slices and no MMA layout, and the accumulator's own ops count theirs."""
-    traj = capture(k.matmul_row_max_kernel, "*fp16", "*fp16", "*fp32", 256, BM=64, BN=64, BK=32)
+    traj = capture(k.matmul_row_max_kernel, "*fp16", "*fp16", "*fp32", BM=64, BN=64, BK=32)
     ttgir = traj.stage_snapshots("ttgir")[-1]
     scaled = next(line for line in ttgir.text.splitlines() if "arith.mulf" in line)
     assert "#ttg.slice<{dim = 1, parent = #mma}>" in scaled
