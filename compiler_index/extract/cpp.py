@@ -517,7 +517,7 @@ class _File:
         if name == "failure" and parent is not None and parent.type == "return_statement" and not args:
             kind = "failure"
         elif name == "notifyMatchFailure":
-            kind, message = "match-failure", _render_message(args[1:]) if len(args) > 1 else ""
+            kind, message = "match-failure", _render_message(args[1:])
         elif name in _DIAG:
             top = node
             while (
@@ -528,7 +528,7 @@ class _File:
                 top = top.parent
             operands = _stream_operands(top)
             literal_args = [a for a in args if a.type in ("string_literal", "concatenated_string")]
-            rest = operands[1:] if operands[0] == node else operands
+            rest = [o for o in operands if o != node]  # the call's own literals are its arguments
             kind, message = _DIAG[name], _render_message(literal_args + rest)
         elif name in _DEBUG_MACROS and form == "plain":
             streamed = args[-1] if args and args[-1].type != "compound_statement" else None
@@ -543,11 +543,11 @@ class _File:
             # the message: one literal, or several that the compiler joins (`"a " "b"`)
             cond = re.sub(r'&&\s*(?:"(?:[^"\\]|\\.)*"\s*)+$', "", _text(args[0])).strip()
             self.facts.gates.append(
-                Gate(caller, "assert", _squeeze(cond), self.guards(node), _squeeze(" ".join(lits), 300), line, snippet)
+                Gate(caller, "assert", _squeeze(cond), self.guards(node), _squeeze(" ".join(lits)), line, snippet)
             )
             return
         elif name in _FATAL:
-            kind, message = "fatal", _squeeze(" ".join(_string_literals(node)), 300)
+            kind, message = "fatal", _squeeze(" ".join(_string_literals(node)))
         elif name == "signalPassFailure":
             kind = "pass-failure"
         if kind is None:
@@ -559,8 +559,9 @@ class _File:
         """Returns in bool predicates: early `return false` / `return true` under a branch (the gates that are not
         `failure()`), and `return <expr>`, whose expression is the predicate's condition (`return width >= 32;`)."""
         for node in self.caps.get("ret", []):
-            value = node.named_children[0] if node.named_child_count else None
-            if value is None or value.type == "comment":
+            # `return /*RAW*/ a || b;` (Membar.h): the value is the first child that is not a comment
+            value = next((c for c in node.named_children if c.type != "comment"), None)
+            if value is None:
                 continue
             fn = self.fn_at(node.start_byte)
             if fn is None or not self.facts.functions[fn].returns.endswith("bool") or self._in_lambda(node):
@@ -616,7 +617,7 @@ class _File:
                     if (
                         sibling.type == "if_statement"
                         and sibling.child_by_field_name("alternative") is None
-                        and _exits(sibling.child_by_field_name("consequence"))
+                        and any(_exits(c) for c in sibling.children_by_field_name("consequence"))
                     ):
                         out.append((_negate(_condition(sibling)), False))
             child, p = p, p.parent
@@ -654,18 +655,16 @@ class _File:
 
 def _condition(if_node: Node) -> str:
     """An `if`'s condition as written, without its parentheses (`if (auto x = …)`: the declaration)."""
-    cond_node = if_node.child_by_field_name("condition")
-    value = cond_node.child_by_field_name("value") if cond_node else None
-    return _squeeze(_text(value) or _text(cond_node).strip("()"))
+    for cond_node in if_node.children_by_field_name("condition"):
+        return _squeeze(_text(cond_node.child_by_field_name("value")))
+    return ""  # pragma: no mutate: unreachable, tree-sitter-cpp gives every `if` a condition (MISSING if unwritten)
 
 
 _EXIT_STATEMENTS = ("return_statement", "break_statement", "continue_statement", "throw_statement")
 
 
-def _exits(stmt: Node | None) -> bool:
+def _exits(stmt: Node) -> bool:
     """Control never falls through `stmt`: a return/break/continue, a fatal call, or a block ending in one."""
-    if stmt is None:
-        return False
     if stmt.type in _EXIT_STATEMENTS:
         return True
     if stmt.type == "compound_statement":
@@ -673,15 +672,19 @@ def _exits(stmt: Node | None) -> bool:
         return bool(body) and _exits(body[-1])
     if stmt.type == "expression_statement" and stmt.named_child_count:
         call = stmt.named_children[0]
-        fn = call.child_by_field_name("function") if call.type == "call_expression" else None
+        fn = call.child_by_field_name("function")  # only a call_expression has one
         return fn is not None and _last_name(fn)[0] in _FATAL
     return False
+
+
+# what `->` and `::` become before operators are looked for: any text without an operator character
+_JOINER = "."
 
 
 def _top_level_operator(expr: str) -> bool:
     """Whether `expr` has an operator outside parentheses/brackets (`a && b`, `x == 1`), i.e. is not one operand."""
     depth = 0
-    text = expr.replace("->", ".").replace("::", ".")
+    text = expr.replace("->", _JOINER).replace("::", _JOINER)
     for ch in text:
         if ch in "([{":
             depth += 1

@@ -319,8 +319,16 @@ def test_a_negated_guard_is_written_plainly_where_that_is_exact():
         "!a->b": "a->b",
         "!ns::f(x)": "ns::f(x)",
         "!a[i]": "a[i]",
+        "!maskX": "maskX",  # a capital X is a letter like any other
     }
-    wrapped = ["!(a) && (b)", "!a < b", "a == b", "x", "f(a, b)"]  # the `!` or the parentheses cover a part only
+    wrapped = [
+        "!(a) && (b)",
+        "!a < b",
+        "a == b",
+        "x",
+        "f(a, b)",
+        "!dimX || y",
+    ]  # the `!` or the parentheses cover a part only
     assert {c: _negate(c) for c in plain} == plain
     assert [_negate(c) for c in wrapped] == [f"!({c})" for c in wrapped]
     # one operand (calls, members, subscripts, scopes, braces) or an operator outside every bracket
@@ -355,3 +363,141 @@ def test_a_gates_message_location_and_snippet():
         (7, "match-failure", "n == 3", ["n == 3", "!(n > 8)"], "", "return rewriter.notifyMatchFailure(op);"),
         (8, "failure", "!(n == 3)", ["!(n == 3)", "!(n > 8)"], "", "return failure();"),
     ]
+
+
+# More corners, each a mistake that would change which conditions the index extracts: an empty or a plain branch
+# before a gate (neither exits), negations whose parentheses nest, code written without spaces, gates inside an
+# `if`'s condition (no guard of their own), `failure()` that is not returned and `return success()`, diagnostics in
+# parentheses, under `&&` and with a concatenated literal, `LLVM_DEBUG({ … })`, a method of a class local to a
+# lambda, a comment before a returned value (Triton's Membar.h), and a void `return;` before every predicate.
+MORE_CORNERS = b"""\
+#include "x.h"
+void reset(Op op) {
+  if (!op)
+    return;
+  op.clear();
+}
+
+bool intersects(const Info &a, const Info &b) {
+  return /*RAW*/ overlap(a.writes, b.reads) ||
+         /*WAR*/ overlap(a.reads, b.writes);
+}
+
+bool admits(int n, int m) {
+  if (m > 2)
+    ;
+  if (m == 1)
+    bar(m);
+  if (!((n & 1) || isOdd(m)))
+    return false;
+  if (!(n > 0 || f(m)))
+    return false;
+  if (n == 7)return false;if (n == 9)return true;
+  return n < m;
+}
+
+LogicalResult lower(Op op, int n) {
+  LogicalResult result = failure();
+  if (n == 0)
+    return success();
+  if (llvm::all_of(op->getUsers(), [&](Operation *user) {
+        LDBG("user " << *user);
+        return isa<LoadOp>(user);
+      }))
+    n = 1;
+  if (n > 4 && op.emitWarning("too many operands"))
+    n = 4;
+  (op.emitRemark() << "lowering ") << n;
+  op.emitError("expected " "one result");
+  LLVM_DEBUG({
+    llvm::dbgs() << "lowered ";
+    llvm::dbgs() << "op";
+  });
+  return result;
+}
+
+void outer(bool c) {
+  auto visit = [&](Op op) {
+    if (c) {
+      struct Check {
+        bool ok(int x) {
+          if (x > 2)
+            return false;
+          return true;
+        }
+      };
+    }
+  };
+}
+
+void runOnOperation() {
+  signalPassFailure();
+}
+"""
+
+
+def test_more_gate_extraction_corners():
+    f = extract("lib/MoreCorners.cpp", MORE_CORNERS)
+    got = sorted(
+        (g.line, fn_name(f, g.fn), g.kind, g.condition, g.guards, g.message, g.expr, g.snippet.strip()) for g in f.gates
+    )
+    odd = "(n & 1) || isOdd(m)"  # `!(…)` negated plainly: its parentheses cover all of it, nested ones too
+    big = "n > 0 || f(m)"
+    one_line = "if (n == 7)return false;if (n == 9)return true;"
+    lowered = ["!(n == 0)"]  # inside an `if`'s condition a gate has no guard of that `if`: only the early return
+    assert got == [
+        # a comment before the returned value is no value; the void `return;` above stops no later return
+        (
+            9,
+            "intersects",
+            "return-expr",
+            "",
+            [],
+            "",
+            "overlap(a.writes, b.reads) || /*WAR*/ overlap(a.reads, b.writes)",
+            "return /*RAW*/ overlap(a.writes, b.reads) ||",
+        ),
+        # an empty branch and one that only calls something guard nothing after them
+        (19, "admits", "return-false", f"!({odd})", [f"!({odd})"], "", "", "return false;"),
+        (21, "admits", "return-false", f"!({big})", [f"!({big})", odd], "", "", "return false;"),
+        # written without spaces: a branch that starts where its condition ends, an exit ending where the next starts
+        (22, "admits", "return-false", "n == 7", ["n == 7", big, odd], "", "", one_line),
+        (22, "admits", "return-true", "n == 9", ["n == 9", "!(n == 7)", big, odd], "", "", one_line),
+        (23, "admits", "return-expr", "!(n == 9)", ["!(n == 9)", "!(n == 7)", big, odd], "", "n < m", "return n < m;"),
+        # `failure()` not returned and `return success()` are no gates
+        (31, "lower", "debug", lowered[0], lowered, "user {*user}", "", 'LDBG("user " << *user);'),
+        # a diagnostic under `&&` is not streamed into; one in parentheses is streamed out of them
+        (
+            35,
+            "lower",
+            "warning",
+            lowered[0],
+            lowered,
+            "too many operands",
+            "",
+            'if (n > 4 && op.emitWarning("too many operands"))',
+        ),
+        (37, "lower", "remark", lowered[0], lowered, "lowering {n}", "", '(op.emitRemark() << "lowering ") << n;'),
+        (
+            38,
+            "lower",
+            "error",
+            lowered[0],
+            lowered,
+            "expected one result",
+            "",
+            'op.emitError("expected " "one result");',
+        ),
+        # LLVM_DEBUG with a block: its literals, in order
+        (39, "lower", "debug", lowered[0], lowered, "lowered op", "", "LLVM_DEBUG({"),
+        # a method of a class local to a lambda: a predicate of its own, guarded by its own branches only
+        (52, "Check::ok", "return-false", "x > 2", ["x > 2"], "", "", "return false;"),
+        (61, "runOnOperation", "pass-failure", "", [], "", "", "signalPassFailure();"),
+    ]
+
+
+def test_a_debug_blocks_message_is_its_literals_up_to_500_characters():
+    words = " ".join(f"w{i:03}" for i in range(150))  # 749 characters
+    src = b'void f() {\n  LLVM_DEBUG({\n    llvm::dbgs() << "' + words.encode() + b'";\n  });\n}\n'
+    (gate,) = extract("lib/Long.cpp", src).gates
+    assert gate.kind == "debug" and gate.message == words[:499] + "…"
