@@ -224,7 +224,7 @@ def _add_gates(ctx: Context, out: OpExplanation, target: Target | None) -> None:
 def _site_rank(site: Site, args: set[str], files: set[str]) -> tuple:
     """Direct sites (in the pass's own files or patterns) first, then by the shortest call path that reaches them."""
     direct = site.function is not None and (site.function.loc.file in files or bool(args & set(site.direct_passes)))
-    shortest = min((len(p.hops) for p in site.paths), default=0)
+    shortest = len(site.paths) and min(len(p.hops) for p in site.paths)  # no path: 0, before any path (2 hops or more)
     return (not direct, shortest, site.loc.file, site.loc.line)
 
 

@@ -33,14 +33,14 @@ def gates_of(ctx: Context, function: FunctionRef) -> list[GateInfo]:
     fn_id = ctx.ref_ids.get(key)  # pragma: no mutate (a cache: without it the query below finds the same id)
     if fn_id is None:
         row = ctx.con.execute(
-            "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id WHERE fl.path = ? AND "
-            "f.line = ? AND f.qualname = ?",
+            "SELECT f.id FROM functions f JOIN files fl ON fl.id = f.file_id "  # pragma: no mutate (SQL's case)
+            "WHERE fl.path = ? AND f.line = ? AND f.qualname = ?",  # pragma: no mutate (SQL's case)
             key,
         ).fetchone()
         if row is None:
             return []
         fn_id = row[0]
-    memo = ctx.memo.setdefault(("gates",), {})
+    memo = ctx.memo.setdefault(("gates",), {})  # pragma: no mutate (a cache's key: any other key caches the same)
     if fn_id not in memo:
         memo[fn_id] = _gates(ctx, ctx.function(fn_id), None)
     return memo[fn_id]
@@ -63,16 +63,22 @@ def conditions(
         seen: set[int] = set()
         frontier: list[tuple[FnRow, str | None]] = [(t, None) for t in targets]
         for level in range(callee_depth + 1):
-            nxt: list[tuple[FnRow, str | None]] = []
+            if level:  # the functions the level above calls, each reached `via` the target it started from
+                frontier = [
+                    (e.callee, via or fn.qualname)
+                    for fn, via in frontier
+                    for _call, edges in _callees(ctx, fn)
+                    for e in edges
+                    if not e.by_name
+                ]
+            kept: list[tuple[FnRow, str | None]] = []
             for fn, via in frontier:
                 if fn.id in seen:
                     continue
                 seen.add(fn.id)
                 gates.extend(_gates(ctx, fn, via))
-                if level < callee_depth:  # pragma: no mutate (<=: a last frontier that no level reads)
-                    for _call, edges in callgraph.callees(con, fn, scopes=ctx.scopes):
-                        nxt.extend((e.callee, via or fn.qualname) for e in edges if not e.by_name)
-            frontier = nxt
+                kept.append((fn, via))
+            frontier = kept
         if target is not None:
             gates, dropped = for_target(gates, target)
             if dropped:
@@ -80,8 +86,12 @@ def conditions(
         return Conditions(symbol, [ctx.fn_ref(f) for f in targets], gates, notes)
 
 
+def _callees(ctx: Context, fn: FnRow) -> list[tuple[sqlite3.Row, list[callgraph.CallEdge]]]:
+    return callgraph.callees(ctx.con, fn, scopes=ctx.scopes)  # pragma: no mutate (scopes: a cache callees rebuilds)
+
+
 # Equivalent mutants, marked for mutmut: `prefetch_gates` fills a cache that `_gates` does without (it queries
-# what the cache lacks), and SQL keywords and sqlite3.Row's column names ignore case.
+# what the cache lacks), and SQL keywords ignore case.
 _ROWS = "gate_rows"  # the cache's key in Context.memo
 
 
@@ -104,16 +114,18 @@ def _gates(ctx: Context, fn: FnRow, via: str | None) -> list[GateInfo]:
     if prefetched is None:
         query = "SELECT * FROM gates WHERE function_id = ? ORDER BY line"  # pragma: no mutate (SQL's case)
         prefetched = ctx.con.execute(query, (fn.id,)).fetchall()
+    # plain dicts: a column named in another case is an error there (a sqlite3.Row ignores the case)
+    rows = [dict(g) for g in prefetched]
     return [
         GateInfo(
-            g["kind"],  # pragma: no mutate (sqlite3.Row's case)
-            g["condition"],  # pragma: no mutate (sqlite3.Row's case)
-            json.loads(g["guards"]),  # pragma: no mutate (sqlite3.Row's case)
-            g["message"],  # pragma: no mutate (sqlite3.Row's case)
+            g["kind"],
+            g["condition"],
+            json.loads(g["guards"]),
+            g["message"],
             ctx.loc(g["file_id"], g["line"], g["snippet"]),
             ref,
             via,
             g["expr"] or "",
         )
-        for g in prefetched
+        for g in rows
     ]

@@ -258,14 +258,15 @@ def _site(
 def _caller_paths(ctx: Context, start: FnRow, depth: int) -> tuple[list[CallPath], int]:
     """Caller chains ending at `start`, outermost first, each with the passes that own a function on it, and how
     many more were found than kept. Breadth first: a chain stops at a pass or pattern method, a function nobody
-    calls, or after `depth` calls; chains that reach a pass come first, then shorter ones."""
+    calls, or after `depth` calls; chains that reach a pass come first, then shorter ones. A function a pass owns
+    has none (its sites are the pass's own: `_site` and `precompute_caller_paths` never walk from one)."""
     done: list[list[tuple[FnRow, Loc | None]]] = []
     frontier: list[list[tuple[FnRow, Loc | None]]] = [[(start, None)]]
-    for level in range(depth + 1):
+    for _ in range(depth):
         nxt: list[list[tuple[FnRow, Loc | None]]] = []
         for chain in frontier:
             fn = chain[-1][0]
-            if level == depth or (level > 0 and ctx.owners(fn)):
+            if ctx.owners(fn):  # a pass or pattern method: the chain ends there
                 done.append(chain)
                 continue
             backends = {b for f, _ in chain if (b := ctx.backend(f.file_id))}
@@ -280,6 +281,7 @@ def _caller_paths(ctx: Context, start: FnRow, depth: int) -> tuple[list[CallPath
                 done.append(chain)
             nxt.extend([*chain, (e.caller, ctx.loc(e.caller.file_id, e.line, e.snippet))] for e in edges)
         frontier = nxt[:PATH_BUDGET]
+    done.extend(frontier)  # `depth` calls up: the chains still open end here
     unique: dict[tuple[int, ...], tuple[list[tuple[FnRow, Loc | None]], set[str]]] = {}
     for chain in done:
         key = tuple(f.id for f, _ in chain)

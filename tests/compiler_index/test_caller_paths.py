@@ -94,3 +94,25 @@ def test_chains_that_reach_a_pass_come_first_then_shorter_ones_and_the_rest_are_
     many = CallGraph({"site": [f"c{i}" for i in range(MAX_PATHS + 3)]}, {}, {})
     paths, omitted = names(many, "site")
     assert len(paths) == MAX_PATHS and omitted == 3
+
+
+def test_a_pass_among_the_direct_callers_ends_its_chain_and_the_others_go_on():
+    graph = CallGraph(
+        {"site": ["pass_fn", "helper"], "pass_fn": ["outer"], "helper": ["pattern_fn"]},
+        {"pass_fn": PASS},
+        {"pass_fn": "P", "pattern_fn": "Q"},
+    )
+    assert names(graph, "site") == (
+        [(["pass_fn", "site"], ["arg-P"]), (["pattern_fn", "helper", "site"], ["arg-Q"])],
+        0,
+    )
+
+
+def test_each_hop_carries_the_call_it_makes_to_the_next():
+    graph = CallGraph({"site": ["c1"], "c1": ["c2"]}, {}, {})
+    (path,), _ = _caller_paths(graph, graph.fn("site"), 5)  # type: ignore[arg-type]
+    assert [(h.function.name, h.call and (h.call.line, h.call.snippet)) for h in path.hops] == [
+        ("c2", (graph.fn("c2").line + 1, "c1()")),
+        ("c1", (graph.fn("c1").line + 1, "site()")),
+        ("site", None),
+    ]

@@ -3,6 +3,7 @@ index. (The same join against Triton's real sources and a real capture is in tes
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,39 @@ def test_explain_a_removal_by_pass_argument(corpus_db: Path, toy_trajectory: Pat
         ("erase", "FuseRelayoutsPass::fuseOnce"),
         ("replaceOpWithNewOp", "RelayoutOfSplat::matchAndRewrite"),
     }
+
+
+def test_a_function_with_several_sites_gives_its_gates_once(corpus_db: Path, toy_trajectory: Path):
+    """FuseRelayoutsPass::fuseOnce erases the relayout twice (rauw, erase): its one gate is listed once, after the
+    failure of the canonicalization pattern (DECISIVE_GATES order before file order)."""
+    (op,) = explain(corpus_db, toy_trajectory, "toygpu-fuse-relayouts").ops
+    assert [(g.kind, g.function.name, g.loc.line, g.applies) for g in op.gates] == [
+        ("failure", "RelayoutOfSplat::matchAndRewrite", 19, "unknown"),
+        ("return-expr", "FuseRelayoutsPass::fuseOnce", 31, "yes"),
+    ]
+
+
+def test_a_pass_the_index_does_not_know_keeps_every_site_ranked_with_its_gates(corpus_db: Path, toy_trajectory: Path):
+    """Without the pass's code nothing is filtered: the DRR pattern (no function, no call path) and the pattern
+    method come before the helper reached through a call path, and the gates are those of every function holding a
+    site, the DRR site ranked first notwithstanding."""
+    traj = irscope.load(toy_trajectory)
+    traj.snapshots[1] = replace(traj.snapshots[1], pass_arg="toygpu-unknown", adder=None)
+    e = explain(corpus_db, traj, 1)
+    assert e.notes == ["the index knows no pass 'toygpu-unknown' (adder None); sites below are not filtered by pass"]
+    relayout = next(o for o in e.ops if o.op == "tgpu.relayout")
+    assert [(s.how, s.function and s.function.name) for s in relayout.sites] == [
+        ("drr", None),
+        ("X::create", "WidenTileLoad::matchAndRewrite"),
+        ("X::create", "relayoutOperands"),
+    ]
+    assert (relayout.other_passes, relayout.gates_dropped) == (0, 1)
+    assert [(g.kind, g.loc.line) for g in relayout.gates] == [
+        ("match-failure", 47),
+        ("remark", 51),
+        ("assert", 49),
+        ("debug", 54),
+    ]
 
 
 def test_explain_refuses_a_stage_input(corpus_db: Path, toy_trajectory: Path):

@@ -90,6 +90,7 @@ def test_creators_direct_and_through_the_call_graph(corpus_db: Path):
     (path,) = helper.paths
     assert [h.function.name for h in path.hops] == ["ToyGPUVectorizeLoadsPass::runOnOperation", "relayoutOperands"]
     assert str(path.hops[0].call) == f"{VECTORIZE}:75" and path.hops[-1].call is None
+    assert "relayoutOperands(" in path.hops[0].call.snippet, "each hop's call carries its source line"
     assert path.passes == ["toygpu-vectorize-loads"] and helper.direct_passes == []
     drr = by_loc["lib/Dialect/ToyGPU/Transforms/Combine.td:8"]
     assert (drr.how, drr.pattern) == ("drr", "FoldDoubleRelayout")
@@ -169,6 +170,20 @@ def test_conditions_of_a_pattern(corpus_db: Path):
         ("assert", "vec > 0", 49),
         ("remark", "vec == 1 && op.getType().getNumElements() > 1", 51),
         ("debug", "!(vec == 1 && op.getType().getNumElements() > 1)", 54),
+    ]
+    # each gate's location carries its source line; only a returned expression (`return-expr`) has an `expr`
+    assert [(g.loc.snippet, g.expr) for g in res.gates] == [
+        ("return failure();", ""),
+        ('return rewriter.notifyMatchFailure(op, "pointer tile is not contiguous");', ""),
+        ('assert(vec > 0 && "vector width must be positive");', ""),
+        ('op->emitRemark() << "Warning: tile load stays scalar vec = " << vec', ""),
+        ('LDBG("widening " << op << " to " << vec);', ""),
+    ]
+    returned = [(g.kind, g.expr) for g in q.conditions(corpus_db, "supportMMA").gates if g.expr]
+    assert returned == [
+        ("return-expr", "bits <= 32"),
+        ("return-expr", "allowTf32 && version >= 2"),
+        ("return-expr", "bits == 16"),
     ]
     deeper = q.conditions(corpus_db, "WidenTileLoad::matchAndRewrite", callee_depth=1)
     from_callee = [(g.kind, g.condition, g.via, g.function.name) for g in deeper.gates if g.via]

@@ -1,12 +1,14 @@
 """The order `explain` gives the sites that create or erase an op for one pass (compiler_index/explain.py): a site in
 the pass's own code comes before one the pass reaches through callers, however short that call path, and a site
 is kept for a pass only when it or one of its call paths belongs to that pass. On the corpus no direct site ever has
-a longer path than an indirect one, so these rules are pinned here on sites built by hand."""
+a longer path than an indirect one, so these rules are pinned here on sites built by hand; so is the gates' order
+for a gate evaluated for no target, which `explain` never ranks beside one that was."""
 
 from __future__ import annotations
 
-from compiler_index.explain import _restrict, _site_rank
-from compiler_index.queries.results import CallPath, FunctionRef, Hop, Loc, Site
+from compiler_index.explain import _gate_rank, _restrict, _site_rank
+from compiler_index.queries.results import CallPath, FunctionRef, GateInfo, Hop, Loc, Site
+from compiler_index.target import UNKNOWN, YES
 
 PASS_FILE = "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp"
 HELPER_FILE = "lib/Analysis/Utility.cpp"
@@ -72,3 +74,17 @@ def test_a_site_is_restricted_to_the_paths_of_the_pass_and_kept_when_it_is_the_p
     assert kept is not None and kept.paths == [] and kept.passes == ["tritongpu-prefetch"], "its own passes stay"
     registered = _site(helper, 30, [], direct_passes=("tritongpu-coalesce",))
     assert _restrict(registered, args, files) is not None
+
+
+def test_a_gate_evaluated_for_no_target_ranks_as_one_that_surely_applies():
+    """`applies` is "" where no target was given (`conditions` without one; `explain` of a backend the index holds
+    no code for): such a gate is not one that "may not apply" (render.py says so only of UNKNOWN), so it ranks with
+    the sure ones, by kind first and then by place."""
+    fn = _fn("CoalescePass::runOnOperation", PASS_FILE)
+
+    def gate(kind: str, line: int, applies: str) -> GateInfo:
+        return GateInfo(kind, "x", [], "", Loc(PASS_FILE, line), fn, applies=applies)
+
+    gates = [gate("debug", 5, YES), gate("failure", 30, UNKNOWN), gate("failure", 40, ""), gate("failure", 20, YES)]
+    ranked = sorted(gates, key=_gate_rank)
+    assert [(g.loc.line, g.applies) for g in ranked] == [(20, YES), (40, ""), (30, UNKNOWN), (5, YES)]
