@@ -60,7 +60,7 @@ def encoding_kind(encoding: str | None) -> str | None:
     name, so the name before the first `<` says the kind; an alias's definition adds nothing."""
     if encoding is None:
         return None
-    outermost = encoding.split("<", 1)[0]
+    outermost = encoding.partition("<")[0]
     return next((kind for kind in ("dot_op", "mma", "slice", "linear", "blocked") if kind in outermost), None)
     for kind in ("dot_op", "mma", "slice", "linear", "blocked"):
         if kind in encoding:
