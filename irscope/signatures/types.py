@@ -62,7 +62,3 @@ def encoding_kind(encoding: str | None) -> str | None:
         return None
     outermost = encoding.partition("<")[0]
     return next((kind for kind in ("dot_op", "mma", "slice", "linear", "blocked") if kind in outermost), None)
-    for kind in ("dot_op", "mma", "slice", "linear", "blocked"):
-        if kind in encoding:
-            return kind
-    return None
