@@ -237,8 +237,7 @@ def evaluate_candidate(
         if device.startswith("cuda"):
             budget = memory_budget.for_current_gpu()
             for case in select_cases(op, short, device):
-                # the case's next evaluation asks for twice the share it ran out of memory in
-                budget.observe((op.name, case.name), budget.estimate((op.name, case.name), op.bytes_moved(case)))
+                budget.ran_short((op.name, case.name), op.bytes_moved(case))
         result.cases = [c for c in result.cases if c["case"] not in short]
         result.memory_retried = short
         t0 = time.monotonic()

@@ -83,6 +83,11 @@ class MemoryBudget:
         with self._cond:
             return max(case_bytes(bytes_moved), SEEN_FACTOR * self._seen.get(key, 0))
 
+    def ran_short(self, key: tuple[str, str], bytes_moved: int) -> None:
+        """A case ran out of device memory with its share: its next one asks for twice that (capped, as a
+        runner's claim is, at the budget)."""
+        self.observe(key, self.estimate(key, bytes_moved))
+
     def observe(self, key: tuple[str, str], peak: int) -> None:
         """What a runner said it held for a case (its claim, capped at the budget: it can only slow its own
         operator's cases)."""
@@ -149,7 +154,7 @@ class MemoryBudget:
 
     def _fits(self, nbytes: int | None) -> bool:
         if nbytes is None:
-            return not any(not h.lasting for h in self._held.values())
+            return all(h.lasting for h in self._held.values())
         return self.free >= min(nbytes, self.capacity)
 
     def try_hold(self, nbytes: int, who: str) -> int | None:

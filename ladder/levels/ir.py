@@ -273,13 +273,14 @@ def _earlier_capture(ctx: Context, key: dict[str, str]) -> list[Path]:
     """The trajectories the newest earlier round of this operator captured of the same kernel, case and target, if
     they are all still on disk; else none."""
     for folder in ctx.earlier_rounds_of(key["kernel"]):
+        ir = folder / "ir"
         try:
-            record = json.loads((folder / "ir" / CAPTURED).read_text())
+            record = json.loads((ir / CAPTURED).read_text())
         except (OSError, ValueError):
             continue
         if not isinstance(record, dict) or any(record.get(k) != v for k, v in key.items()):
             continue
-        dirs = [folder / "ir" / d for d in record.get("dirs") or []]
+        dirs = [ir / d for d in record.get("dirs") or []]
         if dirs and all(d.is_dir() for d in dirs):
             return dirs
     return []

@@ -107,6 +107,18 @@ def test_a_case_that_asks_for_all_waits_for_the_other_cases_not_for_the_runners_
     assert budget.free == 10 * GIB
 
 
+def test_a_case_that_ran_short_of_memory_asks_for_twice_its_share_next_time_and_never_more_than_all():
+    budget = MemoryBudget(100 * GIB)
+    key = ("matmul_sigmoid_sum", "c1")
+    first = budget.estimate(key, 1 * GIB)
+    budget.ran_short(key, 1 * GIB)
+    assert budget.estimate(key, 1 * GIB) == 2 * first
+    assert budget.estimate(("matmul_sigmoid_sum", "c2"), 1 * GIB) == first  # other cases keep theirs
+    for _ in range(8):
+        budget.ran_short(key, 1 * GIB)
+    assert budget.estimate(key, 1 * GIB) == 2 * budget.capacity  # held as the whole budget (`hold` caps it)
+
+
 def test_a_wait_past_its_bound_names_the_holders_and_gives_up_leaving_the_line():
     budget = MemoryBudget(10 * GIB)
     with budget.hold(9 * GIB, "softmax round 2: validate"):
