@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # One device call that checks the harness engine (docs/results/engine-h200/README.md, sessions 6 and 7): shared
-# device memory across the sandbox (tools/device_memory_probe.py), the GPU tests (GPUTESTS=1), the GPU smoke run
-# (unless SMOKE=0), then ladder suite for the time the call has left: the twelve-operator probe on ten jobs, or
-# (SUITE=1) the whole offline suite, resumed from out/gpu-suite.tar.xz where one is carried and packed again into
-# $OUT for the next call. JOBS: the suite's --jobs (default: 16 on a GPU of more than 100 GB, else 10). What comes
-# back: the logs of each part, the report and progress log of the suite, its run directory, and samples.tar.xz
-# (GPU and CPU samples every 2 s, the stack dump of every process in the middle of the suite, the updated baseline
-# cache).
-#   [GPUTESTS=1] [SMOKE=0] [SUITE=1] [JOBS=N] scripts/engine_check.sh [LIMIT_S]    LIMIT_S: the call's limit (default 540)
-# Carry .whl, out/compiler-index.db, out/probe-baselines.json (cached baselines of the same GPU) and, with SUITE=1,
-# out/gpu-suite.tar.xz from the previous call.
+# device memory across the sandbox (tools/device_memory_probe.py), the GPU tests (GPUTESTS=1, or GPUTESTS="PATHS"
+# for some of them), the GPU smoke run (unless SMOKE=0), then ladder suite for the time the call has left: the
+# twelve-operator probe on ten jobs, or (SUITE=1) the whole offline suite, resumed from out/gpu-suite.tar.xz where
+# one is carried and packed again into $OUT for the next call. JOBS: the suite's --jobs (default: 16 on a GPU of
+# more than 100 GB, else 10). What comes back: the logs of each part, the report and progress log of the suite, its
+# run directory, and samples.tar.xz (GPU and CPU samples every 2 s, the stack dump of every process in the middle of
+# the suite, the updated baseline cache).
+#   [GPUTESTS=1|"PATHS"] [SMOKE=0] [SUITE=1] [JOBS=N] scripts/engine_check.sh [LIMIT_S]    LIMIT_S: the call's limit
+# (default 540). Carry .whl, out/compiler-index.db, out/probe-baselines.json (cached baselines of the same GPU) and,
+# with SUITE=1, out/gpu-suite.tar.xz from the previous call.
 set -u
 LIMIT=${1:-540}
 # the job count the GPU's memory holds (session 9: ten on an 80 GB H100, sixteen slower there), unless JOBS says
@@ -20,9 +20,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/opt/irsite:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 timeout 60 python3 -m tools.device_memory_probe --mib 1024 2>&1
-if [ "${GPUTESTS:-0}" = 1 ]; then
-  timeout 240 python3 -m pytest -q -p no:cacheprovider tests/gpu tests/harness/test_gpu.py \
-    tests/ladder/redteam/test_gpu_timing.py > $OUT/gputests.log 2>&1
+gputests=(tests/gpu tests/harness/test_gpu.py tests/ladder/redteam/test_gpu_timing.py)
+[ "${GPUTESTS:-0}" != 0 ] && [ "${GPUTESTS:-0}" != 1 ] && read -ra gputests <<< "$GPUTESTS"  # the paths given
+if [ "${GPUTESTS:-0}" != 0 ]; then
+  timeout 240 python3 -m pytest -q -p no:cacheprovider "${gputests[@]}" > $OUT/gputests.log 2>&1
   tail -15 $OUT/gputests.log
 fi
 if [ "${SMOKE:-1}" = 1 ]; then
