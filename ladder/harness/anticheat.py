@@ -584,6 +584,13 @@ class ForwardMonitor:
             self._undo.append(lambda: triton.knobs.runtime.launch_enter_hook.remove(on_launch))
 
         class Recorder(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls) -> bool:
+                # torch wraps a mode's __torch_dispatch__ in torch._disable_dynamo otherwise, whose first call
+                # imports dynamo, the inductor and sympy: seconds of every runner's first forward, and nothing
+                # here is ever compiled by dynamo
+                return False
+
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
                 if not _called_from_triton():

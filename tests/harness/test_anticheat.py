@@ -1,5 +1,6 @@
 """Anti-cheat: the static rules on real candidate sources, and the runtime monitor on real interpreted launches."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -378,5 +379,25 @@ def test_poisoned_allocations_leave_the_inductor_unimported():
         "print(sorted(m for m in ('torch._inductor', 'torch._dynamo') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_monitors_first_dispatch_leaves_dynamo_unimported():
+    """torch wraps a dispatch mode's handler in torch._disable_dynamo, whose first call imports dynamo, the inductor
+    and sympy: 2.5 s here and more in a sandbox without their bytecode, in every runner's first forward (a stack dump
+    of a ten-job suite caught two of ten runners in it). The monitor's mode opts out."""
+    code = (
+        "import sys, torch\n"
+        "from ladder.harness.anticheat import ForwardMonitor\n"
+        "with ForwardMonitor() as m:\n"
+        "    torch.empty(4).fill_(1.0)\n"
+        "assert m.report.aten_ops == {'empty': 1, 'fill_': 1}, m.report.aten_ops\n"
+        "print(sorted(m for m in ('torch._inductor', 'torch._dynamo', 'sympy') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "1"}  # the monitor counts interpreted launches: no GPU needed
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT, env=env
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
