@@ -3,12 +3,14 @@
 import os
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
 from irscope import childproc
+from irscope.childproc import REPO_ROOT
 from ladder import sandbox
 from ladder.sandbox import run_sandboxed
 from tests import sandbox_required
@@ -238,3 +240,35 @@ def test_a_confined_runner_starts_from_a_copy_of_the_trusted_triton_seed_and_can
     assert r.value["files"] == ["entry/cuda_utils.so"] and r.value["cache"] != str(cache)
     assert r.value["seed_write"] in ("EROFS", "EACCES") and r.value["own_write"] == "written"
     assert sorted(p.name for p in (cache / "entry").iterdir()) == ["cuda_utils.so"]
+
+
+def test_a_runners_warm_up_imports_what_its_first_kernel_compile_imports(tmp_path):
+    """The bytecode cache holds what `warm()` imports; a module first imported later compiles from source in every
+    runner. A kernel's first compile imports Triton's code generator and with it 38 modules of gluon (0.3 s a
+    runner): warm() imports them."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import triton, triton.language as tl
+        from triton.backends.compiler import GPUTarget
+        from ladder.harness import worker
+
+        @triton.jit
+        def double(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+        worker.warm()
+        before = set(sys.modules)
+        signature = {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+        src = triton.compiler.ASTSource(fn=double, signature=signature, constexprs={"BLOCK": 128})
+        triton.compile(src, target=GPUTarget("cuda", 90, 32))
+        print(sorted(m for m in set(sys.modules) - before if m.startswith(("triton", "torch"))))
+        """
+    )
+    script = tmp_path / "first_compile.py"  # a file: Triton reads a kernel's source
+    script.write_text(code)
+    env = childproc.child_env(tmp_path, {"TRITON_INTERPRET": "0", "PYTHONPATH": str(REPO_ROOT)})
+    r = childproc.run([sys.executable, str(script)], env=env, cwd=REPO_ROOT, timeout_s=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
