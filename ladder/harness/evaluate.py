@@ -229,6 +229,14 @@ def evaluate_candidate(
         t0 = time.monotonic()
         ahead = spares.take(spares.key(operator, wanted, settings))  # waits for it to be ready if still starting
         result.add_seconds("start", time.monotonic() - t0)
+        # the next evaluation's runner starts now, beside this one, so that it is ready when this one ends: with the
+        # round's diagnosis and rewrite down to a second, a runner started at the end (its imports, CUDA context
+        # and pinned output memory: seconds) made the next evaluation wait for it. The memory budget counts two
+        # runners per job. Its seeds are drawn now, by this process: the next candidate is not written yet.
+        spares.start(
+            spares.key(operator, wanted, settings),
+            lambda: _Evaluation(op, operator, wanted, secrets.randbelow(1 << 31), settings),
+        )
     seed_base = ahead.job.seed_base if ahead is not None else secrets.randbelow(1 << 31)
     text = source if candidate else None
     _evaluate_cases(op, operator, remaining, seed_base, settings, ahead, text, result, on_message)
@@ -246,14 +254,6 @@ def evaluate_candidate(
         result.add_seconds("memory_retry", time.monotonic() - t0)
     order = {c.name: i for i, c in enumerate([*op.cases, *op.small_cases])}
     result.cases.sort(key=lambda c: order.get(c["case"], 99))
-    if spares is not None:
-        # started now, not beside this evaluation: one runner per job at a time (its CUDA context and output
-        # memory), and the start overlaps the next round's diagnosis. Its seeds are drawn now, by this process:
-        # the next candidate is not written yet.
-        spares.start(
-            spares.key(operator, wanted, settings),
-            lambda: _Evaluation(op, operator, wanted, secrets.randbelow(1 << 31), settings),
-        )
     return result
 
 

@@ -1,13 +1,14 @@
-"""Runners started ahead: when an evaluation ends, the runner for the next evaluation of the same operator and
-settings starts, while the loop records the round and diagnoses the next one, so that evaluation finds it ready
-(its sandbox, Python, CUDA context and output memory): the start (about 5 s with ten jobs on one GPU,
-docs/results/engine-h200/README.md, session 5) leaves the round's critical path, and a job still has one runner
-at a time.
+"""Runners started ahead: when an evaluation starts, the runner for the next evaluation of the same operator and
+settings starts beside it, so that the next evaluation finds it ready (its sandbox, Python, CUDA context and output
+memory): the start (seconds with ten jobs on one GPU, docs/results/engine-h200/README.md) leaves the round's
+critical path. A job has at most two runners alive, its evaluation's and the next one's (the memory budget counts
+both: ladder.harness.memory_budget). Started when an evaluation ended instead, the spare overlapped only the round's
+diagnosis and rewrite, which now take about a second: the next evaluation waited for it (3.2 s median, session 10).
 
 A runner started ahead holds no candidate: it stops at `ready` until the evaluation that takes it sends `load`
 with the candidate's text, exactly as a runner started on the spot does, so the parent still counts its threads
 before the candidate exists in it. Its validation seeds are drawn when it starts, by the parent; the candidate
-that will meet them is not yet written.
+that will meet them is not yet written (it depends on the verdict of the evaluation running beside it).
 
 One spare per thread (a ladder job runs one operator at a time): taking a spare for other settings or another
 operator closes it, and `close()` ends them all (the validator's, at the end of a run).

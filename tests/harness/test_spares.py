@@ -3,6 +3,7 @@ never saw a candidate before `load`; a spare for other settings is not used; clo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -18,7 +19,18 @@ def _descendants() -> set[int]:
     return proctree.descendants(os.getpid())
 
 
-def _evaluate(spares: Spares, seen: list[str], seeds: int = 1):
+def _runners() -> set[str]:
+    """The runners among this process's descendants, by their inboxes (a runner is its supervisor and its Python)."""
+    inboxes = set()
+    for pid in _descendants():
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+            if "ladder.harness.worker:serve" in argv:
+                inboxes |= {Path(a).parent.name for a in argv if a.endswith("payload.json")}
+    return inboxes
+
+
+def _evaluate(spares: Spares, seen: list[str], seeds: int = 1, on_message=None):
     return evaluate_candidate(
         "new_gelu",
         candidate=HONEST,
@@ -26,7 +38,7 @@ def _evaluate(spares: Spares, seen: list[str], seeds: int = 1):
         device="cpu",
         seeds=seeds,
         spares=spares,
-        on_message=lambda m: seen.append(str(m.get("type"))),
+        on_message=lambda m: (seen.append(str(m.get("type"))), on_message and on_message(m)),
     )
 
 
@@ -36,8 +48,16 @@ def test_an_evaluation_takes_the_runner_started_during_the_one_before():
     second: list[str] = []
     other: list[str] = []
     before = _descendants()
+    runners_while_judged: list[int] = []  # at the first run judged
+
+    def count_runners(msg: dict) -> None:
+        if msg.get("type") == "run" and not runners_while_judged:
+            runners_while_judged.append(len(_runners()))
+
     try:
-        assert _evaluate(spares, first).accepted
+        assert _evaluate(spares, first, on_message=count_runners).accepted
+        # the next evaluation's runner started beside this one, not after it: two runners while the first is judged
+        assert runners_while_judged == [2]
         r = _evaluate(spares, second)
         assert r.accepted, r.reasons()
         # the second runner said `ready` before the second evaluation began, then loaded this candidate
@@ -54,9 +74,9 @@ def test_an_evaluation_takes_the_runner_started_during_the_one_before():
 
 
 def test_a_validator_starting_runners_ahead_takes_each_for_the_next_round_and_ends_the_last(tmp_path):
-    """The harness validator as the ladder's rounds use it: the second round's runner is the one started when the
-    first round's evaluation ended (the evaluations' settings make the same key), and close() ends the one started
-    for a round that never comes."""
+    """The harness validator as the ladder's rounds use it: the second round's runner is the one started beside the
+    first round's evaluation (the evaluations' settings make the same key), and close() ends the one started for a
+    round that never comes."""
     from ladder.validators.harness import HarnessValidator
     from suite.operator import get_operator
 
