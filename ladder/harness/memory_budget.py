@@ -120,10 +120,10 @@ class MemoryBudget:
     def hold(
         self, nbytes: int | None, who: str, on_wait: Callable[[str], None] | None = None, wait_s: float | None = None
     ) -> Iterator[int]:
-        """`nbytes` of the budget (all of it, where more is asked) for the duration, or with None all of it that no
-        other case holds: what the runners' output slots leave, once no other case holds any (the slots last as
-        long as their runners, which may be waiting in line behind this hold). Yields the bytes held; waits its
-        turn, at most `wait_s` (default: the budget's)."""
+        """`nbytes` of the budget for the duration, or with None all of it that no other case holds: what the
+        runners' output slots leave, once no other case holds any (the slots last as long as their runners, which
+        may be waiting in line behind this hold). More than the slots leave is asked as None. Yields the bytes
+        held; waits its turn, at most `wait_s` (default: the budget's)."""
         bound = self.wait_s if wait_s is None else wait_s
         with self._cond:
             ticket = next(self._tickets)
@@ -142,7 +142,7 @@ class MemoryBudget:
                         on_wait(f"device memory ({wanted}, {gib(self.free)} free); held by: {self.holders()}")
                         told = now
                     self._cond.wait(timeout=min(HEARTBEAT_S, bound))
-                granted = self.free if nbytes is None else min(nbytes, self.capacity)
+                granted = self.free if nbytes is None else min(nbytes, self.free)
                 self._held[ticket] = _Holder(who, granted, time.monotonic())
             finally:
                 self._line.remove(ticket)  # granted or given up: out of the line, and the next one may go
@@ -153,9 +153,12 @@ class MemoryBudget:
             self.release(ticket)
 
     def _fits(self, nbytes: int | None) -> bool:
-        if nbytes is None:
+        # more than the runners' output slots leave is asked as all of it: the slots last as long as their runners,
+        # and a job's spare runner lives until its next evaluation, which may wait in line behind this one
+        lasting = sum(h.nbytes for h in self._held.values() if h.lasting)
+        if nbytes is None or nbytes > self.capacity - lasting:
             return all(h.lasting for h in self._held.values())
-        return self.free >= min(nbytes, self.capacity)
+        return self.free >= nbytes
 
     def try_hold(self, nbytes: int, who: str) -> int | None:
         """`nbytes` now if they fit and nobody waits (a waiting case goes first), as a ticket for `release`; else

@@ -107,6 +107,34 @@ def test_a_case_that_asks_for_all_waits_for_the_other_cases_not_for_the_runners_
     assert budget.free == 10 * GIB
 
 
+def test_a_case_asking_more_than_the_runners_slots_leave_waits_for_the_other_cases_not_for_the_slots():
+    """A case whose share grew past what the runners' output slots leave (it ran short twice) waited for the slots
+    to go, which last as long as their runners: the spare runners of jobs waiting in line behind it. Ten jobs on an
+    H100 stopped so for five minutes (session 11). It is now granted what the slots leave, as one that asks for all."""
+    budget = MemoryBudget(10 * GIB)
+    slot = budget.try_hold(2 * GIB, "spare runner: output slot")
+    assert slot is not None
+    order: list[str] = []
+    held: list[int] = []
+
+    def large() -> None:
+        with budget.hold(9 * GIB, "large", wait_s=5) as granted:
+            held.append(granted)
+            order.append("large")
+
+    with budget.hold(1 * GIB, "another case"):
+        waiting = threading.Thread(target=large)
+        waiting.start()
+        _until_waiting(budget, 1)
+        assert order == []  # it waits for the other case
+    waiting.join(5)
+    assert order == ["large"] and held == [8 * GIB]
+    with budget.hold(7 * GIB, "fits beside the slot") as granted:  # one the slots leave room for is granted whole
+        assert granted == 7 * GIB
+    budget.release(slot)
+    assert budget.free == 10 * GIB
+
+
 def test_a_case_that_ran_short_of_memory_asks_for_twice_its_share_next_time_and_never_more_than_all():
     budget = MemoryBudget(100 * GIB)
     key = ("matmul_sigmoid_sum", "c1")
