@@ -8,9 +8,11 @@ judge's or a runner's, and the baseline or candidate it belonged to was rejected
 So each case of an evaluation holds an estimate of what it allocates (`case_bytes`: a multiple of its bytes moved,
 or twice what a runner reported holding for the same case, if more) from the GPU's budget (`MemoryBudget`) for as
 long as its runner keeps its tensors, and waits while it does not fit. The line is first come, first served: a large
-case waiting is not passed by smaller ones, so it cannot starve; a case larger than the whole budget waits for all
-of it and then runs alone. The device slot a runner maps for its outputs (ladder.harness.transfer) is taken only
-where it fits at once (`try_hold`); otherwise the runner uses host memory, which waits for nothing.
+case waiting is not passed by smaller ones, so it cannot starve; a case larger than what the runners' output slots
+leave waits for the other cases to let go and then runs alone beside the slots (which last as long as their
+runners: waiting for them could wait for a runner queued behind it). The device slot a runner maps for its outputs
+(ladder.harness.transfer) is taken only where it fits at once (`try_hold`); otherwise the runner uses host memory,
+which waits for nothing.
 
 Lock order (docs/suite-protocol.md): a case takes its budget before any hold of the GPU lock and lets go of it after
 the last, so nothing waits for the budget while holding the GPU. Every wait is bounded (GpuWaitTimeout, naming the
