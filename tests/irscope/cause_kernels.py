@@ -104,3 +104,18 @@ def two_dots(a_ptr, b_ptr, c_ptr, d_ptr, BLOCK: tl.constexpr):
     b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
     tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="ieee"))
     tl.store(d_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="tf32"))
+
+
+@triton.jit
+def three_conversions(a_ptr, b_ptr, c_ptr, d_ptr, x_ptr, out_ptr, shift, n_cols, BLOCK: tl.constexpr):
+    # three layout conversions on three lines, in this order: an ieee dot's result within registers (A read at an
+    # offset not known divisible), a tf32 MMA result's epilogue, and row sums converted through shared memory for
+    # their store (as in hazard_kernels.rows_per_warp_sum)
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + shift + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="ieee"))
+    tl.store(d_ptr + r[:, None] * BLOCK + r[None, :], tl.dot(a, b, input_precision="tf32"))
+    rows = tl.program_id(0) * BLOCK + r
+    x = tl.load(x_ptr + rows[:, None] * n_cols + r[None, :])
+    tl.store(out_ptr + rows, tl.sum(x, axis=1))

@@ -703,3 +703,72 @@ if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
     RECORD.write_text(
         json.dumps({name: recorded_form(every[name], every.captured[name]) for name in CASES}, indent=1) + "\n"
     )
+
+
+THREE_CONVERSIONS = dict(
+    a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32", d_ptr="*fp32", x_ptr="*fp32", out_ptr="*fp32", shift=4097, n_cols=32
+)
+
+
+@pytest.fixture(scope="module")
+def three_conversions() -> Trajectory:
+    return trajectory_cache.capture(C.three_conversions, target="cuda:90", kernel_kwargs=THREE_CONVERSIONS, BLOCK=32)
+
+
+def _layout_conversions(view: hazards.KernelView) -> list[Hazard]:
+    return detectors.SYMPTOMS["layout-conversion"].detect(view)
+
+
+def test_conversions_within_registers_and_an_epilogues_before_a_line_leave_its_conversion_found(three_conversions):
+    """Three conversions on three lines: an ieee dot's result within registers, a tf32 MMA result's epilogue, then
+    row sums converted through shared memory for their store. Only the last is a hazard, and the two before it do
+    not end the search."""
+    view = hazards.KernelView(three_conversions)
+    store = line_of(C.three_conversions, "tl.sum")
+    by_line = {n: c for n, c in view.lines("ttgir").items() if c.get("layout.convert_layout")}
+    assert sorted(by_line) == [line_of(C.three_conversions, '"ieee"'), line_of(C.three_conversions, '"tf32"'), store]
+    (h,) = _layout_conversions(view)
+    assert h.lines == (store,) and h.counters == {"layout.convert_layout": 1}
+    assert h.introduced_by == view.introducing("layout.convert_layout", [store]) is not None
+    assert h.declined_by is not None and h.declined_by.pass_arg == "tritongpu-remove-layout-conversions"
+
+
+def _machine_line(view: hazards.KernelView, line: int, counters: dict[str, int] | None) -> None:
+    """The view's machine code with `line`'s counters replaced (None: the line has no machine code)."""
+    lines = view.lines
+
+    def replaced(stage: str) -> dict[int, dict[str, int]]:
+        at = dict(lines(stage))
+        if stage == view.machine_stage:
+            at.pop(line, None)
+            if counters is not None:
+                at[line] = counters
+        return at
+
+    view.lines = replaced  # type: ignore[method-assign]
+
+
+def test_a_conversion_without_machine_code_on_its_line_or_without_shared_loads_is_not_through_shared_memory(
+    three_conversions,
+):
+    store = line_of(C.three_conversions, "tl.sum")
+    for counters in (None, {"mem.shared_store": 1, "sync.barrier": 2}, {"mem.shared_load": 1, "sync.barrier": 2}):
+        view = hazards.KernelView(three_conversions)
+        _machine_line(view, store, counters)
+        assert _layout_conversions(view) == [], counters
+
+
+def test_a_conversion_made_after_the_pass_that_removes_conversions_names_no_pass_that_declined_it(three_conversions):
+    """`declined_by` names a run of tritongpu-remove-layout-conversions only where that conversion was in the
+    pass's input: the view below hides it from every snapshot before the pass's last run."""
+    view = hazards.KernelView(three_conversions)
+    store = line_of(C.three_conversions, "tl.sum")
+    last = view.pass_runs("tritongpu-remove-layout-conversions")[-1].index
+    ops_in = view.ops_in
+
+    def later(snap):
+        return [r for r in ops_in(snap) if snap.index >= last or (r.op.name, r.line) != ("ttg.convert_layout", store)]
+
+    view.ops_in = later  # type: ignore[method-assign]
+    (h,) = _layout_conversions(view)
+    assert h.lines == (store,) and h.declined_by is None

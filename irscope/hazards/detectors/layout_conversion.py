@@ -8,22 +8,23 @@ import re
 from collections.abc import Callable
 
 from irscope.hazards import cost
-from irscope.hazards.detectors.common import (
-    lines_where,
-    machine_counts,
-)
+from irscope.hazards.detectors.common import machine_counts
 from irscope.hazards.model import Hazard, Symptom
 from irscope.hazards.view import KernelView, Reached
 
 
 def layout_conversion(view: KernelView) -> list[Hazard]:
     stage = view.machine_stage
+    converts: dict[int, list[Reached]] = {}
+    for r in view.ttgir_ops:
+        if r.op.name == "ttg.convert_layout":
+            converts.setdefault(r.line, []).append(r)
     found = []
-    for n in lines_where(view, "ttgir", lambda c: c.get("layout.convert_layout", 0) > 0):
+    for n, ops in sorted(converts.items()):
         at = view.lines(stage).get(n, {})
         if not (at.get("mem.shared_store") and at.get("mem.shared_load")):
             continue  # a conversion within registers (or a no-op): cheap
-        if all(_epilogue(r) for r in view.ttgir_ops if r.op.name == "ttg.convert_layout" and r.line == n):
+        if all(_epilogue(r) for r in ops):
             continue
         counts = machine_counts(view, [n])
         declined = view.declined("tritongpu-remove-layout-conversions", test=_converts_on(n))
@@ -32,11 +33,10 @@ def layout_conversion(view: KernelView) -> list[Hazard]:
                 "layout-conversion",
                 view.kernel,
                 (n,),
-                f"line {n}: {view.on_lines('ttgir', [n], 'layout.convert_layout')} layout conversion(s) through "
-                f"shared memory ({at.get('mem.shared_store', 0)} shared stores, {at.get('mem.shared_load', 0)} "
-                f"shared loads, {at.get('sync.barrier', 0)} barriers in {stage})",
+                f"line {n}: {len(ops)} layout conversion(s) through shared memory ({at['mem.shared_store']} shared "
+                f"stores, {at['mem.shared_load']} shared loads, {at.get('sync.barrier', 0)} barriers in {stage})",
                 cost.weighted(counts, ("sync.barrier", "mem.shared_load", "mem.shared_store")),
-                {"layout.convert_layout": view.on_lines("ttgir", [n], "layout.convert_layout")},
+                {"layout.convert_layout": len(ops)},
                 introduced_by=view.introducing("layout.convert_layout", [n]),
                 declined_by=declined,
                 cause="anchors",
