@@ -119,3 +119,16 @@ def three_conversions(a_ptr, b_ptr, c_ptr, d_ptr, x_ptr, out_ptr, shift, n_cols,
     rows = tl.program_id(0) * BLOCK + r
     x = tl.load(x_ptr + rows[:, None] * n_cols + r[None, :])
     tl.store(out_ptr + rows, tl.sum(x, axis=1))
+
+
+@triton.jit
+def row_sums_then_scatter(x_ptr, out_ptr, idx_ptr, counts_ptr, n, n_cols, BLOCK: tl.constexpr):
+    # row sums converted for their store (a conversion made with the GPU dialect), then a scatter whose atomic's
+    # operands tritongpu-coalesce converts (hazard_kernels.scatter_count): two conversions, made by two passes
+    r = tl.arange(0, BLOCK)
+    rows = tl.program_id(0) * BLOCK + r
+    x = tl.load(x_ptr + rows[:, None] * n_cols + r[None, :])
+    tl.store(out_ptr + rows, tl.sum(x, axis=1))
+    offs = tl.program_id(0) * 1024 + tl.arange(0, 1024)
+    bucket = tl.load(idx_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_add(counts_ptr + bucket, 1, mask=offs < n)

@@ -772,3 +772,16 @@ def test_a_conversion_made_after_the_pass_that_removes_conversions_names_no_pass
     view.ops_in = later  # type: ignore[method-assign]
     (h,) = _layout_conversions(view)
     assert h.lines == (store,) and h.declined_by is None
+
+
+def test_each_conversion_names_the_pass_that_made_it_on_its_own_line():
+    """Two conversions through shared memory: the row sums' for their store, made when the kernel entered the GPU
+    dialect, and the scatter's, made by tritongpu-coalesce; each hazard names its own line's pass, not the
+    kernel's first."""
+    args = dict(x_ptr="*fp32", out_ptr="*fp32", idx_ptr="*i32", counts_ptr="*i32", n=4096, n_cols=32)
+    traj = trajectory_cache.capture(C.row_sums_then_scatter, target="cuda:90", kernel_kwargs=args, BLOCK=32)
+    sums, scatter = _layout_conversions(hazards.KernelView(traj))
+    assert sums.lines == (line_of(C.row_sums_then_scatter, "tl.sum"),)
+    assert scatter.lines == (line_of(C.row_sums_then_scatter, "tl.atomic_add"),)
+    assert sums.introduced_by is not None and sums.introduced_by.pass_arg == "convert-triton-to-tritongpu"
+    assert scatter.introduced_by is not None and scatter.introduced_by.pass_arg == "tritongpu-coalesce"
