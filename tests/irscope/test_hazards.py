@@ -756,6 +756,10 @@ def test_a_conversion_without_machine_code_on_its_line_or_without_shared_loads_i
         view = hazards.KernelView(three_conversions)
         _machine_line(view, store, counters)
         assert _layout_conversions(view) == [], counters
+    view = hazards.KernelView(three_conversions)
+    _machine_line(view, store, {"mem.shared_store": 3, "mem.shared_load": 2})  # its barrier on another line
+    (h,) = _layout_conversions(view)
+    assert "(3 shared stores, 2 shared loads, 0 barriers in ptx)" in h.claim, h.claim
 
 
 def test_a_conversion_made_after_the_pass_that_removes_conversions_names_no_pass_that_declined_it(three_conversions):
