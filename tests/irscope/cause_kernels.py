@@ -132,3 +132,19 @@ def row_sums_then_scatter(x_ptr, out_ptr, idx_ptr, counts_ptr, n, n_cols, BLOCK:
     offs = tl.program_id(0) * 1024 + tl.arange(0, 1024)
     bucket = tl.load(idx_ptr + offs, mask=offs < n, other=0)
     tl.atomic_add(counts_ptr + bucket, 1, mask=offs < n)
+
+
+@triton.jit
+def narrow_lines(x_ptr, y_ptr, z_ptr, w_ptr, v_ptr, out_ptr, out2_ptr, half_ptr, out3_ptr, n, shift, BLOCK: tl.constexpr):  # noqa: E501
+    # line by line: a store masked by the values loaded (data-dependent-store-mask's, not narrow-memory-access's),
+    # then a load at an offset not known divisible, a line with such a load beside a data-masked store, a line
+    # loading 32-bit and storing 16-bit elements at that offset, and pairs of contiguous elements asserted aligned
+    # (narrowed by their contiguity alone)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x, mask=(offs < n) & (x > 0))
+    y = tl.load(y_ptr + shift + offs, mask=offs < n)
+    tl.store(out2_ptr + offs, y, mask=(offs < n) & (tl.load(z_ptr + shift + offs, mask=offs < n) > 0))
+    tl.store(half_ptr + shift + offs, tl.load(w_ptr + shift + offs, mask=offs < n).to(tl.float16), mask=offs < n)
+    v = tl.load(v_ptr + tl.multiple_of((offs // 2) * 8 + offs % 2, [8]))
+    tl.store(out3_ptr + offs, v)

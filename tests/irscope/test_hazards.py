@@ -789,3 +789,23 @@ def test_each_conversion_names_the_pass_that_made_it_on_its_own_line():
     assert scatter.lines == (line_of(C.row_sums_then_scatter, "tl.atomic_add"),)
     assert sums.introduced_by is not None and sums.introduced_by.pass_arg == "convert-triton-to-tritongpu"
     assert scatter.introduced_by is not None and scatter.introduced_by.pass_arg == "tritongpu-coalesce"
+
+
+def test_narrow_accesses_line_by_line_past_a_data_masked_store_and_beside_one():
+    """narrow_lines: the data-masked store's line is data-dependent-store-mask's and does not end the search; a
+    narrow load beside a data-masked store on one line is still found; of a line's narrow accesses the narrowest is
+    named (the 16-bit store, not the 32-bit load before it); pairs asserted aligned are narrowed by their contiguity,
+    which no hint plan widens."""
+    args = {name: "*fp32" for name in ("x_ptr", "y_ptr", "z_ptr", "w_ptr", "v_ptr", "out_ptr", "out2_ptr", "out3_ptr")}
+    args.update(half_ptr="*fp16", n=4096, shift=4097)
+    traj = trajectory_cache.capture(C.narrow_lines, target="cuda:90", kernel_kwargs=args, BLOCK=1024)
+    view = hazards.KernelView(traj)
+    masked = line_of(C.narrow_lines, "mask=(offs < n) & (x > 0)")
+    assert (masked,) in [h.lines for h in detectors.SYMPTOMS["data-dependent-store-mask"].detect(view)]
+    narrow = detectors.SYMPTOMS["narrow-memory-access"].detect(view)
+    y, z, half, pairs = (line_of(C.narrow_lines, t) for t in ("y = tl.load", "tl.load(z_ptr", "half_ptr +", "v = "))
+    assert [h.lines for h in narrow] == [(y,), (z,), (half,), (pairs,)] and masked < y
+    assert [h.claim.split(":")[1].split(" of ")[0].strip() for h in narrow] == ["load", "load", "store", "load"]
+    assert [h.counters["vector_bits"] for h in narrow] == [32, 32, 16, 64]
+    assert [h.cause for h in narrow] == ["divisibility", "divisibility", "divisibility", "contiguity"]
+    assert planned(narrow[-1], traj) == [] and planned(narrow[0], traj) != []

@@ -3,6 +3,8 @@ its detector, the counters that show it and its what-if planner, in one record (
 
 from __future__ import annotations
 
+import math
+
 from irscope.access import Access
 from irscope.hazards import cost
 from irscope.hazards.detectors.common import (
@@ -24,8 +26,8 @@ def narrow_access(view: KernelView) -> list[Hazard]:
             accs = [x for x in accs if x.kind != "store"]
             if not accs:
                 continue
-        a = min(accs, key=lambda x: x.vector_bits or 0)
-        width = a.vector_bits or a.element_bits
+        a = min(accs, key=_width)
+        width = _width(a)
         found.append(
             Hazard(
                 "narrow-memory-access",
@@ -46,10 +48,15 @@ def narrow_access(view: KernelView) -> list[Hazard]:
     return found
 
 
+def _width(a: Access) -> int:
+    """The bits an access is issued at: its vector's, or where none was read, its element's."""
+    return a.vector_bits or a.element_bits
+
+
 def _narrowed_by(a: Access) -> str:
     """Which of AxisInfo's numbers caps the vector (LoadStoreOpToLLVM: vec = min(128 / bits, contiguity,
     alignment, mask alignment)): the mask's constancy, the address's divisibility, or the contiguity."""
-    limits = {"divisibility": a.divisibility, "mask": a.mask_alignment or 1 << 30, "contiguity": a.contiguity}
+    limits = {"divisibility": a.divisibility, "mask": a.mask_alignment or math.inf, "contiguity": a.contiguity}
     return min(limits, key=lambda k: limits[k])
 
 
