@@ -135,7 +135,9 @@ def row_sums_then_scatter(x_ptr, out_ptr, idx_ptr, counts_ptr, n, n_cols, BLOCK:
 
 
 @triton.jit
-def narrow_lines(x_ptr, y_ptr, z_ptr, w_ptr, v_ptr, out_ptr, out2_ptr, half_ptr, out3_ptr, n, shift, BLOCK: tl.constexpr):  # noqa: E501
+def narrow_lines(
+    x_ptr, y_ptr, z_ptr, w_ptr, v_ptr, out_ptr, out2_ptr, half_ptr, out3_ptr, n, shift, BLOCK: tl.constexpr
+):
     # line by line: a store masked by the values loaded (data-dependent-store-mask's, not narrow-memory-access's),
     # then a load at an offset not known divisible, a line with such a load beside a data-masked store, a line
     # loading 32-bit and storing 16-bit elements at that offset, and pairs of contiguous elements asserted aligned
