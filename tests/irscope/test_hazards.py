@@ -809,3 +809,14 @@ def test_narrow_accesses_line_by_line_past_a_data_masked_store_and_beside_one():
     assert [h.counters["vector_bits"] for h in narrow] == [32, 32, 16, 64]
     assert [h.cause for h in narrow] == ["divisibility", "divisibility", "divisibility", "contiguity"]
     assert planned(narrow[-1], traj) == [] and planned(narrow[0], traj) != []
+
+
+def test_a_load_narrowed_by_its_masks_bound_is_planned_that_bound_divisible():
+    """keep_positive_twice with n = 4097: the mask `offs < n` is constant over one element only, so the load is 32
+    bits wide for its mask; the plan is the bound's divisibility, which AxisInfo derives the mask's constancy from."""
+    args = dict(x_ptr="*fp32", out_ptr="*fp32", half_ptr="*fp16", n=4097)
+    traj = trajectory_cache.capture(C.keep_positive_twice, target="cuda:90", kernel_kwargs=args, BLOCK=1024)
+    (h,) = detectors.SYMPTOMS["narrow-memory-access"].detect(hazards.KernelView(traj))
+    assert h.lines == (line_of(C.keep_positive_twice, "x = tl.load"),) and h.cause == "mask"
+    assert h.counters["mask_alignment"] == 1
+    assert [p.condition for p in planned(h, traj)] == ["n divisible by 16"]
