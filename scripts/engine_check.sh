@@ -7,8 +7,8 @@
 # more than 100 GB, else 10). What comes back: the logs of each part, the report and progress log of the suite, its
 # run directory, and samples.tar.xz (GPU and CPU samples every 2 s, the stack dump of every process in the middle of
 # the suite, the updated baseline cache).
-#   [GPUTESTS=1|"PATHS"] [SMOKE=0] [SUITE=1] [JOBS=N] [RESERVE=S] scripts/engine_check.sh [LIMIT_S]    LIMIT_S: the call's limit
-# (default 540). Carry .whl, out/compiler-index.db, out/probe-baselines.json (cached baselines of the same GPU) and,
+#   [GPUTESTS=1|"PATHS"] [SMOKE=0] [SUITE=1] [JOBS=N] [RESERVE=S] scripts/engine_check.sh [LIMIT_S]
+# LIMIT_S: the call's limit (default 540); RESERVE: seconds kept after the suite's deadline (default 150). Carry .whl, out/compiler-index.db, out/probe-baselines.json (cached baselines of the same GPU) and,
 # with SUITE=1, out/gpu-suite.tar.xz from the previous call.
 set -u
 LIMIT=${1:-540}
@@ -35,7 +35,7 @@ if [ "${SMOKE:-1}" = 1 ]; then
 fi
 # after the deadline: rounds in flight finish (h200_suite.sh kills the run 60 s after it), the report, and packing
 # the run directory (a resumed run's is hundreds of MB: one xz thread took more than the 30 s left, session 9)
-deadline=$((LIMIT - SECONDS - ${RESERVE:-150}))  # RESERVE: seconds kept for that (less where the run directory is small)
+deadline=$((LIMIT - SECONDS - ${RESERVE:-150}))  # less where the run directory is small
 echo "suite deadline: $deadline s"
 [ $deadline -lt 60 ] && exit 0
 nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader -l 2 > $samples/gpu-samples.log & sampler=$!

@@ -134,7 +134,7 @@ class MemoryBudget:
             try:
                 while self._line[0] != ticket or not self._fits(nbytes):
                     now = time.monotonic()
-                    wanted = "all" if nbytes is None else gib(min(nbytes, self.capacity))
+                    wanted = "all that the output slots leave" if self._asks_all(nbytes) else gib(nbytes or 0)
                     if now - began > bound:
                         raise GpuWaitTimeout(
                             f"{who} waited {now - began:.0f} s for {wanted} of device memory ({gib(self.free)} of "
@@ -144,7 +144,7 @@ class MemoryBudget:
                         on_wait(f"device memory ({wanted}, {gib(self.free)} free); held by: {self.holders()}")
                         told = now
                     self._cond.wait(timeout=min(HEARTBEAT_S, bound))
-                granted = self.free if nbytes is None else min(nbytes, self.free)
+                granted = self.free if self._asks_all(nbytes) else nbytes or 0
                 self._held[ticket] = _Holder(who, granted, time.monotonic())
             finally:
                 self._line.remove(ticket)  # granted or given up: out of the line, and the next one may go
@@ -154,13 +154,16 @@ class MemoryBudget:
         finally:
             self.release(ticket)
 
-    def _fits(self, nbytes: int | None) -> bool:
-        # more than the runners' output slots leave is asked as all of it: the slots last as long as their runners,
-        # and a job's spare runner lives until its next evaluation, which may wait in line behind this one
+    def _asks_all(self, nbytes: int | None) -> bool:
+        """None, or more than the runners' output slots leave: asked as all of it. The slots last as long as their
+        runners, and a job's spare runner lives until its next evaluation, which may wait in line behind this one."""
         lasting = sum(h.nbytes for h in self._held.values() if h.lasting)
-        if nbytes is None or nbytes > self.capacity - lasting:
+        return nbytes is None or nbytes > self.capacity - lasting
+
+    def _fits(self, nbytes: int | None) -> bool:
+        if self._asks_all(nbytes):
             return all(h.lasting for h in self._held.values())
-        return self.free >= nbytes
+        return self.free >= (nbytes or 0)
 
     def try_hold(self, nbytes: int, who: str) -> int | None:
         """`nbytes` now if they fit and nobody waits (a waiting case goes first), as a ticket for `release`; else
